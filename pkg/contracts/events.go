@@ -1,0 +1,417 @@
+package contracts
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// SchemaVersion is the only ledger schema this build understands.
+const SchemaVersion = "1"
+
+// ErrUnknownEvent is returned for a ledger line whose type or schema_version this
+// build does not know. Readers halt there instead of guessing.
+var ErrUnknownEvent = errors.New("unknown ledger event")
+
+// EventType names a ledger event (closed).
+type EventType string
+
+// The ledger event types.
+const (
+	TypeRunStarted      EventType = "run.started"
+	TypeTurnDelta       EventType = "turn.delta"
+	TypeTurnCompleted   EventType = "turn.completed"
+	TypeModelUsage      EventType = "model.usage"
+	TypeToolRequested   EventType = "tool.requested"
+	TypeToolCompleted   EventType = "tool.completed"
+	TypeRunBlocked      EventType = "run.blocked"
+	TypeApprovalDecided EventType = "approval.decided"
+	TypeRunReleased     EventType = "run.released"
+	TypeRunCompleted    EventType = "run.completed"
+	TypeRunFailed       EventType = "run.failed"
+)
+
+// Event is the payload of a ledger line. It is sealed: the implementations are
+// *RunStarted, *TurnDelta, *TurnCompleted, *ModelUsage, *ToolRequested,
+// *ToolCompleted, *RunBlocked, *ApprovalDecided, *RunReleased, *RunCompleted and
+// *RunFailed.
+type Event interface {
+	EventType() EventType
+	validate() error
+	isEvent()
+}
+
+var eventTypes = map[EventType]reflect.Type{
+	TypeRunStarted:      reflect.TypeFor[RunStarted](),
+	TypeTurnDelta:       reflect.TypeFor[TurnDelta](),
+	TypeTurnCompleted:   reflect.TypeFor[TurnCompleted](),
+	TypeModelUsage:      reflect.TypeFor[ModelUsage](),
+	TypeToolRequested:   reflect.TypeFor[ToolRequested](),
+	TypeToolCompleted:   reflect.TypeFor[ToolCompleted](),
+	TypeRunBlocked:      reflect.TypeFor[RunBlocked](),
+	TypeApprovalDecided: reflect.TypeFor[ApprovalDecided](),
+	TypeRunReleased:     reflect.TypeFor[RunReleased](),
+	TypeRunCompleted:    reflect.TypeFor[RunCompleted](),
+	TypeRunFailed:       reflect.TypeFor[RunFailed](),
+}
+
+// RunStarted is line 1 of every run. It carries the opening conversation, so a
+// resume rebuilds the transcript from the ledger alone.
+type RunStarted struct {
+	AgentKey       string           `json:"agent_key"`
+	Mode           string           `json:"mode"`
+	ModelID        string           `json:"model_id"`
+	PromptVersion  string           `json:"prompt_version"`
+	SchemaVersion  string           `json:"schema_version"`
+	CostCapUSD     string           `json:"cost_cap_usd"`
+	MaxTokens      int64            `json:"max_tokens"`
+	MatterID       string           `json:"matter_id"`
+	UserID         string           `json:"user_id"`
+	CorrelationID  string           `json:"correlation_id,omitempty"`
+	ChatSessionID  string           `json:"chat_session_id,omitempty"`
+	FormID         string           `json:"form_id,omitempty"`
+	History        []HistoryMessage `json:"history"`
+	CounselMessage string           `json:"counsel_message,omitempty"`
+}
+
+// TurnDelta is one streamed text fragment of a model turn.
+type TurnDelta struct {
+	Turn int64  `json:"turn"`
+	Text string `json:"text"`
+}
+
+// Content block types of a turn (closed).
+const (
+	BlockText    = "text"
+	BlockToolUse = "tool_use"
+)
+
+// ContentBlock is one block of an assistant message.
+type ContentBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+}
+
+// TurnCompleted is one whole assistant message.
+type TurnCompleted struct {
+	Turn       int64          `json:"turn"`
+	Text       string         `json:"text"`
+	StopReason string         `json:"stop_reason"`
+	Content    []ContentBlock `json:"content"`
+}
+
+// Usage is the token count of one model call.
+type Usage struct {
+	InputTokens           int64 `json:"input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	CacheReadInputTokens  int64 `json:"cache_read_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+}
+
+// ModelUsage prices one model call; cost_usd is a decimal string.
+type ModelUsage struct {
+	Turn    int64  `json:"turn"`
+	ModelID string `json:"model_id"`
+	Usage   Usage  `json:"usage"`
+	CostUSD string `json:"cost_usd"`
+}
+
+// ToolRequested records a tool call the model proposed and the policy decision.
+type ToolRequested struct {
+	Turn          int64           `json:"turn"`
+	ToolUseID     string          `json:"tool_use_id"`
+	ToolName      string          `json:"tool_name"`
+	Input         json.RawMessage `json:"input"`
+	InputSHA256   string          `json:"input_sha256"`
+	RiskTier      string          `json:"risk_tier"`
+	Action        string          `json:"action"`
+	Reason        string          `json:"reason"`
+	MatchedPolicy string          `json:"matched_policy"`
+}
+
+// Tool call outcomes (closed).
+const (
+	ToolSuccess  = "success"
+	ToolError    = "error"
+	ToolDenied   = "denied"
+	ToolDeclined = "declined"
+)
+
+// ToolCompleted records the result the model was given for a tool call.
+type ToolCompleted struct {
+	ToolUseID   string          `json:"tool_use_id"`
+	ToolName    string          `json:"tool_name"`
+	InputSHA256 string          `json:"input_sha256"`
+	Status      string          `json:"status"`
+	EffectRef   string          `json:"effect_ref,omitempty"`
+	Result      json.RawMessage `json:"result"`
+}
+
+// BlockedApproval is the warrant a held run waits on.
+type BlockedApproval struct {
+	ApprovalRequestID string `json:"approval_request_id"`
+	ToolUseID         string `json:"tool_use_id"`
+	ToolName          string `json:"tool_name"`
+	ToolInputHash     string `json:"tool_input_hash"`
+	RiskTier          string `json:"risk_tier"`
+	Reason            string `json:"reason"`
+	HumanSummary      string `json:"human_summary"`
+	ExpiresAt         string `json:"expires_at"`
+}
+
+// RunBlocked holds the run on a warrant request.
+type RunBlocked struct {
+	Approval BlockedApproval `json:"approval"`
+}
+
+// Warrant decisions (closed).
+const (
+	DecisionApproved = "approved"
+	DecisionDenied   = "denied"
+)
+
+// ApprovalDecided records counsel's signature or refusal.
+type ApprovalDecided struct {
+	ApprovalRequestID string `json:"approval_request_id"`
+	Decision          string `json:"decision"`
+	DecidedBy         string `json:"decided_by"`
+	ToolInputHash     string `json:"tool_input_hash"`
+	Note              string `json:"note,omitempty"`
+}
+
+// RunReleased records that a held run resumed under its warrant. EffectRef is
+// empty when the warrant was declined (nothing is claimed).
+type RunReleased struct {
+	ApprovalRequestID string `json:"approval_request_id"`
+	Decision          string `json:"decision"`
+	EffectRef         string `json:"effect_ref,omitempty"`
+}
+
+// RunCompleted ends a run normally.
+type RunCompleted struct {
+	StopReason string `json:"stop_reason"`
+	FinalText  string `json:"final_text"`
+}
+
+// RunFailed ends a run with a failure. Failure is the sanitized envelope
+// (pkg/failure owns its schema); ErrorMessage is sanitized too.
+type RunFailed struct {
+	ErrorClass   string          `json:"error_class"`
+	ErrorMessage string          `json:"error_message"`
+	FailureStage string          `json:"failure_stage"`
+	FailureKind  string          `json:"failure_kind"`
+	Failure      json.RawMessage `json:"failure"`
+}
+
+func (*RunStarted) EventType() EventType      { return TypeRunStarted }
+func (*TurnDelta) EventType() EventType       { return TypeTurnDelta }
+func (*TurnCompleted) EventType() EventType   { return TypeTurnCompleted }
+func (*ModelUsage) EventType() EventType      { return TypeModelUsage }
+func (*ToolRequested) EventType() EventType   { return TypeToolRequested }
+func (*ToolCompleted) EventType() EventType   { return TypeToolCompleted }
+func (*RunBlocked) EventType() EventType      { return TypeRunBlocked }
+func (*ApprovalDecided) EventType() EventType { return TypeApprovalDecided }
+func (*RunReleased) EventType() EventType     { return TypeRunReleased }
+func (*RunCompleted) EventType() EventType    { return TypeRunCompleted }
+func (*RunFailed) EventType() EventType       { return TypeRunFailed }
+
+func (*RunStarted) isEvent()      {}
+func (*TurnDelta) isEvent()       {}
+func (*TurnCompleted) isEvent()   {}
+func (*ModelUsage) isEvent()      {}
+func (*ToolRequested) isEvent()   {}
+func (*ToolCompleted) isEvent()   {}
+func (*RunBlocked) isEvent()      {}
+func (*ApprovalDecided) isEvent() {}
+func (*RunReleased) isEvent()     {}
+func (*RunCompleted) isEvent()    {}
+func (*RunFailed) isEvent()       {}
+
+func (e *RunStarted) validate() error {
+	const p = "payload."
+	if err := mustNotEmpty(p+"agent_key", e.AgentKey); err != nil {
+		return err
+	}
+	if err := oneOf(p+"mode", e.Mode, ModeInvoke, ModeResume); err != nil {
+		return err
+	}
+	if err := mustNotEmpty(p+"model_id", e.ModelID); err != nil {
+		return err
+	}
+	if err := mustNotEmpty(p+"prompt_version", e.PromptVersion); err != nil {
+		return err
+	}
+	if err := oneOf(p+"schema_version", e.SchemaVersion, SchemaVersion); err != nil {
+		return err
+	}
+	if err := checkDecimal(p+"cost_cap_usd", e.CostCapUSD); err != nil {
+		return err
+	}
+	if e.MaxTokens <= 0 {
+		return fieldErr(p+"max_tokens", "must be positive")
+	}
+	if err := CheckUUID(p+"matter_id", e.MatterID); err != nil {
+		return err
+	}
+	if err := CheckUUID(p+"user_id", e.UserID); err != nil {
+		return err
+	}
+	for i, h := range e.History {
+		if err := h.Validate(p + "history[" + itoa(i) + "]"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *TurnDelta) validate() error {
+	if e.Turn < 1 {
+		return fieldErr("payload.turn", "must be at least 1")
+	}
+	return nil
+}
+
+func (e *TurnCompleted) validate() error {
+	if e.Turn < 1 {
+		return fieldErr("payload.turn", "must be at least 1")
+	}
+	if err := mustNotEmpty("payload.stop_reason", e.StopReason); err != nil {
+		return err
+	}
+	for i, b := range e.Content {
+		p := "payload.content[" + itoa(i) + "]"
+		switch b.Type {
+		case BlockText:
+			if b.ToolUseID != "" || b.Name != "" || b.Input != nil {
+				return fieldErr(p, "a text block carries only text")
+			}
+		case BlockToolUse:
+			if b.ToolUseID == "" || b.Name == "" || len(b.Input) == 0 || b.Input[0] != '{' {
+				return fieldErr(p, "a tool_use block needs tool_use_id, name and an object input")
+			}
+		default:
+			return fieldErr(p+".type", "must be one of [text tool_use], got %q", b.Type)
+		}
+	}
+	return nil
+}
+
+func (e *ModelUsage) validate() error {
+	if err := mustNotEmpty("payload.model_id", e.ModelID); err != nil {
+		return err
+	}
+	u := e.Usage
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadInputTokens < 0 || u.CacheWriteInputTokens < 0 {
+		return fieldErr("payload.usage", "token counts must not be negative")
+	}
+	return checkDecimal("payload.cost_usd", e.CostUSD)
+}
+
+func (e *ToolRequested) validate() error {
+	if err := mustNotEmpty("payload.tool_use_id", e.ToolUseID); err != nil {
+		return err
+	}
+	if err := mustNotEmpty("payload.tool_name", e.ToolName); err != nil {
+		return err
+	}
+	if err := checkHash("payload.input_sha256", e.InputSHA256); err != nil {
+		return err
+	}
+	if err := oneOf("payload.action", e.Action, "allow", "require_approval", "deny"); err != nil {
+		return err
+	}
+	return mustNotEmpty("payload.risk_tier", e.RiskTier)
+}
+
+func (e *ToolCompleted) validate() error {
+	if err := mustNotEmpty("payload.tool_use_id", e.ToolUseID); err != nil {
+		return err
+	}
+	if err := mustNotEmpty("payload.tool_name", e.ToolName); err != nil {
+		return err
+	}
+	if err := checkHash("payload.input_sha256", e.InputSHA256); err != nil {
+		return err
+	}
+	return oneOf("payload.status", e.Status, ToolSuccess, ToolError, ToolDenied, ToolDeclined)
+}
+
+func (e *RunBlocked) validate() error {
+	a := e.Approval
+	if err := CheckUUID("payload.approval.approval_request_id", a.ApprovalRequestID); err != nil {
+		return err
+	}
+	if err := mustNotEmpty("payload.approval.tool_name", a.ToolName); err != nil {
+		return err
+	}
+	if err := checkHash("payload.approval.tool_input_hash", a.ToolInputHash); err != nil {
+		return err
+	}
+	return checkTime("payload.approval.expires_at", a.ExpiresAt)
+}
+
+func (e *ApprovalDecided) validate() error {
+	if err := CheckUUID("payload.approval_request_id", e.ApprovalRequestID); err != nil {
+		return err
+	}
+	if err := oneOf("payload.decision", e.Decision, DecisionApproved, DecisionDenied); err != nil {
+		return err
+	}
+	if err := mustNotEmpty("payload.decided_by", e.DecidedBy); err != nil {
+		return err
+	}
+	return checkHash("payload.tool_input_hash", e.ToolInputHash)
+}
+
+func (e *RunReleased) validate() error {
+	if err := CheckUUID("payload.approval_request_id", e.ApprovalRequestID); err != nil {
+		return err
+	}
+	if err := oneOf("payload.decision", e.Decision, DecisionApproved, DecisionDenied); err != nil {
+		return err
+	}
+	if e.Decision == DecisionApproved {
+		return CheckUUID("payload.effect_ref", e.EffectRef)
+	}
+	if e.EffectRef != "" {
+		return fieldErr("payload.effect_ref", "a declined warrant claims no effect")
+	}
+	return nil
+}
+
+func (e *RunCompleted) validate() error { return mustNotEmpty("payload.stop_reason", e.StopReason) }
+
+func (e *RunFailed) validate() error {
+	if err := mustNotEmpty("payload.failure_kind", e.FailureKind); err != nil {
+		return err
+	}
+	return mustNotEmpty("payload.failure_stage", e.FailureStage)
+}
+
+// checkDecimal accepts a non-negative decimal string like "0.004215".
+func checkDecimal(path, s string) error {
+	if s == "" {
+		return fieldErr(path, "must be a decimal string")
+	}
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	if intPart == "" || (hasDot && frac == "") || (len(intPart) > 1 && intPart[0] == '0') {
+		return fieldErr(path, "must be a decimal string like \"0.004215\"")
+	}
+	for _, part := range []string{intPart, frac} {
+		for _, c := range part {
+			if c < '0' || c > '9' {
+				return fieldErr(path, "must be a decimal string like \"0.004215\"")
+			}
+		}
+	}
+	return nil
+}
+
+func unknownEvent(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUnknownEvent}, args...)...)
+}

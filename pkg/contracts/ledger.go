@@ -1,0 +1,334 @@
+package contracts
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// TimeLayout is the ledger's timestamp form: RFC 3339, UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// Line is one ledger line: the header, the typed event, and the exact bytes
+// that were stored (the canonical form, which is what the hash covers).
+type Line struct {
+	SchemaVersion string
+	Seq           int64
+	RunID         string
+	FirmID        string
+	Type          EventType
+	CreatedAt     string
+	PrevHash      string
+	Hash          string
+	Event         Event
+	Raw           []byte
+}
+
+type lineWire struct {
+	SchemaVersion string          `json:"schema_version"`
+	Seq           int64           `json:"seq"`
+	RunID         string          `json:"run_id"`
+	FirmID        string          `json:"firm_id"`
+	Type          EventType       `json:"type"`
+	CreatedAt     string          `json:"created_at"`
+	PrevHash      string          `json:"prev_hash"`
+	Hash          string          `json:"hash,omitempty"`
+	Payload       json.RawMessage `json:"payload"`
+}
+
+var lineWireType = reflect.TypeFor[lineWire]()
+
+// ErrHashMismatch means a line's bytes do not hash to its own hash field.
+var ErrHashMismatch = errors.New("ledger line hash does not match its content")
+
+// ParseEventLine strictly parses one ledger line, checks its own hash, and
+// returns it with its typed event. An unknown type or schema_version is
+// ErrUnknownEvent; every other defect is a *FieldError or ErrHashMismatch.
+// Linking a line to its predecessor is CheckLink's job.
+func ParseEventLine(raw []byte) (Line, error) {
+	root, err := parseDocument(raw)
+	if err != nil {
+		return Line{}, err
+	}
+	if root.kind != '{' {
+		return Line{}, fieldErr("", "a ledger line must be an object")
+	}
+	// Version and type first: a line from a newer writer must halt the reader
+	// with ErrUnknownEvent, not be misreported as malformed.
+	var payload, hashNode *node
+	for i, k := range root.keys {
+		v := root.vals[i]
+		switch k {
+		case "schema_version":
+			if v.kind == '"' && string(raw[v.start+1:v.end-1]) != SchemaVersion {
+				return Line{}, unknownEvent("schema_version %s", raw[v.start:v.end])
+			}
+		case "type":
+			if v.kind == '"' {
+				if _, ok := eventTypes[EventType(raw[v.start+1:v.end-1])]; !ok {
+					return Line{}, unknownEvent("type %s", raw[v.start:v.end])
+				}
+			}
+		case "payload":
+			payload = v
+		case "hash":
+			hashNode = v
+		}
+	}
+	if err := checkNode(root, lineWireType, ""); err != nil {
+		return Line{}, err
+	}
+	if hashNode == nil {
+		return Line{}, fieldErr("hash", "required field is missing")
+	}
+	var w lineWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Line{}, fieldErr("", "%v", err)
+	}
+	l := Line{SchemaVersion: w.SchemaVersion, Seq: w.Seq, RunID: w.RunID, FirmID: w.FirmID,
+		Type: w.Type, CreatedAt: w.CreatedAt, PrevHash: w.PrevHash, Hash: w.Hash, Raw: raw}
+	if err := l.validateHeader(); err != nil {
+		return Line{}, err
+	}
+	ev := reflect.New(eventTypes[w.Type]).Interface().(Event)
+	if err := checkNode(payload, reflect.TypeOf(ev).Elem(), "payload"); err != nil {
+		return Line{}, err
+	}
+	if err := json.Unmarshal(w.Payload, ev); err != nil {
+		return Line{}, fieldErr("payload", "%v", err)
+	}
+	if err := ev.validate(); err != nil {
+		return Line{}, err
+	}
+	l.Event = ev
+	sum, err := hashWithout(raw, root, hashNode)
+	if err != nil {
+		return Line{}, err
+	}
+	if sum != l.Hash {
+		return Line{}, fmt.Errorf("seq %d: %w", l.Seq, ErrHashMismatch)
+	}
+	return l, nil
+}
+
+// hashWithout hashes the canonical form of the line with its hash member removed.
+func hashWithout(raw []byte, root, hashNode *node) (string, error) {
+	buf := make([]byte, 0, len(raw))
+	buf = append(buf, '{')
+	first := true
+	for i, v := range root.vals {
+		if v == hashNode {
+			continue
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf, _ = appendJSONString(buf, root.keys[i])
+		buf = append(buf, ':')
+		buf = append(buf, raw[v.start:v.end]...)
+	}
+	buf = append(buf, '}')
+	c, err := jcs.Transform(buf)
+	if err != nil {
+		return "", fieldErr("", "cannot canonicalize: %v", err)
+	}
+	return sha256Hex(c), nil
+}
+
+func appendJSONString(buf []byte, s string) ([]byte, error) {
+	b, err := json.Marshal(s)
+	return append(buf, b...), err
+}
+
+func (l Line) validateHeader() error {
+	if l.Seq < 1 {
+		return fieldErr("seq", "must be at least 1")
+	}
+	if err := CheckUUID("run_id", l.RunID); err != nil {
+		return err
+	}
+	if err := CheckUUID("firm_id", l.FirmID); err != nil {
+		return err
+	}
+	if err := checkTime("created_at", l.CreatedAt); err != nil {
+		return err
+	}
+	if err := checkHash("prev_hash", l.PrevHash); err != nil {
+		return err
+	}
+	return checkHash("hash", l.Hash)
+}
+
+func checkTime(path, s string) error {
+	t, err := time.Parse(TimeLayout, s)
+	if err != nil || t.Format(TimeLayout) != s {
+		return fieldErr(path, "must be an RFC 3339 UTC time with milliseconds, like 2026-12-02T10:00:00.123Z")
+	}
+	return nil
+}
+
+// FormatTime renders t the way the ledger stores times.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// EncodeLine builds the canonical bytes and hash of a line from its header
+// fields (Hash and Raw are ignored and filled in) and event.
+func EncodeLine(l Line, e Event) (Line, error) {
+	if e == nil {
+		return Line{}, errors.New("contracts: EncodeLine needs an event")
+	}
+	l.SchemaVersion = SchemaVersion
+	l.Type = e.EventType()
+	l.Event = e
+	l.Hash = ""
+	if err := e.validate(); err != nil {
+		return Line{}, err
+	}
+	payload, err := json.Marshal(e)
+	if err != nil {
+		return Line{}, fmt.Errorf("contracts: encode %s payload: %w", l.Type, err)
+	}
+	w := lineWire{SchemaVersion: l.SchemaVersion, Seq: l.Seq, RunID: l.RunID, FirmID: l.FirmID,
+		Type: l.Type, CreatedAt: l.CreatedAt, PrevHash: l.PrevHash, Payload: payload}
+	unsigned, err := json.Marshal(w)
+	if err != nil {
+		return Line{}, err
+	}
+	c, err := Canonicalize(unsigned)
+	if err != nil {
+		return Line{}, err
+	}
+	w.Hash = sha256Hex(c)
+	signed, err := json.Marshal(w)
+	if err != nil {
+		return Line{}, err
+	}
+	raw, err := jcs.Transform(signed)
+	if err != nil {
+		return Line{}, err
+	}
+	l.Hash = w.Hash
+	l.Raw = raw
+	if err := l.validateHeader(); err != nil {
+		return Line{}, err
+	}
+	return l, nil
+}
+
+// Chain appends events to one run's ledger, keeping the seq and head hash.
+type Chain struct {
+	RunID, FirmID string
+	Seq           int64  // seq of the last line (0 before line 1)
+	Head          string // hash of the last line (ZeroHash before line 1)
+	Now           func() time.Time
+}
+
+// NewChain starts a run's ledger at seq 0.
+func NewChain(runID, firmID string) *Chain {
+	return &Chain{RunID: runID, FirmID: firmID, Head: ZeroHash, Now: time.Now}
+}
+
+// ChainAfter continues a ledger after its last line.
+func ChainAfter(last Line) *Chain {
+	return &Chain{RunID: last.RunID, FirmID: last.FirmID, Seq: last.Seq, Head: last.Hash, Now: time.Now}
+}
+
+// Next encodes e as the next line without advancing the chain, so a write that
+// fails leaves the chain where the store is.
+func (c *Chain) Next(e Event) (Line, error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	return EncodeLine(Line{Seq: c.Seq + 1, RunID: c.RunID, FirmID: c.FirmID,
+		CreatedAt: FormatTime(now()), PrevHash: c.Head}, e)
+}
+
+// Advance moves the chain past a line that was stored.
+func (c *Chain) Advance(l Line) { c.Seq, c.Head = l.Seq, l.Hash }
+
+// Append encodes and advances in one step (for lines built in a batch).
+func (c *Chain) Append(e Event) (Line, error) {
+	l, err := c.Next(e)
+	if err != nil {
+		return Line{}, err
+	}
+	c.Advance(l)
+	return l, nil
+}
+
+// LinkError says why a line does not follow its predecessor.
+type LinkError struct {
+	Seq    int64
+	Reason string
+}
+
+func (e *LinkError) Error() string { return fmt.Sprintf("ledger seq %d: %s", e.Seq, e.Reason) }
+
+// CheckLink checks that l directly follows the line (prevSeq, prevHash) of the
+// same run. prevSeq 0 means l must be line 1 with the zero prev_hash.
+func CheckLink(prevSeq int64, prevHash, runID, firmID string, l Line) error {
+	if l.Seq != prevSeq+1 {
+		return &LinkError{Seq: l.Seq, Reason: fmt.Sprintf("expected seq %d", prevSeq+1)}
+	}
+	if prevSeq == 0 {
+		prevHash = ZeroHash
+	}
+	if l.PrevHash != prevHash {
+		return &LinkError{Seq: l.Seq, Reason: "prev_hash does not match the previous line's hash"}
+	}
+	if prevSeq > 0 && (l.RunID != runID || l.FirmID != firmID) {
+		return &LinkError{Seq: l.Seq, Reason: "line belongs to another run or firm"}
+	}
+	return nil
+}
+
+// LineError names the 1-based line number of an NDJSON export that failed.
+type LineError struct {
+	LineNo int
+	Err    error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.LineNo, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// MaxLineBytes bounds one ledger line (DynamoDB's item limit is 400 KB).
+const MaxLineBytes = 400 * 1024
+
+// ReadLedger parses and chain-verifies an NDJSON ledger, calling fn for each
+// line in order. It stops at the first bad line with a *LineError.
+func ReadLedger(r io.Reader, fn func(Line) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), MaxLineBytes+1)
+	var prev Line
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(raw) == 0 {
+			return &LineError{LineNo: n, Err: errors.New("empty line")}
+		}
+		l, err := ParseEventLine(bytes.Clone(raw))
+		if err != nil {
+			return &LineError{LineNo: n, Err: err}
+		}
+		if err := CheckLink(prev.Seq, prev.Hash, prev.RunID, prev.FirmID, l); err != nil {
+			return &LineError{LineNo: n, Err: err}
+		}
+		if err := fn(l); err != nil {
+			return &LineError{LineNo: n, Err: err}
+		}
+		prev = l
+	}
+	if err := sc.Err(); err != nil {
+		return &LineError{LineNo: n + 1, Err: err}
+	}
+	return nil
+}

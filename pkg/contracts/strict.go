@@ -1,0 +1,460 @@
+package contracts
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// ErrInvalid is matched by every strict-decoding and validation error.
+var ErrInvalid = errors.New("invalid input")
+
+// FieldError names the JSON path of the offending member ("" for the document itself).
+type FieldError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return "invalid JSON: " + e.Reason
+	}
+	return "field " + e.Path + ": " + e.Reason
+}
+
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+func fieldErr(path, format string, args ...any) *FieldError {
+	return &FieldError{Path: path, Reason: fmt.Sprintf(format, args...)}
+}
+
+// DecodeStrict decodes one JSON document into v and closes the holes that
+// encoding/json leaves open even with DisallowUnknownFields: duplicate keys
+// (anywhere, including inside free-form values such as tool inputs), keys that
+// match a field only case-insensitively, trailing data, invalid UTF-8, wrong JSON
+// types and missing required members. A struct field is required unless its json
+// tag has omitempty. Errors are *FieldError naming the JSON path.
+func DecodeStrict(data []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errors.New("contracts: DecodeStrict needs a non-nil pointer")
+	}
+	root, err := parseDocument(data)
+	if err != nil {
+		return err
+	}
+	return decodeNode(data, root, v)
+}
+
+func decodeNode(data []byte, n *node, v any) error {
+	if err := checkNode(n, reflect.TypeOf(v).Elem(), ""); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data[n.start:n.end], v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fieldErr(te.Field, "wrong type: %s does not fit %s", te.Value, te.Type)
+		}
+		return fieldErr("", "%v", err)
+	}
+	return nil
+}
+
+// node is a parsed JSON value: its kind, its byte span, and its members.
+type node struct {
+	kind       byte // '{', '[', '"', '0', 't' (true/false), 'n'
+	start, end int
+	keys       []string
+	vals       []*node
+}
+
+type scanner struct {
+	data []byte
+	i    int
+}
+
+const maxDepth = 64
+
+func parseDocument(data []byte) (*node, error) {
+	if !utf8.Valid(data) {
+		return nil, fieldErr("", "not valid UTF-8")
+	}
+	s := &scanner{data: data}
+	s.skipSpace()
+	if s.i == len(data) {
+		return nil, fieldErr("", "empty document")
+	}
+	n, err := s.value("", 0)
+	if err != nil {
+		return nil, err
+	}
+	s.skipSpace()
+	if s.i != len(data) {
+		return nil, fieldErr("", "trailing data after the JSON document at byte %d", s.i)
+	}
+	return n, nil
+}
+
+func (s *scanner) skipSpace() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) value(path string, depth int) (*node, error) {
+	if depth > maxDepth {
+		return nil, fieldErr(path, "nested deeper than %d levels", maxDepth)
+	}
+	if s.i >= len(s.data) {
+		return nil, fieldErr(path, "unexpected end of JSON")
+	}
+	start := s.i
+	switch c := s.data[s.i]; {
+	case c == '{':
+		return s.object(path, depth)
+	case c == '[':
+		return s.array(path, depth)
+	case c == '"':
+		if _, err := s.str(path); err != nil {
+			return nil, err
+		}
+		return &node{kind: '"', start: start, end: s.i}, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		if err := s.number(path); err != nil {
+			return nil, err
+		}
+		return &node{kind: '0', start: start, end: s.i}, nil
+	case bytes.HasPrefix(s.data[s.i:], []byte("true")):
+		s.i += 4
+		return &node{kind: 't', start: start, end: s.i}, nil
+	case bytes.HasPrefix(s.data[s.i:], []byte("false")):
+		s.i += 5
+		return &node{kind: 't', start: start, end: s.i}, nil
+	case bytes.HasPrefix(s.data[s.i:], []byte("null")):
+		s.i += 4
+		return &node{kind: 'n', start: start, end: s.i}, nil
+	default:
+		return nil, fieldErr(path, "invalid character %q at byte %d", c, s.i)
+	}
+}
+
+func (s *scanner) object(path string, depth int) (*node, error) {
+	n := &node{kind: '{', start: s.i}
+	s.i++
+	s.skipSpace()
+	if s.i < len(s.data) && s.data[s.i] == '}' {
+		s.i++
+		n.end = s.i
+		return n, nil
+	}
+	var seen map[string]struct{}
+	for {
+		s.skipSpace()
+		if s.i >= len(s.data) || s.data[s.i] != '"' {
+			return nil, fieldErr(path, "expected an object key at byte %d", s.i)
+		}
+		key, err := s.str(path)
+		if err != nil {
+			return nil, err
+		}
+		child := joinPath(path, key)
+		if len(n.keys) >= 8 && seen == nil {
+			seen = make(map[string]struct{}, 16)
+			for _, k := range n.keys {
+				seen[k] = struct{}{}
+			}
+		}
+		if seen != nil {
+			if _, dup := seen[key]; dup {
+				return nil, fieldErr(child, "duplicate key")
+			}
+			seen[key] = struct{}{}
+		} else {
+			for _, k := range n.keys {
+				if k == key {
+					return nil, fieldErr(child, "duplicate key")
+				}
+			}
+		}
+		s.skipSpace()
+		if s.i >= len(s.data) || s.data[s.i] != ':' {
+			return nil, fieldErr(child, "expected ':' at byte %d", s.i)
+		}
+		s.i++
+		s.skipSpace()
+		v, err := s.value(child, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		n.keys = append(n.keys, key)
+		n.vals = append(n.vals, v)
+		s.skipSpace()
+		if s.i >= len(s.data) {
+			return nil, fieldErr(path, "unterminated object")
+		}
+		switch s.data[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			n.end = s.i
+			return n, nil
+		default:
+			return nil, fieldErr(path, "expected ',' or '}' at byte %d", s.i)
+		}
+	}
+}
+
+func (s *scanner) array(path string, depth int) (*node, error) {
+	n := &node{kind: '[', start: s.i}
+	s.i++
+	s.skipSpace()
+	if s.i < len(s.data) && s.data[s.i] == ']' {
+		s.i++
+		n.end = s.i
+		return n, nil
+	}
+	for idx := 0; ; idx++ {
+		s.skipSpace()
+		v, err := s.value(path+"["+strconv.Itoa(idx)+"]", depth+1)
+		if err != nil {
+			return nil, err
+		}
+		n.vals = append(n.vals, v)
+		s.skipSpace()
+		if s.i >= len(s.data) {
+			return nil, fieldErr(path, "unterminated array")
+		}
+		switch s.data[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			n.end = s.i
+			return n, nil
+		default:
+			return nil, fieldErr(path, "expected ',' or ']' at byte %d", s.i)
+		}
+	}
+}
+
+// str scans a string and returns its decoded value. Strings without escapes
+// (the common case) are returned without a second pass.
+func (s *scanner) str(path string) (string, error) {
+	start := s.i
+	s.i++
+	escaped := false
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			if !escaped {
+				return string(s.data[start+1 : s.i-1]), nil
+			}
+			var out string
+			if err := json.Unmarshal(s.data[start:s.i], &out); err != nil {
+				return "", fieldErr(path, "invalid string escape")
+			}
+			return out, nil
+		case c == '\\':
+			escaped = true
+			s.i += 2
+		case c < 0x20:
+			return "", fieldErr(path, "control character in string")
+		default:
+			s.i++
+		}
+	}
+	return "", fieldErr(path, "unterminated string")
+}
+
+func (s *scanner) number(path string) error {
+	start := s.i
+	if s.data[s.i] == '-' {
+		s.i++
+	}
+	digits := func() int {
+		n := 0
+		for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	intStart := s.i
+	if digits() == 0 {
+		return fieldErr(path, "invalid number")
+	}
+	if s.data[intStart] == '0' && s.i-intStart > 1 {
+		return fieldErr(path, "number with a leading zero")
+	}
+	if s.i < len(s.data) && s.data[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return fieldErr(path, "invalid number")
+		}
+	}
+	if s.i < len(s.data) && (s.data[s.i] == 'e' || s.data[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.data) && (s.data[s.i] == '+' || s.data[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return fieldErr(path, "invalid number")
+		}
+	}
+	if s.i == start {
+		return fieldErr(path, "invalid number")
+	}
+	return nil
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var (
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+type fieldInfo struct {
+	name     string
+	index    int
+	required bool
+	typ      reflect.Type
+}
+
+type structInfo struct {
+	fields []fieldInfo
+	byName map[string]int
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func infoFor(t reflect.Type) *structInfo {
+	if si, ok := structCache.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{byName: map[string]int{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		fi := fieldInfo{name: name, index: i, typ: f.Type, required: !strings.Contains(opts, "omitempty")}
+		si.byName[name] = len(si.fields)
+		si.fields = append(si.fields, fi)
+	}
+	structCache.Store(t, si)
+	return si
+}
+
+// checkNode walks the parsed tree against the Go type that will receive it.
+func checkNode(n *node, t reflect.Type, path string) error {
+	if t == rawMessageType || t.Kind() == reflect.Interface {
+		return nil // free-form: duplicates were already rejected by the scanner
+	}
+	if n.kind == 'n' {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map:
+			return nil
+		}
+		return fieldErr(path, "must not be null")
+	}
+	if t.Kind() == reflect.Pointer {
+		return checkNode(n, t.Elem(), path)
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // the type decodes itself (time.Time and friends)
+	}
+	want := ""
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.kind != '{' {
+			want = "an object"
+			break
+		}
+		si := infoFor(t)
+		present := make([]bool, len(si.fields))
+		for k, key := range n.keys {
+			fi, ok := si.byName[key]
+			if !ok {
+				return fieldErr(joinPath(path, key), "unknown field")
+			}
+			present[fi] = true
+			if err := checkNode(n.vals[k], si.fields[fi].typ, joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+		for i, f := range si.fields {
+			if f.required && !present[i] {
+				return fieldErr(joinPath(path, f.name), "required field is missing")
+			}
+		}
+		return nil
+	case reflect.Map:
+		if n.kind != '{' {
+			want = "an object"
+			break
+		}
+		for k, key := range n.keys {
+			if err := checkNode(n.vals[k], t.Elem(), joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Slice, reflect.Array:
+		if n.kind != '[' {
+			want = "an array"
+			break
+		}
+		for i, v := range n.vals {
+			if err := checkNode(v, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.String:
+		if n.kind != '"' {
+			want = "a string"
+		}
+	case reflect.Bool:
+		if n.kind != 't' {
+			want = "a boolean"
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if n.kind != '0' {
+			want = "a number"
+		}
+	}
+	if want != "" {
+		return fieldErr(path, "wrong type: must be %s", want)
+	}
+	return nil
+}

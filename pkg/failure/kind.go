@@ -1,0 +1,95 @@
+package failure
+
+import "slices"
+
+// Kind says what went wrong. Kinds are persisted in envelopes, used as metric
+// dimensions and exposed as problem types, so this list is append-only: never
+// rename or remove a value, only add one (together with its row in specs).
+type Kind string
+
+const (
+	KindInvalidRequest       Kind = "invalid_request"
+	KindUnauthenticated      Kind = "unauthenticated"
+	KindForbidden            Kind = "forbidden"
+	KindNotFound             Kind = "not_found"
+	KindConflict             Kind = "conflict"
+	KindExpired              Kind = "expired"
+	KindPayloadTooLarge      Kind = "payload_too_large"
+	KindUnknownAgent         Kind = "unknown_agent"
+	KindUnknownModel         Kind = "unknown_model"
+	KindCostCapExceeded      Kind = "cost_cap_exceeded"
+	KindStepLimitExceeded    Kind = "step_limit_exceeded"
+	KindModelThrottled       Kind = "model_throttled"
+	KindModelTimeout         Kind = "model_timeout"
+	KindModelValidation      Kind = "model_validation"
+	KindModelAccessDenied    Kind = "model_access_denied"
+	KindModelError           Kind = "model_error"
+	KindModelMalformedOutput Kind = "model_malformed_output"
+	KindStoreThrottled       Kind = "store_throttled"
+	KindStoreConflict        Kind = "store_conflict"
+	KindStoreUnavailable     Kind = "store_unavailable"
+	KindEffectOutcomeUnknown Kind = "effect_outcome_unknown"
+	KindToolError            Kind = "tool_error"
+	KindLedgerCorrupt        Kind = "ledger_corrupt"
+	KindUnknownEvent         Kind = "unknown_event"
+	KindConfigInvalid        Kind = "config_invalid"
+	KindTimeout              Kind = "timeout"
+	KindCanceled             Kind = "canceled"
+	KindInternal             Kind = "internal"
+)
+
+var allKinds = []Kind{
+	KindInvalidRequest, KindUnauthenticated, KindForbidden, KindNotFound,
+	KindConflict, KindExpired, KindPayloadTooLarge, KindUnknownAgent,
+	KindUnknownModel, KindCostCapExceeded, KindStepLimitExceeded,
+	KindModelThrottled, KindModelTimeout, KindModelValidation,
+	KindModelAccessDenied, KindModelError, KindModelMalformedOutput,
+	KindStoreThrottled, KindStoreConflict, KindStoreUnavailable,
+	KindEffectOutcomeUnknown, KindToolError, KindLedgerCorrupt,
+	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
+	KindInternal,
+}
+
+// AllKinds returns every kind; the caller may modify the returned slice.
+func AllKinds() []Kind { return slices.Clone(allKinds) }
+
+// Valid reports whether k is one of the closed list of kinds.
+func (k Kind) Valid() bool { return slices.Contains(allKinds, k) }
+
+// Stage says where in the run the failure happened. Same rule as Kind: this
+// list is append-only.
+type Stage string
+
+const (
+	StageRequest     Stage = "request"
+	StageAuthorize   Stage = "authorize"
+	StageConfig      Stage = "config"
+	StageInvoke      Stage = "invoke"
+	StageModelCall   Stage = "model_call"
+	StageToolPolicy  Stage = "tool_policy"
+	StageToolExecute Stage = "tool_execute"
+	StageEffectClaim Stage = "effect_claim"
+	StageApproval    Stage = "approval"
+	StageResume      Stage = "resume"
+	StageLedgerWrite Stage = "ledger_write"
+	StageLedgerRead  Stage = "ledger_read"
+	StageReduce      Stage = "reduce"
+	StageProjection  Stage = "projection"
+	// StageUnknown is what Build records when a caller passes an invalid
+	// stage: a CloudWatch dimension value must not be empty, and guessing a
+	// real stage would mislead whoever reads the dashboard.
+	StageUnknown Stage = "unknown"
+)
+
+var allStages = []Stage{
+	StageRequest, StageAuthorize, StageConfig, StageInvoke, StageModelCall,
+	StageToolPolicy, StageToolExecute, StageEffectClaim, StageApproval,
+	StageResume, StageLedgerWrite, StageLedgerRead, StageReduce,
+	StageProjection, StageUnknown,
+}
+
+// AllStages returns every stage; the caller may modify the returned slice.
+func AllStages() []Stage { return slices.Clone(allStages) }
+
+// Valid reports whether s is one of the closed list of stages.
+func (s Stage) Valid() bool { return slices.Contains(allStages, s) }

@@ -1,0 +1,107 @@
+package failure
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// MetricNamespace and MetricName identify the failure counter in CloudWatch.
+const (
+	MetricNamespace = "Warrant"
+	MetricName      = "Failures"
+)
+
+// Logger writes one JSON line per envelope that is also a CloudWatch
+// Embedded Metric Format document, so the log line and the Failures metric
+// can never disagree. It is safe for concurrent use.
+type Logger struct {
+	l *slog.Logger
+}
+
+// NewLogger logs to w, or to stdout (where Lambda picks up EMF) if w is nil.
+func NewLogger(w io.Writer) *Logger {
+	if w == nil {
+		w = os.Stdout
+	}
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{
+		// created_at is the authoritative time (and feeds the EMF Timestamp);
+		// slog's local-zone "time" would be a second, slightly different one.
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})
+	return &Logger{l: slog.New(h)}
+}
+
+var stdoutLogger = NewLogger(nil)
+
+type emfMetadata struct {
+	Timestamp         int64          `json:"Timestamp"`
+	CloudWatchMetrics []emfDirective `json:"CloudWatchMetrics"`
+}
+
+type emfDirective struct {
+	Namespace  string      `json:"Namespace"`
+	Dimensions [][]string  `json:"Dimensions"`
+	Metrics    []emfMetric `json:"Metrics"`
+}
+
+type emfMetric struct {
+	Name string `json:"Name"`
+	Unit string `json:"Unit"`
+}
+
+// Log writes env as a single line. EMF reads dimension values and metric
+// values only from the root object, so the envelope fields stay top-level
+// and "Failures": 1 sits beside them. A nil or zero Logger logs to stdout.
+func (l *Logger) Log(ctx context.Context, env Envelope) {
+	sl := stdoutLogger.l
+	if l != nil && l.l != nil {
+		sl = l.l
+	}
+	// Dimension values must be non-empty strings or CloudWatch drops the
+	// metric; a hand-made envelope gets the same fallbacks Build applies.
+	if !env.FailureKind.Valid() {
+		env.FailureKind = KindInternal
+	}
+	if !env.FailureStage.Valid() {
+		env.FailureStage = StageUnknown
+	}
+	ts, err := time.Parse(time.RFC3339Nano, env.CreatedAt)
+	if err != nil {
+		ts = time.Now()
+	}
+	sl.LogAttrs(ctx, slog.LevelError, "failure",
+		slog.String("schema_version", env.SchemaVersion),
+		slog.String("failure_id", env.FailureID),
+		slog.String("run_id", env.RunID),
+		slog.String("firm_id", env.FirmID),
+		slog.String("matter_id", env.MatterID),
+		slog.String("correlation_id", env.CorrelationID),
+		slog.String("failure_stage", string(env.FailureStage)),
+		slog.String("failure_kind", string(env.FailureKind)),
+		slog.String("failed_component", env.FailedComponent),
+		slog.Bool("retryable", env.Retryable),
+		slog.Int("retry_after_seconds", env.RetryAfterSeconds),
+		slog.String("sanitized_summary", env.SanitizedSummary),
+		slog.String("recovery_recommendation", env.RecoveryRecommendation),
+		slog.String("user_visible_message", env.UserVisibleMessage),
+		slog.String("internal_debug_ref", env.InternalDebugRef),
+		slog.String("created_at", env.CreatedAt),
+		slog.Any("_aws", emfMetadata{
+			Timestamp: ts.UnixMilli(),
+			CloudWatchMetrics: []emfDirective{{
+				Namespace:  MetricNamespace,
+				Dimensions: [][]string{{"failure_kind", "failure_stage"}},
+				Metrics:    []emfMetric{{Name: MetricName, Unit: "Count"}},
+			}},
+		}),
+		slog.Int(MetricName, 1),
+	)
+}
