@@ -6,7 +6,9 @@ FUZZTIME ?= 3s
 # package:FuzzTarget pairs run briefly by `make test` so they cannot rot.
 FUZZ_TARGETS := \
 	./pkg/contracts:FuzzParseEventLine \
-	./pkg/contracts:FuzzDecodeStrict
+	./pkg/contracts:FuzzDecodeStrict \
+	./pkg/toolpolicy:FuzzLoad \
+	./pkg/pricing:FuzzParseUSD
 
 .PHONY: test lint fmt-check vet gotest fuzz bench
 

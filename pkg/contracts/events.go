@@ -295,7 +295,7 @@ func (e *TurnCompleted) validate() error {
 				return fieldErr(p, "a tool_use block needs tool_use_id, name and an object input")
 			}
 		default:
-			return fieldErr(p+".type", "must be one of [text tool_use], got %q", b.Type)
+			return fieldErr(p+".type", "must be one of [text tool_use]")
 		}
 	}
 	return nil

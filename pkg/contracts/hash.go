@@ -19,7 +19,7 @@ func Canonicalize(doc []byte) ([]byte, error) {
 	}
 	out, err := jcs.Transform(doc)
 	if err != nil {
-		return nil, fieldErr("", "cannot canonicalize: %v", err)
+		return nil, fieldErr("", "not canonicalizable JSON (RFC 8785)")
 	}
 	return out, nil
 }
@@ -73,5 +73,5 @@ func oneOf(path, s string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fieldErr(path, "must be one of %v, got %q", allowed, s)
+	return fieldErr(path, "must be one of %v", allowed) // the value is not echoed: errors reach logs
 }

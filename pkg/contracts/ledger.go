@@ -90,7 +90,7 @@ func ParseEventLine(raw []byte) (Line, error) {
 	}
 	var w lineWire
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return Line{}, fieldErr("", "%v", err)
+		return Line{}, fieldErr("", "a value has an invalid form")
 	}
 	l := Line{SchemaVersion: w.SchemaVersion, Seq: w.Seq, RunID: w.RunID, FirmID: w.FirmID,
 		Type: w.Type, CreatedAt: w.CreatedAt, PrevHash: w.PrevHash, Hash: w.Hash, Raw: raw}
@@ -102,7 +102,7 @@ func ParseEventLine(raw []byte) (Line, error) {
 		return Line{}, err
 	}
 	if err := json.Unmarshal(w.Payload, ev); err != nil {
-		return Line{}, fieldErr("payload", "%v", err)
+		return Line{}, fieldErr("payload", "a value has an invalid form")
 	}
 	if err := ev.validate(); err != nil {
 		return Line{}, err
@@ -138,7 +138,7 @@ func hashWithout(raw []byte, root, hashNode *node) (string, error) {
 	buf = append(buf, '}')
 	c, err := jcs.Transform(buf)
 	if err != nil {
-		return "", fieldErr("", "cannot canonicalize: %v", err)
+		return "", fieldErr("", "not canonicalizable JSON (RFC 8785)")
 	}
 	return sha256Hex(c), nil
 }

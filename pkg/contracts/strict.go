@@ -58,10 +58,12 @@ func decodeNode(data []byte, n *node, v any) error {
 	}
 	if err := json.Unmarshal(data[n.start:n.end], v); err != nil {
 		var te *json.UnmarshalTypeError
+		// Reasons are fixed texts: encoding/json's messages quote the input's
+		// values, and these errors reach clients and logs.
 		if errors.As(err, &te) {
-			return fieldErr(te.Field, "wrong type: %s does not fit %s", te.Value, te.Type)
+			return fieldErr(te.Field, "wrong type or out of range")
 		}
-		return fieldErr("", "%v", err)
+		return fieldErr("", "a value has an invalid form")
 	}
 	return nil
 }

@@ -58,3 +58,7 @@ func ProblemFrom(env Envelope) (status int, headers map[string]string, body []by
 	body, _ = json.Marshal(p)
 	return s.status, headers, body
 }
+
+// UserMessage is the fixed, client-safe message of a kind, for views that show
+// a failure recorded earlier (a failed run) rather than one being raised now.
+func UserMessage(k Kind) string { return specOf(k).userMsg }

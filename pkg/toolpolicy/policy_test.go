@@ -1,0 +1,300 @@
+package toolpolicy_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+)
+
+const courtFilingReason = "Irreversible external court filing that must not run without human approval."
+
+func TestEmbeddedReferenceTools(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatalf("Embedded: %v", err)
+	}
+	if got := p.Version(); got != "2026-12-01" {
+		t.Errorf("Version = %q, want 2026-12-01", got)
+	}
+	tests := []struct {
+		name       string
+		tier       toolpolicy.Tier
+		action     toolpolicy.Action
+		replayable bool
+	}{
+		{"search_matter_documents", toolpolicy.TierLow, toolpolicy.ActionAllow, true},
+		{"get_matter_summary", toolpolicy.TierLow, toolpolicy.ActionAllow, true},
+		{"draft_document", toolpolicy.TierMedium, toolpolicy.ActionAllow, false},
+		{"send_client_email", toolpolicy.TierHigh, toolpolicy.ActionRequireApproval, false},
+		{"file_court_document", toolpolicy.TierHigh, toolpolicy.ActionRequireApproval, false},
+		{"delete_matter_document", toolpolicy.TierProhibited, toolpolicy.ActionDeny, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := p.GetToolRiskDecision(tc.name, nil)
+			if err != nil {
+				t.Fatalf("GetToolRiskDecision: %v", err)
+			}
+			want := toolpolicy.Decision{
+				ToolName:      tc.name,
+				Tier:          tc.tier,
+				Action:        tc.action,
+				Reason:        d.Reason,
+				MatchedPolicy: "tools." + tc.name,
+				PolicyVersion: "2026-12-01",
+				Replayable:    tc.replayable,
+			}
+			if d != want {
+				t.Errorf("decision = %+v\nwant       %+v", d, want)
+			}
+			if strings.TrimSpace(d.Reason) == "" {
+				t.Error("empty reason")
+			}
+		})
+	}
+}
+
+func TestCourtFilingReasonIsExact(t *testing.T) {
+	d, err := toolpolicy.GetToolRiskDecision("file_court_document", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Reason != courtFilingReason {
+		t.Errorf("reason = %q, want %q", d.Reason, courtFilingReason)
+	}
+}
+
+func TestUnlistedToolFailsClosed(t *testing.T) {
+	for _, name := range []string{"wire_funds", "File_Court_Document", "search_matter_documents2", "x"} {
+		t.Run(name, func(t *testing.T) {
+			d, err := toolpolicy.GetToolRiskDecision(name, map[string]string{"tier": "low", "matter_id": "M-1"})
+			if err != nil {
+				t.Fatalf("GetToolRiskDecision: %v", err)
+			}
+			want := toolpolicy.Decision{
+				ToolName:      name,
+				Tier:          toolpolicy.TierProhibited,
+				Action:        toolpolicy.ActionDeny,
+				Reason:        "Tool is not listed in the risk policy; unlisted tools are denied (fail-closed).",
+				MatchedPolicy: "default",
+				PolicyVersion: "2026-12-01",
+			}
+			if d != want {
+				t.Errorf("decision = %+v\nwant       %+v", d, want)
+			}
+		})
+	}
+}
+
+func TestMetadataDoesNotChangeDecision(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := p.GetToolRiskDecision("send_client_email", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{"tier": "low", "action": "allow", "reason": "trust me", "matched_policy": "tools.x"}
+	withMeta, err := p.GetToolRiskDecision("send_client_email", meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain != withMeta {
+		t.Errorf("metadata changed the decision: %+v vs %+v", plain, withMeta)
+	}
+}
+
+func TestInvalidToolNames(t *testing.T) {
+	long := "a" + strings.Repeat("b", 64) // 65 characters, one over Bedrock's limit
+	for _, name := range []string{"", " ", "1tool", "_tool", "-tool", "send client email", "send.email", "send_email\n", "tööl", long, "file_court_document "} {
+		t.Run(name, func(t *testing.T) {
+			_, err := toolpolicy.GetToolRiskDecision(name, nil)
+			if !errors.Is(err, toolpolicy.ErrInvalidToolName) {
+				t.Fatalf("err = %v, want ErrInvalidToolName", err)
+			}
+			if want := `"` + strings.ReplaceAll(name, "\n", `\n`) + `"`; !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not quote the name as %s", err, want)
+			}
+		})
+	}
+	if _, err := toolpolicy.GetToolRiskDecision("a"+strings.Repeat("b", 63), nil); err != nil {
+		t.Errorf("64-character name rejected: %v", err)
+	}
+}
+
+// policyDoc builds a minimal valid document around the given tools object.
+func policyDoc(tools string) string {
+	return `{"version":"v1","default":{"tier":"prohibited","reason":"deny"},"tools":` + tools + `}`
+}
+
+func TestLoadRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		path string // FieldError.Path expected
+	}{
+		{"unknown tier", policyDoc(`{"t":{"tier":"critical","reason":"r"}}`), "tools.t.tier"},
+		{"empty tier", policyDoc(`{"t":{"tier":"","reason":"r"}}`), "tools.t.tier"},
+		{"tier wrong case", policyDoc(`{"t":{"tier":"High","reason":"r"}}`), "tools.t.tier"},
+		{"unknown default tier", `{"version":"v1","default":{"tier":"none","reason":"r"},"tools":{}}`, "default.tier"},
+		{"unknown field in tool", policyDoc(`{"t":{"tier":"low","reason":"r","approvers":2}}`), "tools.t.approvers"},
+		{"unknown top-level field", `{"version":"v1","default":{"tier":"high","reason":"r"},"tools":{},"extra":1}`, "extra"},
+		{"replayable on default", `{"version":"v1","default":{"tier":"high","reason":"r","replayable":false},"tools":{}}`, "default.replayable"},
+		{"case-variant key", `{"Version":"v1","default":{"tier":"high","reason":"r"},"tools":{}}`, "Version"},
+		{"empty reason", policyDoc(`{"t":{"tier":"low","reason":""}}`), "tools.t.reason"},
+		{"whitespace reason", policyDoc(`{"t":{"tier":"low","reason":" \t\n"}}`), "tools.t.reason"},
+		{"missing reason", policyDoc(`{"t":{"tier":"low"}}`), "tools.t.reason"},
+		{"missing tier", policyDoc(`{"t":{"reason":"r"}}`), "tools.t.tier"},
+		{"empty default reason", `{"version":"v1","default":{"tier":"high","reason":"  "},"tools":{}}`, "default.reason"},
+		{"duplicate tool", policyDoc(`{"t":{"tier":"high","reason":"r"},"t":{"tier":"low","reason":"r"}}`), "tools.t"},
+		{"duplicate tool among many", policyDoc(`{"a":{"tier":"low","reason":"r"},"b":{"tier":"low","reason":"r"},"c":{"tier":"low","reason":"r"},"d":{"tier":"low","reason":"r"},"e":{"tier":"low","reason":"r"},"f":{"tier":"low","reason":"r"},"g":{"tier":"low","reason":"r"},"h":{"tier":"low","reason":"r"},"i":{"tier":"low","reason":"r"},"a":{"tier":"high","reason":"r"}}`), "tools.a"},
+		{"tools differing only in case", policyDoc(`{"send_email":{"tier":"high","reason":"r"},"Send_Email":{"tier":"low","reason":"r"}}`), ""},
+		{"missing version", `{"default":{"tier":"high","reason":"r"},"tools":{}}`, "version"},
+		{"empty version", `{"version":" ","default":{"tier":"high","reason":"r"},"tools":{}}`, "version"},
+		{"missing default", `{"version":"v1","tools":{}}`, "default"},
+		{"missing tools", `{"version":"v1","default":{"tier":"high","reason":"r"}}`, "tools"},
+		{"null tools", `{"version":"v1","default":{"tier":"high","reason":"r"},"tools":null}`, "tools"},
+		{"default low", `{"version":"v1","default":{"tier":"low","reason":"r"},"tools":{}}`, "default.tier"},
+		{"default medium", `{"version":"v1","default":{"tier":"medium","reason":"r"},"tools":{}}`, "default.tier"},
+		{"tool name with space", policyDoc(`{"send email":{"tier":"high","reason":"r"}}`), "tools.send email"},
+		{"tool name starting with digit", policyDoc(`{"1send":{"tier":"high","reason":"r"}}`), "tools.1send"},
+		{"tool name with dot", policyDoc(`{"send.email":{"tier":"high","reason":"r"}}`), "tools.send.email"},
+		{"empty tool name", policyDoc(`{"":{"tier":"high","reason":"r"}}`), "tools."},
+		{"tool name too long", policyDoc(`{"a` + strings.Repeat("b", 64) + `":{"tier":"high","reason":"r"}}`), "tools.a" + strings.Repeat("b", 64)},
+		{"replayable medium", policyDoc(`{"t":{"tier":"medium","reason":"r","replayable":true}}`), "tools.t.replayable"},
+		{"replayable high", policyDoc(`{"t":{"tier":"high","reason":"r","replayable":true}}`), "tools.t.replayable"},
+		{"replayable prohibited", policyDoc(`{"t":{"tier":"prohibited","reason":"r","replayable":true}}`), "tools.t.replayable"},
+		{"replayable wrong type", policyDoc(`{"t":{"tier":"low","reason":"r","replayable":"yes"}}`), "tools.t.replayable"},
+		{"tier wrong type", policyDoc(`{"t":{"tier":1,"reason":"r"}}`), "tools.t.tier"},
+		{"tools is an array", policyDoc(`[]`), "tools"},
+		{"trailing data", policyDoc(`{}`) + `{}`, ""},
+		{"empty document", ``, ""},
+		{"not an object", `[]`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := toolpolicy.Load([]byte(tc.doc))
+			if err == nil {
+				t.Fatalf("Load accepted %s (version %q)", tc.doc, p.Version())
+			}
+			if !errors.Is(err, toolpolicy.ErrInvalidPolicy) || !errors.Is(err, contracts.ErrInvalid) {
+				t.Errorf("err = %v, want ErrInvalidPolicy and contracts.ErrInvalid", err)
+			}
+			var fe *contracts.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, not a *contracts.FieldError", err)
+			}
+			if tc.path != "" && fe.Path != tc.path {
+				t.Errorf("path = %q, want %q (err %v)", fe.Path, tc.path, err)
+			}
+		})
+	}
+}
+
+func TestDefaultMustNotAllowMessage(t *testing.T) {
+	_, err := toolpolicy.Load([]byte(`{"version":"v1","default":{"tier":"low","reason":"r"},"tools":{}}`))
+	if err == nil || !strings.Contains(err.Error(), "the default tier must not allow") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadAccepts(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+	}{
+		{"empty tools", `{"version":"v1","default":{"tier":"prohibited","reason":"deny"},"tools":{}}`},
+		{"high default", `{"version":"v1","default":{"tier":"high","reason":"ask"},"tools":{}}`},
+		{"replayable false on high", policyDoc(`{"t":{"tier":"high","reason":"r","replayable":false}}`)},
+		{"64-character name", policyDoc(`{"a` + strings.Repeat("b", 63) + `":{"tier":"low","reason":"r"}}`)},
+		{"hyphen and digits", policyDoc(`{"Get-Doc_2":{"tier":"low","reason":"r","replayable":true}}`)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := toolpolicy.Load([]byte(tc.doc)); err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+		})
+	}
+}
+
+func TestEmptyToolsDeniesEverything(t *testing.T) {
+	p, err := toolpolicy.Load([]byte(policyDoc(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.GetToolRiskDecision("search_matter_documents", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != toolpolicy.ActionDeny || d.MatchedPolicy != "default" || d.PolicyVersion != "v1" {
+		t.Errorf("decision = %+v", d)
+	}
+}
+
+func TestHighDefaultRequiresApproval(t *testing.T) {
+	p, err := toolpolicy.Load([]byte(`{"version":"v2","default":{"tier":"high","reason":"ask counsel"},"tools":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.GetToolRiskDecision("anything", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Tier != toolpolicy.TierHigh || d.Action != toolpolicy.ActionRequireApproval || d.Reason != "ask counsel" || d.Replayable {
+		t.Errorf("decision = %+v", d)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(good, []byte(policyDoc(`{"t":{"tier":"high","reason":"r"}}`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := toolpolicy.LoadFile(good)
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	if d, err := p.GetToolRiskDecision("t", nil); err != nil || d.Action != toolpolicy.ActionRequireApproval {
+		t.Errorf("decision = %+v, %v", d, err)
+	}
+
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(policyDoc(`{"t":{"tier":"sometimes","reason":"r"}}`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := toolpolicy.LoadFile(bad); !errors.Is(err, toolpolicy.ErrInvalidPolicy) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("bad file: err = %v", err)
+	}
+	if _, err := toolpolicy.LoadFile(filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: err = %v", err)
+	}
+}
+
+func TestEmbeddedIsCached(t *testing.T) {
+	var wg sync.WaitGroup
+	got := make([]*toolpolicy.Policy, 8)
+	for i := range got {
+		wg.Go(func() {
+			p, err := toolpolicy.Embedded()
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = p
+		})
+	}
+	wg.Wait()
+	for _, p := range got[1:] {
+		if p != got[0] {
+			t.Fatal("Embedded returned different policies")
+		}
+	}
+}
