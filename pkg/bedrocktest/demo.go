@@ -1,0 +1,104 @@
+package bedrocktest
+
+import (
+	"encoding/json"
+	"regexp"
+)
+
+// Demo tool names and texts, exported so agent tests can assert on them.
+const (
+	ToolSearchMatterDocuments = "search_matter_documents"
+	ToolFileCourtDocument     = "file_court_document"
+	ToolGetMatterSummary      = "get_matter_summary"
+
+	DemoFiledText    = "The motion to compel has been filed with the court."
+	DemoDeclinedText = "Counsel declined the filing; nothing was filed."
+	DemoSummaryText  = "Here is the matter summary: discovery is open and a motion to compel is being prepared."
+)
+
+var uuidRE = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+// demoMatter is the first UUID in the system prompt, where the agent puts
+// "Matter: <uuid>"; "" if there is none.
+func demoMatter(c Conversation) string {
+	for _, s := range c.System {
+		if m := uuidRE.FindString(s); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+func demoInput(fields func(matter string) map[string]string) func(Conversation) json.RawMessage {
+	return func(c Conversation) json.RawMessage {
+		b, _ := json.Marshal(fields(demoMatter(c))) // map[string]string always marshals
+		return b
+	}
+}
+
+// DemoScript is the scripted model of the local stack and the agent tests.
+//
+// Asked to "file" something, it searches the matter's documents, then files a
+// motion to compel, then reports the outcome of the filing tool (success:
+// DemoFiledText; error, e.g. counsel declined approval: DemoDeclinedText).
+// Anything else fetches the matter summary and answers DemoSummaryText.
+func DemoScript() Script {
+	noToolResults := func(c Conversation) bool { return len(c.LastToolResults()) == 0 }
+	return Script{
+		Rules: []Rule{
+			{
+				Name: "search-before-filing",
+				When: And(LastUserTextContains("file"), noToolResults),
+				Reply: Reply{ToolUses: []ToolUse{{
+					Name: ToolSearchMatterDocuments,
+					InputFunc: demoInput(func(m string) map[string]string {
+						return map[string]string{"matter_id": m, "query": "motion"}
+					}),
+				}}},
+			},
+			{
+				Name: "file-after-search",
+				When: AfterToolResultFrom(ToolSearchMatterDocuments, ""),
+				Reply: Reply{
+					Text: "I found the relevant documents and will now file the motion.",
+					ToolUses: []ToolUse{{
+						Name: ToolFileCourtDocument,
+						InputFunc: demoInput(func(m string) map[string]string {
+							return map[string]string{
+								"matter_id":      m,
+								"court":          "Superior Court of California, County of San Francisco",
+								"document_title": "Motion to Compel Discovery",
+								"document_text":  "Plaintiff moves to compel Defendant to produce the documents requested in Plaintiff's First Set of Requests for Production.",
+							}
+						}),
+					}},
+				},
+			},
+			{
+				Name:  "filed",
+				When:  AfterToolResultFrom(ToolFileCourtDocument, "success"),
+				Reply: Reply{Text: DemoFiledText},
+			},
+			{
+				Name:  "declined",
+				When:  AfterToolResultFrom(ToolFileCourtDocument, "error"),
+				Reply: Reply{Text: DemoDeclinedText},
+			},
+			{
+				Name:  "summary",
+				When:  AfterToolResultFrom(ToolGetMatterSummary, ""),
+				Reply: Reply{Text: DemoSummaryText},
+			},
+			{
+				Name: "get-summary",
+				When: Always,
+				Reply: Reply{ToolUses: []ToolUse{{
+					Name: ToolGetMatterSummary,
+					InputFunc: demoInput(func(m string) map[string]string {
+						return map[string]string{"matter_id": m}
+					}),
+				}}},
+			},
+		},
+	}
+}
