@@ -1,8 +1,6 @@
 package bedrock
 
 import (
-	"github.com/seed-f6d3920e/warrant/pkg/failure"
-
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
 // DefaultMaxTokens bounds a turn's output when neither the request nor
