@@ -8,7 +8,8 @@ FUZZ_TARGETS := \
 	./pkg/contracts:FuzzParseEventLine \
 	./pkg/contracts:FuzzDecodeStrict \
 	./pkg/toolpolicy:FuzzLoad \
-	./pkg/pricing:FuzzParseUSD
+	./pkg/pricing:FuzzParseUSD \
+	./pkg/reducer:FuzzApply
 
 .PHONY: test lint fmt-check vet gotest fuzz bench
 

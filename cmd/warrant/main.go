@@ -1,0 +1,270 @@
+// Command warrant is the operator's tool for checking what the deployed system
+// did: hash a tool input the way a warrant binds it, verify and fold a ledger
+// export with the same reducer the agent uses, ask the risk policy about a
+// tool, and price a model call. It is never deployed and makes no AWS calls.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+)
+
+const usage = `usage:
+  warrant hash [FILE]
+        print the tool_input_hash (hex sha256 of the RFC 8785 form) of a JSON document
+  warrant ledger verify [FILE]
+        verify an NDJSON ledger export line by line and print the folded run state
+  warrant policy decide TOOL [--policy FILE]
+        print the risk policy's decision for TOOL (default: the embedded policy)
+  warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
+        print the USD cost of one model call (PRICING_FILE overrides the embedded
+        table, as it does for the agent)
+
+FILE absent or "-" reads stdin.
+Exit status: 0 ok, 1 the input or lookup failed, 2 usage error.
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// usageError is a command line we could not make sense of, so run can tell it
+// apart from a failure of the work itself.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdin, stdout)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "warrant: %v\n\n%s", err, usage)
+		return 2
+	default:
+		var le *contracts.LineError
+		if errors.As(err, &le) {
+			// Bare "line N: why", so an operator can jump to the line.
+			fmt.Fprintln(stderr, le)
+		} else {
+			fmt.Fprintf(stderr, "warrant: %v\n", err)
+		}
+		return 1
+	}
+}
+
+func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usageErr("no command")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "help", "-h", "-help", "--help":
+		return flag.ErrHelp
+	case "hash":
+		return hashCmd(rest, stdin, stdout)
+	case "ledger":
+		if len(rest) == 0 || rest[0] != "verify" {
+			return usageErr("ledger needs the subcommand verify")
+		}
+		return verifyCmd(rest[1:], stdin, stdout)
+	case "policy":
+		if len(rest) == 0 || rest[0] != "decide" {
+			return usageErr("policy needs the subcommand decide")
+		}
+		return decideCmd(rest[1:], stdout)
+	case "price":
+		return priceCmd(rest, stdout)
+	}
+	return usageErr("unknown command %q", cmd)
+}
+
+func hashCmd(args []string, stdin io.Reader, stdout io.Writer) error {
+	pos, err := parse(newFlags("hash"), args)
+	if err != nil {
+		return err
+	}
+	name, data, err := readInput(pos, stdin)
+	if err != nil {
+		return err
+	}
+	h, err := contracts.InputHash(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintln(stdout, h)
+	return nil
+}
+
+func verifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
+	pos, err := parse(newFlags("ledger verify"), args)
+	if err != nil {
+		return err
+	}
+	name, r, closeFn, err := openInput(pos, stdin)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var state reducer.RunState
+	err = contracts.ReadLedger(r, func(l contracts.Line) error {
+		next, err := reducer.Apply(state, l)
+		state = next
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if state.LastSeq == 0 {
+		return fmt.Errorf("%s: %w: the ledger has no lines", name, reducer.ErrNotStarted)
+	}
+	return writeJSON(stdout, state)
+}
+
+func decideCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("policy decide")
+	policyFile := fs.String("policy", "", "policy `FILE` (default: the embedded policy)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("policy decide needs exactly one TOOL")
+	}
+	p, err := toolpolicy.Embedded()
+	if *policyFile != "" {
+		p, err = toolpolicy.LoadFile(*policyFile)
+	}
+	if err != nil {
+		return err
+	}
+	d, err := p.GetToolRiskDecision(pos[0], nil)
+	if err != nil {
+		return err
+	}
+	return writeJSON(stdout, d)
+}
+
+func priceCmd(args []string, stdout io.Writer) error {
+	fs := newFlags("price")
+	cacheRead := fs.String("cache-read", "0", "cache read input `N` tokens")
+	cacheWrite := fs.String("cache-write", "0", "cache write input `N` tokens")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 3 {
+		return usageErr("price needs MODEL INPUT OUTPUT")
+	}
+	var u contracts.Usage
+	for _, c := range []struct {
+		name, s string
+		dst     *int64
+	}{
+		{"INPUT", pos[1], &u.InputTokens},
+		{"OUTPUT", pos[2], &u.OutputTokens},
+		{"--cache-read", *cacheRead, &u.CacheReadInputTokens},
+		{"--cache-write", *cacheWrite, &u.CacheWriteInputTokens},
+	} {
+		n, err := strconv.ParseInt(c.s, 10, 64)
+		if err != nil || n < 0 {
+			return usageErr("%s must be a non-negative token count, got %q", c.name, c.s)
+		}
+		*c.dst = n
+	}
+	t, err := pricing.FromEnv()
+	if err != nil {
+		return err
+	}
+	cost, err := t.TokenCost(pos[0], u)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, pricing.FormatUSD(cost))
+	return nil
+}
+
+// newFlags makes a FlagSet that reports instead of printing or exiting, so
+// run decides the exit status and tests see everything.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse lets flags and positional arguments mix ("policy decide TOOL --policy
+// FILE" reads naturally), which flag.Parse alone does not: it stops at the
+// first positional. "--" still ends the flags.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageErr("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func openInput(pos []string, stdin io.Reader) (string, io.Reader, func(), error) {
+	switch {
+	case len(pos) > 1:
+		return "", nil, nil, usageErr("at most one FILE")
+	case len(pos) == 0 || pos[0] == "-":
+		return "stdin", stdin, func() {}, nil
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return pos[0], f, func() { f.Close() }, nil
+}
+
+func readInput(pos []string, stdin io.Reader) (string, []byte, error) {
+	name, r, closeFn, err := openInput(pos, stdin)
+	if err != nil {
+		return "", nil, err
+	}
+	defer closeFn()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return name, data, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,338 @@
+package reducer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+)
+
+// Status is where a run is in its life cycle.
+type Status string
+
+// The run statuses. The zero Status ("") is a run whose line 1 has not been
+// applied yet.
+const (
+	StatusRunning   Status = "running"
+	StatusHeld      Status = "held"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	// StatusAborted is the reducer's own verdict (the cost cap was crossed),
+	// as opposed to StatusFailed, which the agent wrote.
+	StatusAborted Status = "aborted"
+)
+
+// Terminal reports whether the run is over; a terminal run accepts no line.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusAborted
+}
+
+// RunState is a run folded from its ledger up to LastSeq. Money is integer
+// nano-USD in Go and a decimal string in JSON (cost_usd, cost_cap_usd), so no
+// consumer ever sees a float.
+type RunState struct {
+	RunID    string `json:"run_id"`
+	FirmID   string `json:"firm_id"`
+	Status   Status `json:"status"`
+	LastSeq  int64  `json:"last_seq"`
+	HeadHash string `json:"head_hash"`
+
+	AgentKey string `json:"agent_key"`
+	ModelID  string `json:"model_id"`
+	MatterID string `json:"matter_id"`
+
+	InputTokens           int64        `json:"input_tokens"`
+	OutputTokens          int64        `json:"output_tokens"`
+	CacheReadInputTokens  int64        `json:"cache_read_input_tokens"`
+	CacheWriteInputTokens int64        `json:"cache_write_input_tokens"`
+	ModelCalls            int64        `json:"model_calls"`
+	Cost                  pricing.Nano `json:"-"`
+	CostCap               pricing.Nano `json:"-"`
+
+	// HeldOn is the approval_request_id the run waits on; empty unless held.
+	HeldOn          string                     `json:"held_on"`
+	PendingApproval *contracts.BlockedApproval `json:"pending_approval"`
+
+	StopReason   string `json:"stop_reason"`
+	FinalText    string `json:"final_text"`
+	FailureKind  string `json:"failure_kind"`
+	FailureStage string `json:"failure_stage"`
+
+	ToolsRequested int64 `json:"tools_requested"`
+	ToolsSucceeded int64 `json:"tools_succeeded"`
+	ToolsErrored   int64 `json:"tools_errored"`
+	ToolsDenied    int64 `json:"tools_denied"`
+	ToolsDeclined  int64 `json:"tools_declined"`
+	// Turns counts turn.completed lines: whole model turns, not deltas.
+	Turns int64 `json:"turns"`
+}
+
+// stateFields drops RunState's methods so the JSON methods can embed it
+// without recursing.
+type stateFields RunState
+
+type stateJSON struct {
+	stateFields
+	CostUSD    string `json:"cost_usd"`
+	CostCapUSD string `json:"cost_cap_usd"`
+}
+
+// MarshalJSON writes the money fields as decimal strings.
+func (s RunState) MarshalJSON() ([]byte, error) {
+	return json.Marshal(stateJSON{
+		stateFields: stateFields(s),
+		CostUSD:     pricing.FormatUSD(s.Cost),
+		CostCapUSD:  pricing.FormatUSD(s.CostCap),
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes. A state is a projection that
+// can always be rebuilt from the ledger, so this is not the strict decoder.
+func (s *RunState) UnmarshalJSON(data []byte) error {
+	var w stateJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	cost, err := pricing.ParseUSD(w.CostUSD)
+	if err != nil {
+		return fmt.Errorf("reducer: cost_usd: %w", err)
+	}
+	limit, err := pricing.ParseUSD(w.CostCapUSD)
+	if err != nil {
+		return fmt.Errorf("reducer: cost_cap_usd: %w", err)
+	}
+	*s = RunState(w.stateFields)
+	s.Cost, s.CostCap = cost, limit
+	return nil
+}
+
+// Sentinels matched with errors.Is; Apply wraps them in a *RuleError.
+var (
+	ErrNotStarted    = errors.New("reducer: the first line of a run must be run.started")
+	ErrRestarted     = errors.New("reducer: run.started may only be line 1")
+	ErrTerminal      = errors.New("reducer: the run is terminal and accepts no further line")
+	ErrHeld          = errors.New("reducer: the run is held on a warrant")
+	ErrNotHeld       = errors.New("reducer: the run is not held")
+	ErrWrongApproval = errors.New("reducer: the line does not match the warrant the run is held on")
+	ErrOverflow      = errors.New("reducer: a counter would overflow or go negative")
+)
+
+// Rule names carried in RuleError.Rule; they are stable so logs and metrics
+// can group on them.
+const (
+	RuleLink      = "link"
+	RuleFirstLine = "first_line"
+	RuleTerminal  = "terminal"
+	RuleLifecycle = "lifecycle"
+	RuleApproval  = "approval"
+	RuleMoney     = "money"
+	RuleEvent     = "event"
+)
+
+// RuleError is a line Apply refused: which seq, which rule, and why. Err wraps
+// a sentinel of this package, a *contracts.LinkError, a pricing error, or
+// contracts.ErrInvalid / ErrUnknownEvent for a line no parser produced.
+type RuleError struct {
+	Seq  int64
+	Rule string
+	Err  error
+}
+
+func (e *RuleError) Error() string { return fmt.Sprintf("seq %d: %s: %v", e.Seq, e.Rule, e.Err) }
+func (e *RuleError) Unwrap() error { return e.Err }
+
+// Apply folds one line into the state. It is pure: on error the state comes
+// back unchanged, and nothing the result shares with its inputs is mutated
+// later. A line that passed ParseEventLine is trusted to be well formed; Apply
+// enforces only what needs the state.
+func Apply(state RunState, line contracts.Line) (RunState, error) {
+	if err := contracts.CheckLink(state.LastSeq, state.HeadHash, state.RunID, state.FirmID, line); err != nil {
+		return state, &RuleError{Seq: line.Seq, Rule: RuleLink, Err: err}
+	}
+	next, rule, err := step(state, line)
+	if err != nil {
+		return state, &RuleError{Seq: line.Seq, Rule: rule, Err: err}
+	}
+	next.LastSeq, next.HeadHash = line.Seq, line.Hash
+	return next, nil
+}
+
+// ReduceAgentRun folds a whole ledger from the zero state. On the first bad
+// line it returns the state as of the line before, and a *RuleError naming the
+// bad line's seq.
+func ReduceAgentRun(lines []contracts.Line) (RunState, error) {
+	if len(lines) == 0 {
+		return RunState{}, fmt.Errorf("%w: the ledger is empty", ErrNotStarted)
+	}
+	var s RunState
+	for _, l := range lines {
+		next, err := Apply(s, l)
+		if err != nil {
+			return s, err
+		}
+		s = next
+	}
+	return s, nil
+}
+
+func step(s RunState, l contracts.Line) (RunState, string, error) {
+	if s.LastSeq == 0 {
+		return start(l)
+	}
+	if s.Status.Terminal() {
+		return s, RuleTerminal, fmt.Errorf("%w (%s)", ErrTerminal, s.Status)
+	}
+	switch ev := l.Event.(type) {
+	case *contracts.RunStarted:
+		return s, RuleFirstLine, ErrRestarted
+
+	case *contracts.RunBlocked:
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+		a := ev.Approval // copied: the state must not alias the caller's event
+		s.Status, s.HeldOn, s.PendingApproval = StatusHeld, a.ApprovalRequestID, &a
+
+	case *contracts.ApprovalDecided:
+		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
+			return s, rule, err
+		}
+		// The warrant binds counsel's signature to the exact input the run is
+		// waiting to send; a decision over other bytes is not this warrant.
+		if s.PendingApproval == nil || ev.ToolInputHash != s.PendingApproval.ToolInputHash {
+			return s, RuleApproval, fmt.Errorf("%w: tool_input_hash differs", ErrWrongApproval)
+		}
+
+	case *contracts.RunReleased:
+		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
+			return s, rule, err
+		}
+		s.Status, s.HeldOn, s.PendingApproval = StatusRunning, "", nil
+
+	case *contracts.TurnDelta:
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+
+	case *contracts.TurnCompleted:
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+		s.Turns++
+
+	case *contracts.ModelUsage:
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+		return s.usage(ev)
+
+	case *contracts.ToolRequested:
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+		s.ToolsRequested++
+
+	case *contracts.ToolCompleted:
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+		switch ev.Status {
+		case contracts.ToolSuccess:
+			s.ToolsSucceeded++
+		case contracts.ToolError:
+			s.ToolsErrored++
+		case contracts.ToolDenied:
+			s.ToolsDenied++
+		case contracts.ToolDeclined:
+			s.ToolsDeclined++
+		default:
+			return s, RuleEvent, fmt.Errorf("%w: tool.completed status is not one of the closed set", contracts.ErrInvalid)
+		}
+
+	case *contracts.RunCompleted:
+		// A held run is waiting for a tool result, so it cannot have finished.
+		if err := s.mustRun(); err != nil {
+			return s, RuleLifecycle, err
+		}
+		s.Status, s.StopReason, s.FinalText = StatusCompleted, ev.StopReason, ev.FinalText
+
+	case *contracts.RunFailed:
+		// Allowed while held: a warrant can expire or its resume can fail.
+		// The pre-flight cost check fails the run before the cap is crossed,
+		// so cost_cap_exceeded here is a failure, not an abort.
+		s.Status, s.FailureKind, s.FailureStage = StatusFailed, ev.FailureKind, ev.FailureStage
+		s.HeldOn, s.PendingApproval = "", nil
+
+	default:
+		return s, RuleEvent, fmt.Errorf("%w: %T", contracts.ErrUnknownEvent, l.Event)
+	}
+	return s, "", nil
+}
+
+func start(l contracts.Line) (RunState, string, error) {
+	ev, ok := l.Event.(*contracts.RunStarted)
+	if !ok {
+		return RunState{}, RuleFirstLine, fmt.Errorf("%w (got %s)", ErrNotStarted, l.Type)
+	}
+	limit, err := pricing.ParseUSD(ev.CostCapUSD)
+	if err != nil {
+		return RunState{}, RuleMoney, fmt.Errorf("cost_cap_usd: %w", err)
+	}
+	return RunState{
+		RunID: l.RunID, FirmID: l.FirmID, Status: StatusRunning,
+		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID,
+		CostCap: limit,
+	}, "", nil
+}
+
+func (s RunState) usage(ev *contracts.ModelUsage) (RunState, string, error) {
+	cost, err := pricing.ParseUSD(ev.CostUSD)
+	if err != nil {
+		return s, RuleMoney, fmt.Errorf("cost_usd: %w", err)
+	}
+	u := ev.Usage
+	for _, c := range []struct {
+		dst *int64
+		n   int64
+	}{
+		{&s.InputTokens, u.InputTokens},
+		{&s.OutputTokens, u.OutputTokens},
+		{&s.CacheReadInputTokens, u.CacheReadInputTokens},
+		{&s.CacheWriteInputTokens, u.CacheWriteInputTokens},
+		{&s.ModelCalls, 1},
+		{(*int64)(&s.Cost), int64(cost)},
+	} {
+		if c.n < 0 || *c.dst > math.MaxInt64-c.n {
+			return s, RuleMoney, ErrOverflow
+		}
+		*c.dst += c.n
+	}
+	if s.Cost > s.CostCap {
+		s.Status = StatusAborted
+		s.StopReason = string(failure.KindCostCapExceeded)
+		s.FailureKind = string(failure.KindCostCapExceeded)
+		s.FailureStage = string(failure.StageModelCall)
+	}
+	return s, "", nil
+}
+
+func (s RunState) mustRun() error {
+	if s.Status == StatusHeld {
+		return fmt.Errorf("%w on approval %s", ErrHeld, s.HeldOn)
+	}
+	return nil
+}
+
+func (s RunState) mustBeHeldOn(approvalID string) (string, error) {
+	if s.Status != StatusHeld {
+		return RuleLifecycle, ErrNotHeld
+	}
+	if approvalID != s.HeldOn {
+		return RuleApproval, fmt.Errorf("%w: held on %s, line names %s", ErrWrongApproval, s.HeldOn, approvalID)
+	}
+	return "", nil
+}
