@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/gowebpki/jcs"
@@ -53,7 +54,7 @@ var ErrHashMismatch = errors.New("ledger line hash does not match its content")
 // ErrUnknownEvent; every other defect is a *FieldError or ErrHashMismatch.
 // Linking a line to its predecessor is CheckLink's job.
 func ParseEventLine(raw []byte) (Line, error) {
-	root, err := parseDocument(raw)
+	root, canonical, err := parseCanonical(raw)
 	if err != nil {
 		return Line{}, err
 	}
@@ -63,6 +64,7 @@ func ParseEventLine(raw []byte) (Line, error) {
 	// Version and type first: a line from a newer writer must halt the reader
 	// with ErrUnknownEvent, not be misreported as malformed.
 	var payload, hashNode *node
+	hashIndex := -1
 	for i, k := range root.keys {
 		v := root.vals[i]
 		switch k {
@@ -79,7 +81,7 @@ func ParseEventLine(raw []byte) (Line, error) {
 		case "payload":
 			payload = v
 		case "hash":
-			hashNode = v
+			hashNode, hashIndex = v, i
 		}
 	}
 	if err := checkNode(root, lineWireType, ""); err != nil {
@@ -88,32 +90,90 @@ func ParseEventLine(raw []byte) (Line, error) {
 	if hashNode == nil {
 		return Line{}, fieldErr("hash", "required field is missing")
 	}
-	var w lineWire
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return Line{}, fieldErr("", "a value has an invalid form")
+	l, err := headerOf(raw, root)
+	if err != nil {
+		return Line{}, err
 	}
-	l := Line{SchemaVersion: w.SchemaVersion, Seq: w.Seq, RunID: w.RunID, FirmID: w.FirmID,
-		Type: w.Type, CreatedAt: w.CreatedAt, PrevHash: w.PrevHash, Hash: w.Hash, Raw: raw}
+	l.Raw = raw
 	if err := l.validateHeader(); err != nil {
 		return Line{}, err
 	}
-	ev := reflect.New(eventTypes[w.Type]).Interface().(Event)
+	ev := reflect.New(eventTypes[l.Type]).Interface().(Event)
 	if err := checkNode(payload, reflect.TypeOf(ev).Elem(), "payload"); err != nil {
 		return Line{}, err
 	}
-	if err := json.Unmarshal(w.Payload, ev); err != nil {
+	if err := json.Unmarshal(raw[payload.start:payload.end], ev); err != nil {
 		return Line{}, fieldErr("payload", "a value has an invalid form")
 	}
 	if err := ev.validate(); err != nil {
 		return Line{}, err
 	}
 	l.Event = ev
-	sum, err := hashWithout(raw, root, hashNode)
-	if err != nil {
+	var sum string
+	if canonical {
+		// The stored line is canonical, so cutting its hash member out leaves
+		// exactly the canonical form the hash covers: no second JCS pass.
+		sum = sha256Hex(cutMember(raw, root, hashIndex))
+	} else if sum, err = hashWithout(raw, root, hashNode); err != nil {
 		return Line{}, err
 	}
 	if sum != l.Hash {
 		return Line{}, fmt.Errorf("seq %d: %w", l.Seq, ErrHashMismatch)
+	}
+	return l, nil
+}
+
+// cutMember returns a compact object's bytes without member i.
+func cutMember(raw []byte, obj *node, i int) []byte {
+	start, end := obj.keyStarts[i], obj.vals[i].end
+	if i+1 < len(obj.vals) {
+		end = obj.keyStarts[i+1] // drop the member and the comma after it
+	} else if i > 0 {
+		start = obj.vals[i-1].end // last member: drop the comma before it
+	}
+	out := make([]byte, 0, len(raw)-(end-start))
+	return append(append(out, raw[:start]...), raw[end:]...)
+}
+
+// headerOf reads the header members from the parsed tree (already checked
+// against lineWire's types), so the line is not unmarshalled a second time.
+func headerOf(raw []byte, root *node) (Line, error) {
+	var l Line
+	for i, k := range root.keys {
+		v := root.vals[i]
+		if k == "seq" {
+			n, err := strconv.ParseInt(string(raw[v.start:v.end]), 10, 64)
+			if err != nil {
+				return Line{}, fieldErr("seq", "must be an integer")
+			}
+			l.Seq = n
+			continue
+		}
+		var dst *string
+		switch k {
+		case "schema_version":
+			dst = &l.SchemaVersion
+		case "run_id":
+			dst = &l.RunID
+		case "firm_id":
+			dst = &l.FirmID
+		case "created_at":
+			dst = &l.CreatedAt
+		case "prev_hash":
+			dst = &l.PrevHash
+		case "hash":
+			dst = &l.Hash
+		case "type":
+			dst = (*string)(&l.Type)
+		default:
+			continue
+		}
+		span := raw[v.start:v.end]
+		if bytes.IndexByte(span, '\\') < 0 {
+			*dst = string(span[1 : len(span)-1])
+		} else if err := json.Unmarshal(span, dst); err != nil {
+			return Line{}, fieldErr(k, "a value has an invalid form")
+		}
 	}
 	return l, nil
 }

@@ -200,3 +200,27 @@ func joinLines(ls ...Line) []byte {
 	}
 	return b.Bytes()
 }
+
+// A line another writer stored in non-canonical form (spacing, key order,
+// escapes) hashes by its canonical form all the same: the fast path for
+// canonical bytes must not change what verifies.
+func TestNonCanonicalLineVerifiesByCanonicalForm(t *testing.T) {
+	l := sampleLedger(t)[4]
+	var m map[string]any
+	if err := json.Unmarshal(l.Raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	pretty, _ := json.MarshalIndent(m, "", "  ") // re-ordered keys stay sorted; add spacing and \u escapes
+	pretty = bytes.Replace(pretty, []byte(`"Superior Court"`), []byte(`"Superior \u0043ourt"`), 1)
+	got, err := ParseEventLine(pretty)
+	if err != nil {
+		t.Fatalf("non-canonical copy rejected: %v", err)
+	}
+	if got.Hash != l.Hash {
+		t.Fatal("hash differs")
+	}
+	tampered := bytes.Replace(pretty, []byte(`\u0043ourt`), []byte(`\u0044ourt`), 1)
+	if _, err := ParseEventLine(tampered); !errors.Is(err, ErrHashMismatch) {
+		t.Fatalf("tampered non-canonical copy: %v", err)
+	}
+}

@@ -73,40 +73,54 @@ type node struct {
 	kind       byte // '{', '[', '"', '0', 't' (true/false), 'n'
 	start, end int
 	keys       []string
+	keyStarts  []int // offset of each key's opening quote
 	vals       []*node
 }
 
+// scanner parses JSON strictly. It also notes whether the bytes are already in
+// RFC 8785 canonical form (no insignificant whitespace, keys in order, minimal
+// string escapes, integers only), which lets the ledger verifier hash a stored
+// line as it is instead of canonicalizing it again.
 type scanner struct {
-	data []byte
-	i    int
+	data         []byte
+	i            int
+	nonCanonical bool
 }
 
 const maxDepth = 64
 
 func parseDocument(data []byte) (*node, error) {
+	n, _, err := parseCanonical(data)
+	return n, err
+}
+
+// parseCanonical parses like parseDocument and reports whether data is
+// already canonical (true is exact; false may be a false negative).
+func parseCanonical(data []byte) (*node, bool, error) {
 	if !utf8.Valid(data) {
-		return nil, fieldErr("", "not valid UTF-8")
+		return nil, false, fieldErr("", "not valid UTF-8")
 	}
 	s := &scanner{data: data}
 	s.skipSpace()
 	if s.i == len(data) {
-		return nil, fieldErr("", "empty document")
+		return nil, false, fieldErr("", "empty document")
 	}
 	n, err := s.value("", 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.skipSpace()
 	if s.i != len(data) {
-		return nil, fieldErr("", "trailing data after the JSON document at byte %d", s.i)
+		return nil, false, fieldErr("", "trailing data after the JSON document at byte %d", s.i)
 	}
-	return n, nil
+	return n, !s.nonCanonical, nil
 }
 
 func (s *scanner) skipSpace() {
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
 		case ' ', '\t', '\n', '\r':
+			s.nonCanonical = true
 			s.i++
 		default:
 			return
@@ -166,9 +180,14 @@ func (s *scanner) object(path string, depth int) (*node, error) {
 		if s.i >= len(s.data) || s.data[s.i] != '"' {
 			return nil, fieldErr(path, "expected an object key at byte %d", s.i)
 		}
+		keyStart := s.i
 		key, err := s.str(path)
 		if err != nil {
 			return nil, err
+		}
+		// Byte order is UTF-16 order only for ASCII keys; others take the slow path.
+		if k := len(n.keys); (k > 0 && n.keys[k-1] >= key) || !isASCII(key) {
+			s.nonCanonical = true
 		}
 		child := joinPath(path, key)
 		if len(n.keys) >= 8 && seen == nil {
@@ -200,6 +219,7 @@ func (s *scanner) object(path string, depth int) (*node, error) {
 			return nil, err
 		}
 		n.keys = append(n.keys, key)
+		n.keyStarts = append(n.keyStarts, keyStart)
 		n.vals = append(n.vals, v)
 		s.skipSpace()
 		if s.i >= len(s.data) {
@@ -272,6 +292,9 @@ func (s *scanner) str(path string) (string, error) {
 			return out, nil
 		case c == '\\':
 			escaped = true
+			if !s.canonicalEscape() {
+				s.nonCanonical = true
+			}
 			s.i += 2
 		case c < 0x20:
 			return "", fieldErr(path, "control character in string")
@@ -320,7 +343,55 @@ func (s *scanner) number(path string) error {
 	if s.i == start {
 		return fieldErr(path, "invalid number")
 	}
+	// Canonical numbers here are plain integers that float64 holds exactly;
+	// anything else (fractions, exponents, -0, 16+ digits) takes the slow path.
+	num := s.data[start:s.i]
+	if s.i-intStart > 15 || bytes.ContainsAny(num, ".eE") || string(num) == "-0" {
+		s.nonCanonical = true
+	}
 	return nil
+}
+
+// canonicalEscape reports whether the escape at s.i is one RFC 8785 writes:
+// the short escapes, or \u00xx (lowercase) for other control characters.
+func (s *scanner) canonicalEscape() bool {
+	if s.i+1 >= len(s.data) {
+		return false
+	}
+	switch s.data[s.i+1] {
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		if s.i+5 >= len(s.data) || s.data[s.i+2] != '0' || s.data[s.i+3] != '0' {
+			return false
+		}
+		hi, lo := s.data[s.i+4], s.data[s.i+5]
+		if hi != '0' && hi != '1' || !(lo >= '0' && lo <= '9' || lo >= 'a' && lo <= 'f') {
+			return false
+		}
+		switch v := (hi-'0')<<4 | hexVal(lo); v {
+		case '\b', '\f', '\n', '\r', '\t':
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+func hexVal(c byte) byte {
+	if c >= 'a' {
+		return c - 'a' + 10
+	}
+	return c - '0'
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func joinPath(path, key string) string {
