@@ -1,0 +1,157 @@
+package dynamotest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The moto_server process is shared by every test of the binary: it is slow
+// to start (1-2 s). It starts on first use and Main stops it.
+var motoServer struct {
+	once    sync.Once
+	url     string
+	err     error
+	cmd     *exec.Cmd
+	done    chan struct{}
+	logPath string
+	// serial: moto_server handles requests on threads without a lock around
+	// DynamoDB operations. A conditional put checks, then writes; a
+	// canceled TransactWriteItems restores a deep copy of the whole table
+	// taken before it ran, erasing whatever another request committed
+	// meanwhile. So requests to it are sent one at a time.
+	serial sync.Mutex
+}
+
+// errMotoMissing means moto_server is not on PATH.
+var errMotoMissing = errors.New("moto_server not found on PATH (pip install 'moto[server]')")
+
+// Moto returns an endpoint on the shared moto_server, started on a free
+// loopback port on first use. Without moto_server it skips the test, or
+// fails it when CI=true: a missing fidelity endpoint must fail CI. Use Main
+// in TestMain so the server is stopped.
+func Moto(t testing.TB) *Endpoint {
+	t.Helper()
+	ep, err := moto(t)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("dynamotest: moto is required in CI: %v", err)
+		}
+		t.Skipf("dynamotest: %v", err)
+	}
+	return ep
+}
+
+func moto(t testing.TB) (*Endpoint, error) {
+	m := &motoServer
+	m.once.Do(func() { m.url, m.err = startMoto() })
+	if m.err != nil {
+		return nil, m.err
+	}
+	counter := &Counter{}
+	return &Endpoint{
+		Name:              "moto",
+		URL:               m.url,
+		Client:            newClient(t, m.url, counter, &m.serial),
+		Counter:           counter,
+		ReportsAllReasons: true,
+		Lenient:           []string{LenientSerialized},
+	}, nil
+}
+
+func startMoto() (string, error) {
+	path, err := exec.LookPath("moto_server")
+	if err != nil {
+		return "", errMotoMissing
+	}
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	logf, err := os.CreateTemp("", "dynamotest-moto-*.log")
+	if err != nil {
+		return "", err
+	}
+	defer logf.Close() // the child has its own descriptor
+	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		os.Remove(logf.Name())
+		return "", fmt.Errorf("start moto_server: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	motoServer.cmd, motoServer.done, motoServer.logPath = cmd, done, logf.Name()
+
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := client.Get(url + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return url, nil
+		}
+		select {
+		case <-done:
+			return "", fmt.Errorf("moto_server exited at start; output in %s", logf.Name())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stopMoto()
+			return "", fmt.Errorf("moto_server did not answer on %s within 30s", url)
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// stopMoto stops moto_server and its process group, by its pid: SIGTERM,
+// then SIGKILL if it has not exited within 5 s.
+func stopMoto() {
+	m := &motoServer
+	if m.cmd == nil || m.cmd.Process == nil {
+		return
+	}
+	pid := m.cmd.Process.Pid
+	killGroup(pid, false)
+	select {
+	case <-m.done:
+	case <-time.After(5 * time.Second):
+		killGroup(pid, true)
+		<-m.done
+	}
+	m.cmd = nil
+}
+
+// Main runs the tests and then stops anything they started. Call it from
+// TestMain:
+//
+//	func TestMain(m *testing.M) { dynamotest.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	stopMoto()
+	if motoServer.logPath != "" {
+		if code == 0 {
+			os.Remove(motoServer.logPath)
+		} else {
+			fmt.Fprintf(os.Stderr, "dynamotest: moto_server output kept in %s\n", motoServer.logPath)
+		}
+	}
+	os.Exit(code)
+}

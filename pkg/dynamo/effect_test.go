@@ -1,0 +1,151 @@
+package dynamo_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+)
+
+func (e *env) claimInput(r *run, tc toolCall, owner string) dynamo.ClaimInput {
+	return dynamo.ClaimInput{FirmID: r.firm, RunID: r.id, ToolName: tc.name, InputSHA256: tc.hash,
+		EffectRef: id(), Owner: owner, LeaseUntil: e.clock.Now().Add(time.Minute)}
+}
+
+func testClaimOnceAndComplete(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	r := e.newRun(id())
+	tc := newToolCall(t, "send_email")
+
+	in := e.claimInput(r, tc, "owner-a")
+	req := e.line(r, requested(tc, "allow"))
+	claimed, existing, err := e.store.ClaimToolEffectOnce(e.ctx, in, req)
+	must(t, err)
+	if !claimed || existing != nil {
+		t.Fatalf("first claim: claimed=%v existing=%v", claimed, existing)
+	}
+	if last, _ := e.store.LastLine(e.ctx, r.firm, r.id); string(last.Raw) != string(req.Raw) {
+		t.Error("tool.requested line not stored with the claim")
+	}
+
+	// A second claimer (with its own tool.requested line) gets the stored
+	// claim, and nothing of its transaction is written.
+	before := e.partition(r.firm, r.id)
+	in2 := e.claimInput(r, tc, "owner-b")
+	claimed, existing, err = e.store.ClaimToolEffectOnce(e.ctx, in2, e.next(r, requested(tc, "allow")))
+	must(t, err)
+	if claimed || existing == nil || existing.EffectRef != in.EffectRef || existing.Owner != "owner-a" || existing.State != dynamo.ClaimClaimed {
+		t.Fatalf("second claim: claimed=%v existing=%+v", claimed, existing)
+	}
+	// Without lines it is a plain conditional put; same answer.
+	claimed, existing, err = e.store.ClaimToolEffectOnce(e.ctx, in2)
+	must(t, err)
+	if claimed || existing == nil || existing.EffectRef != in.EffectRef {
+		t.Fatalf("second claim without lines: claimed=%v existing=%+v", claimed, existing)
+	}
+	e.unchanged(before, r.firm, r.id, "losing claims")
+
+	// Only the owner completes, once.
+	res := json.RawMessage(`{"message_id":"m-1"}`)
+	done := dynamo.Completion{State: dynamo.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: res}
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-b", done, e.next(r, completed(tc, in.EffectRef))),
+		dynamo.ErrNotClaimOwner, "completion by another owner")
+	e.unchanged(before, r.firm, r.id, "completion by another owner")
+
+	cl := e.line(r, completed(tc, in.EffectRef))
+	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", done, cl))
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	must(t, err)
+	if got.State != dynamo.ClaimCompleted || got.ToolStatus != "success" || string(got.Result) != string(res) ||
+		got.CompletedAt.IsZero() || got.EffectRef != in.EffectRef || got.OutcomeUnknown(e.clock.Now().Add(time.Hour)) {
+		t.Errorf("completed claim = %+v", got)
+	}
+	// The same completion again (a retry whose answer was lost) is fine;
+	// a different one is not.
+	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", done, cl))
+	before = e.partition(r.firm, r.id)
+	failed := dynamo.Completion{State: dynamo.ClaimFailed, ToolStatus: contracts.ToolError}
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", failed),
+		dynamo.ErrNotClaimOwner, "second, different completion")
+	e.unchanged(before, r.firm, r.id, "second, different completion")
+
+	other := newToolCall(t, "send_email")
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, other.name, other.hash, "owner-a", done),
+		dynamo.ErrNotFound, "completion of an unknown claim")
+	_, err = e.store.GetEffect(e.ctx, r.firm, r.id, other.name, other.hash)
+	wantErr(t, err, dynamo.ErrNotFound, "GetEffect of an unknown claim")
+	wantErr(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, other.name, other.hash), dynamo.ErrNotFound, "flag of an unknown claim")
+	e.unchanged(before, r.firm, r.id, "operations on an unknown claim")
+}
+
+func testClaimLease(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	r := e.newRun(id())
+	tc := newToolCall(t, "file_court_document")
+	first := e.claimInput(r, tc, "lambda-1")
+	claimed, _, err := e.store.ClaimToolEffectOnce(e.ctx, first)
+	if err != nil || !claimed {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+
+	// lambda-1 dies; its lease passes. A retry finds the claim, reported
+	// as outcome unknown, and does not take it over.
+	e.clock.Advance(2 * time.Minute)
+	before := e.partition(r.firm, r.id)
+	claimed, existing, err := e.store.ClaimToolEffectOnce(e.ctx, e.claimInput(r, tc, "lambda-2"), e.next(r, requested(tc, "allow")))
+	must(t, err)
+	if claimed || existing == nil || existing.EffectRef != first.EffectRef || !existing.OutcomeUnknown(e.clock.Now()) {
+		t.Fatalf("claim after lease: claimed=%v existing=%+v", claimed, existing)
+	}
+	if existing.OutcomeUnknown(first.LeaseUntil.Add(-time.Second)) {
+		t.Error("OutcomeUnknown before the lease passed")
+	}
+	e.unchanged(before, r.firm, r.id, "claim after lease")
+
+	// The retrying Lambda is not the owner: it cannot write an outcome.
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "lambda-2",
+		dynamo.Completion{State: dynamo.ClaimCompleted, ToolStatus: "success"}), dynamo.ErrNotClaimOwner, "stale owner completion")
+	e.unchanged(before, r.firm, r.id, "stale owner completion")
+
+	must(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, tc.name, tc.hash))
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	must(t, err)
+	if !got.NeedsReconciliation || got.State != dynamo.ClaimClaimed || got.EffectRef != first.EffectRef {
+		t.Errorf("flagged claim = %+v", got)
+	}
+}
+
+func testOutbound(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	r := e.newRun(id())
+	ref := id()
+	o := dynamo.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: ref, ToolName: "file_court_document",
+		Kind: "court_filing", Body: json.RawMessage(`{"title":"Motion"}`)}
+	created, err := e.store.RecordOutbound(e.ctx, o)
+	must(t, err)
+	if !created {
+		t.Fatal("first record not created")
+	}
+	o2 := o
+	o2.Body = json.RawMessage(`{"title":"Other"}`)
+	created, err = e.store.RecordOutbound(e.ctx, o2)
+	must(t, err)
+	if created {
+		t.Error("repeat with the same effect_ref created a second record")
+	}
+	_, err = e.store.RecordOutbound(e.ctx, dynamo.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: id(), Kind: "email"})
+	must(t, err)
+	list, err := e.store.ListOutbound(e.ctx, r.firm, r.id)
+	must(t, err)
+	if len(list) != 2 {
+		t.Fatalf("outbox has %d records", len(list))
+	}
+	for _, got := range list {
+		if got.EffectRef == ref && (string(got.Body) != `{"title":"Motion"}` || got.Kind != "court_filing" || got.CreatedAt.IsZero()) {
+			t.Errorf("record = %+v", got)
+		}
+	}
+}

@@ -1,0 +1,363 @@
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+)
+
+// ClaimState is the state of an effect claim.
+type ClaimState string
+
+// Claim states (closed).
+const (
+	ClaimClaimed   ClaimState = "claimed"
+	ClaimCompleted ClaimState = "completed"
+	ClaimFailed    ClaimState = "failed"
+)
+
+// Claim is the effect claim EFF#<tool>#<input_sha256>: the single
+// linearization point of an irreversible tool call (DESIGN §10). Only the
+// writer whose conditional put created it executes the effect, passing
+// EffectRef downstream as the idempotency key.
+type Claim struct {
+	FirmID, RunID, ToolName, InputSHA256, EffectRef, ApprovalID, Owner string
+	LeaseUntil, ClaimedAt, CompletedAt                                 time.Time
+	State                                                              ClaimState
+	ToolStatus                                                         string
+	Result                                                             json.RawMessage
+	NeedsReconciliation                                                bool
+}
+
+// OutcomeUnknown reports a claim whose owner's lease passed before it
+// completed: the effect may or may not have happened, and nobody re-executes
+// it on their own (DESIGN §10); the run fails with effect_outcome_unknown and
+// the claim is flagged for reconciliation.
+func (c Claim) OutcomeUnknown(now time.Time) bool {
+	return c.State == ClaimClaimed && !now.Before(c.LeaseUntil)
+}
+
+// ClaimInput asks for the claim of one effect.
+type ClaimInput struct {
+	FirmID, RunID, ToolName, InputSHA256, EffectRef, Owner string
+	LeaseUntil                                             time.Time
+}
+
+// claimPut is the conditional put of a new effect claim.
+func (s *Store) claimPut(item map[string]types.AttributeValue) *types.Put {
+	return &types.Put{
+		TableName: aws.String(s.table),
+		Item:      item,
+		// attribute_not_exists(SK) on EFF#<tool>#<input_sha256>: one claim per
+		// tool call and input in a run, ever. Whoever creates it executes;
+		// everyone else, including after a crash or a lease that passed,
+		// finds the claim and does not execute again.
+		ConditionExpression:                 aws.String("attribute_not_exists(#SK)"),
+		ExpressionAttributeNames:            names("#SK"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// ClaimToolEffectOnce claims an effect in one round trip: the EFF# put and
+// the given lines (the tool.requested line) in one transaction, or a plain
+// conditional PutItem without lines. If the effect is already claimed it
+// returns claimed=false, the stored claim and no error, and nothing was
+// written (the caller then writes its own lines). A claim whose lease passed
+// is returned as it is (OutcomeUnknown), never taken over.
+func (s *Store) ClaimToolEffectOnce(ctx context.Context, c ClaimInput, lines ...contracts.Line) (bool, *Claim, error) {
+	const op = "claim tool effect"
+	if err := checkIDs(op, "firm_id", c.FirmID, "run_id", c.RunID, "effect_ref", c.EffectRef); err != nil {
+		return false, nil, err
+	}
+	if err := checkTool(op, c.ToolName, c.InputSHA256); err != nil {
+		return false, nil, err
+	}
+	if c.Owner == "" || c.LeaseUntil.IsZero() {
+		return false, nil, invalid(op, "a claim needs an owner and a lease")
+	}
+	parsed, err := checkLines(op, c.FirmID, c.RunID, lines)
+	if err != nil {
+		return false, nil, err
+	}
+	pk, sk := runPK(c.FirmID, c.RunID), effSK(c.ToolName, c.InputSHA256)
+	item, err := marshal(claimItem{
+		PK: pk, SK: sk, FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
+		EffectRef: c.EffectRef, Owner: c.Owner, LeaseUntil: fmtTime(c.LeaseUntil),
+		State: string(ClaimClaimed), ClaimedAt: fmtTime(s.nowUTC()),
+	})
+	if err != nil {
+		return false, nil, wrap(op, err)
+	}
+	put := s.claimPut(item)
+	var old map[string]types.AttributeValue
+	if len(parsed) == 0 {
+		err = s.withConflictRetry(ctx, func() error {
+			_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+				TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+				ExpressionAttributeNames:            put.ExpressionAttributeNames,
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+			})
+			return err
+		})
+		var ok bool
+		if old, ok = conditionFailed(err); !ok {
+			return err == nil, nil, wrap(op, err)
+		}
+	} else {
+		items := []types.TransactWriteItem{{Put: put}}
+		for _, l := range parsed {
+			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
+		}
+		err = s.transact(ctx, items)
+		cf, ok := firstFailedCondition(err)
+		if !ok {
+			return err == nil, nil, wrap(op, err)
+		}
+		if cf.index > 0 {
+			return false, nil, &SeqTakenError{Seq: parsed[cf.index-1].Seq, Err: err}
+		}
+		old = cf.item
+	}
+	old, err = s.oldImage(ctx, old, pk, sk)
+	if err != nil {
+		return false, nil, wrap(op, err)
+	}
+	if old == nil { // claimed and gone: claims are never deleted, so this is an endpoint fault
+		return false, nil, wrap(op, errClaimVanished)
+	}
+	it, err := unmarshal[claimItem](old)
+	if err != nil {
+		return false, nil, wrap(op, err)
+	}
+	existing := it.claim()
+	// Our own claim (same fresh effect_ref and owner): the SDK retried a
+	// put whose answer was lost. The transaction is atomic, so our lines
+	// are stored too.
+	if existing.EffectRef == c.EffectRef && existing.Owner == c.Owner {
+		return true, nil, nil
+	}
+	return false, &existing, nil
+}
+
+var errClaimVanished = &storeError{kind: ErrNotFound, detail: "effect claim condition failed but the claim is missing"}
+
+// Completion is the outcome of a claimed effect.
+type Completion struct {
+	State      ClaimState // completed|failed
+	ToolStatus string
+	Result     json.RawMessage
+}
+
+// CompleteEffect records the outcome of a claimed effect and stores the lines
+// (tool.completed) in one round trip. Only the claim's owner can complete it,
+// and only once: a stale owner (or a second completion) is
+// ErrNotClaimOwner, a missing claim ErrNotFound. Repeating a completion that
+// was stored exactly succeeds.
+func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256, owner string, c Completion, lines ...contracts.Line) error {
+	const op = "complete effect"
+	if c.State != ClaimCompleted && c.State != ClaimFailed {
+		return invalid(op, "completion state must be completed or failed, got %q", c.State)
+	}
+	if err := checkTool(op, tool, inputSHA256); err != nil {
+		return err
+	}
+	if !idsOK(firm, run) {
+		return fail(ErrNotFound, nil, "effect %s", tool)
+	}
+	if len(c.Result) > 0 && !json.Valid(c.Result) {
+		return invalid(op, "result must be JSON")
+	}
+	parsed, err := checkLines(op, firm, run, lines)
+	if err != nil {
+		return err
+	}
+	pk, sk := runPK(firm, run), effSK(tool, inputSHA256)
+	upd := s.txUpdate(key(pk, sk),
+		newUpdate().set("state", str(string(c.State))).setStr("tool_status", c.ToolStatus).
+			setStr("result", string(c.Result)).set("completed_at", str(fmtTime(s.nowUTC()))),
+		// owner = :owner: a Lambda whose claim was given up on (or any
+		// other writer) cannot write over the outcome. state = claimed:
+		// the outcome is written once. Both fail on a missing claim, so
+		// this update never creates one.
+		"#owner = :owner AND #state = :claimed",
+		map[string]types.AttributeValue{":owner": str(owner), ":claimed": str(string(ClaimClaimed))})
+	var old map[string]types.AttributeValue
+	if len(parsed) == 0 {
+		err = s.withConflictRetry(ctx, func() error {
+			_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
+				ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
+				ExpressionAttributeValues:           upd.ExpressionAttributeValues,
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+			})
+			return err
+		})
+		var ok bool
+		if old, ok = conditionFailed(err); !ok {
+			return wrap(op, err)
+		}
+	} else {
+		items := []types.TransactWriteItem{{Update: upd}}
+		for _, l := range parsed {
+			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
+		}
+		err = s.transact(ctx, items)
+		cf, ok := firstFailedCondition(err)
+		if !ok {
+			return wrap(op, err)
+		}
+		if cf.index > 0 {
+			return &SeqTakenError{Seq: parsed[cf.index-1].Seq, Err: err}
+		}
+		old = cf.item
+	}
+	cause := err
+	old, err = s.oldImage(ctx, old, pk, sk)
+	if err != nil {
+		return wrap(op, err)
+	}
+	if old == nil {
+		return fail(ErrNotFound, cause, "effect %s %s", tool, inputSHA256)
+	}
+	it, _ := unmarshal[claimItem](old)
+	if it.Owner == owner && it.State == string(c.State) && it.ToolStatus == c.ToolStatus && bytes.Equal([]byte(it.Result), c.Result) {
+		// Already stored exactly so by this owner: a retry of a completion
+		// whose answer was lost. (The transaction was atomic, so its lines
+		// were stored with it.)
+		if len(parsed) == 0 || s.seqTaken(ctx, pk, parsed, nil, cause) == nil {
+			return nil
+		}
+	}
+	return fail(ErrNotClaimOwner, cause, "effect %s is %s, owned by %q", tool, it.State, it.Owner)
+}
+
+// GetEffect reads an effect claim (consistently).
+func (s *Store) GetEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (Claim, error) {
+	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
+		return Claim{}, fail(ErrNotFound, nil, "effect %q", tool)
+	}
+	m, err := s.getItem(ctx, runPK(firm, run), effSK(tool, inputSHA256))
+	if err != nil {
+		return Claim{}, wrap("get effect", err)
+	}
+	if m == nil {
+		return Claim{}, fail(ErrNotFound, nil, "effect %s %s", tool, inputSHA256)
+	}
+	it, err := unmarshal[claimItem](m)
+	if err != nil {
+		return Claim{}, wrap("get effect", err)
+	}
+	return it.claim(), nil
+}
+
+// FlagForReconciliation marks a claim whose outcome is unknown for a human to
+// reconcile. Missing is ErrNotFound.
+func (s *Store) FlagForReconciliation(ctx context.Context, firm, run, tool, inputSHA256 string) error {
+	const op = "flag for reconciliation"
+	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
+		return fail(ErrNotFound, nil, "effect %q", tool)
+	}
+	upd := s.txUpdate(key(runPK(firm, run), effSK(tool, inputSHA256)),
+		newUpdate().set("needs_reconciliation", &types.AttributeValueMemberBOOL{Value: true}),
+		// The claim must exist: flagging never creates a claim (which would
+		// block the effect's first real execution).
+		"attribute_exists(#SK)", nil)
+	err := s.withConflictRetry(ctx, func() error {
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
+			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
+			ExpressionAttributeValues: upd.ExpressionAttributeValues,
+		})
+		return err
+	})
+	if _, ok := conditionFailed(err); ok {
+		return fail(ErrNotFound, err, "effect %s %s", tool, inputSHA256)
+	}
+	return wrap(op, err)
+}
+
+// Outbound is one record in the reference tools' outbox: a court filing,
+// email or draft, recorded idempotently by effect_ref.
+type Outbound struct {
+	FirmID, RunID, EffectRef, ToolName, Kind string
+	Body                                     json.RawMessage
+	CreatedAt                                time.Time
+}
+
+// RecordOutbound records an outbound effect once per effect_ref: a repeat
+// with the same effect_ref is created=false and no error (effect_ref is the
+// downstream idempotency key), and the first record stays as it was.
+func (s *Store) RecordOutbound(ctx context.Context, o Outbound) (bool, error) {
+	const op = "record outbound"
+	if err := checkIDs(op, "firm_id", o.FirmID, "run_id", o.RunID, "effect_ref", o.EffectRef); err != nil {
+		return false, err
+	}
+	if len(o.Body) > 0 && !json.Valid(o.Body) {
+		return false, invalid(op, "body must be JSON")
+	}
+	if o.CreatedAt.IsZero() {
+		o.CreatedAt = s.nowUTC()
+	}
+	item, err := marshal(outboundItem{
+		PK: runPK(o.FirmID, o.RunID), SK: outSK(o.EffectRef), FirmID: o.FirmID, RunID: o.RunID,
+		EffectRef: o.EffectRef, ToolName: o.ToolName, Kind: o.Kind, Body: string(o.Body), CreatedAt: fmtTime(o.CreatedAt),
+	})
+	if err != nil {
+		return false, wrap(op, err)
+	}
+	err = s.withConflictRetry(ctx, func() error {
+		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(s.table),
+			Item:      item,
+			// One record per effect_ref: the downstream system sees each
+			// effect at most once however often the tool is retried.
+			ConditionExpression:      aws.String("attribute_not_exists(#SK)"),
+			ExpressionAttributeNames: names("#SK"),
+		})
+		return err
+	})
+	if _, ok := conditionFailed(err); ok {
+		return false, nil
+	}
+	return err == nil, wrap(op, err)
+}
+
+// ListOutbound lists a run's outbox (consistently), in effect_ref order.
+func (s *Store) ListOutbound(ctx context.Context, firm, run string) ([]Outbound, error) {
+	if !idsOK(firm, run) {
+		return nil, nil
+	}
+	const kc = "#PK = :pk AND begins_with(#SK, :out)"
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String(kc),
+		ExpressionAttributeNames:  names(kc),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(runPK(firm, run)), ":out": str(skOut)},
+		ConsistentRead:            aws.Bool(true),
+	}
+	var out []Outbound
+	for {
+		page, err := s.client.Query(ctx, in)
+		if err != nil {
+			return nil, wrap("list outbound", err)
+		}
+		for _, m := range page.Items {
+			it, err := unmarshal[outboundItem](m)
+			if err != nil {
+				return nil, wrap("list outbound", err)
+			}
+			out = append(out, it.outbound())
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}

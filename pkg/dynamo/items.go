@@ -1,0 +1,180 @@
+package dynamo
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The stored shapes. Times are fixed-width UTC strings (timeLayout); JSON
+// documents are strings so the exact bytes survive and stay readable in the
+// stream. Optional attributes are omitted rather than stored empty.
+
+type runItem struct {
+	PK            string `dynamodbav:"PK"`
+	SK            string `dynamodbav:"SK"`
+	FirmID        string `dynamodbav:"firm_id"`
+	RunID         string `dynamodbav:"run_id"`
+	MatterID      string `dynamodbav:"matter_id,omitempty"`
+	UserID        string `dynamodbav:"user_id,omitempty"`
+	AgentKey      string `dynamodbav:"agent_key,omitempty"`
+	ModelID       string `dynamodbav:"model_id,omitempty"`
+	PromptVersion string `dynamodbav:"prompt_version,omitempty"`
+	CorrelationID string `dynamodbav:"correlation_id,omitempty"`
+	CostCapUSD    string `dynamodbav:"cost_cap_usd,omitempty"`
+	Status        string `dynamodbav:"status"`
+	HeldOn        string `dynamodbav:"held_on,omitempty"`
+	CreatedAt     string `dynamodbav:"created_at"`
+	UpdatedAt     string `dynamodbav:"updated_at"`
+	// proj_last_seq is the projection's compare-and-set version; proj is
+	// the rest, replaced whole on each update (so a field that became empty
+	// is cleared without a REMOVE).
+	ProjLastSeq *int64    `dynamodbav:"proj_last_seq,omitempty"`
+	Proj        *projItem `dynamodbav:"proj,omitempty"`
+}
+
+type projItem struct {
+	Status    string `dynamodbav:"status,omitempty"`
+	State     []byte `dynamodbav:"state,omitempty"`
+	Halted    string `dynamodbav:"halted,omitempty"`
+	UpdatedAt string `dynamodbav:"updated_at,omitempty"`
+}
+
+func (r runItem) run() Run {
+	out := Run{
+		FirmID: r.FirmID, RunID: r.RunID, MatterID: r.MatterID, UserID: r.UserID,
+		AgentKey: r.AgentKey, ModelID: r.ModelID, PromptVersion: r.PromptVersion,
+		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD,
+		Status:    RunStatus(r.Status),
+		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
+	}
+	// held_on means something only while held (an endpoint that ignores
+	// REMOVE, like minidyn, may leave a stale one behind).
+	if out.Status == RunHeld {
+		out.HeldOn = r.HeldOn
+	}
+	if r.ProjLastSeq != nil {
+		out.Projection.LastSeq = *r.ProjLastSeq
+	}
+	if r.Proj != nil {
+		out.Projection.Status, out.Projection.State, out.Projection.Halted = r.Proj.Status, r.Proj.State, r.Proj.Halted
+		out.Projection.UpdatedAt = parseTime(r.Proj.UpdatedAt)
+	}
+	return out
+}
+
+type lineItem struct {
+	Seq  int64  `dynamodbav:"seq"`
+	Line string `dynamodbav:"line"`
+}
+
+type warrantItem struct {
+	PK            string `dynamodbav:"PK"`
+	SK            string `dynamodbav:"SK"`
+	GSI1PK        string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK        string `dynamodbav:"GSI1SK,omitempty"`
+	FirmID        string `dynamodbav:"firm_id"`
+	RunID         string `dynamodbav:"run_id"`
+	ApprovalID    string `dynamodbav:"approval_id"`
+	MatterID      string `dynamodbav:"matter_id,omitempty"`
+	ToolName      string `dynamodbav:"tool_name"`
+	ToolUseID     string `dynamodbav:"tool_use_id,omitempty"`
+	ToolInputHash string `dynamodbav:"tool_input_hash"`
+	Input         string `dynamodbav:"input,omitempty"`
+	RiskTier      string `dynamodbav:"risk_tier,omitempty"`
+	Reason        string `dynamodbav:"reason,omitempty"`
+	HumanSummary  string `dynamodbav:"human_summary,omitempty"`
+	RequestedBy   string `dynamodbav:"requested_by,omitempty"`
+	RequestedAt   string `dynamodbav:"requested_at"`
+	ExpiresAt     string `dynamodbav:"expires_at"`
+	Status        string `dynamodbav:"status"`
+	Decision      string `dynamodbav:"decision,omitempty"`
+	DecidedBy     string `dynamodbav:"decided_by,omitempty"`
+	DecidedAt     string `dynamodbav:"decided_at,omitempty"`
+	Note          string `dynamodbav:"note,omitempty"`
+	ConsumedAt    string `dynamodbav:"consumed_at,omitempty"`
+}
+
+func (w warrantItem) warrant() Warrant {
+	var input json.RawMessage
+	if w.Input != "" {
+		input = json.RawMessage(w.Input)
+	}
+	return Warrant{
+		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
+		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: input,
+		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
+		RequestedAt: parseTime(w.RequestedAt), ExpiresAt: parseTime(w.ExpiresAt),
+		Status: WarrantStatus(w.Status), Decision: w.Decision, DecidedBy: w.DecidedBy,
+		DecidedAt: parseTime(w.DecidedAt), Note: w.Note,
+	}
+}
+
+type claimItem struct {
+	PK                  string `dynamodbav:"PK"`
+	SK                  string `dynamodbav:"SK"`
+	FirmID              string `dynamodbav:"firm_id"`
+	RunID               string `dynamodbav:"run_id"`
+	ToolName            string `dynamodbav:"tool_name"`
+	InputSHA256         string `dynamodbav:"input_sha256"`
+	EffectRef           string `dynamodbav:"effect_ref"`
+	ApprovalID          string `dynamodbav:"approval_id,omitempty"`
+	Owner               string `dynamodbav:"owner"`
+	LeaseUntil          string `dynamodbav:"lease_until"`
+	State               string `dynamodbav:"state"`
+	ClaimedAt           string `dynamodbav:"claimed_at"`
+	CompletedAt         string `dynamodbav:"completed_at,omitempty"`
+	ToolStatus          string `dynamodbav:"tool_status,omitempty"`
+	Result              string `dynamodbav:"result,omitempty"`
+	NeedsReconciliation bool   `dynamodbav:"needs_reconciliation,omitempty"`
+}
+
+func (c claimItem) claim() Claim {
+	var result json.RawMessage
+	if c.Result != "" {
+		result = json.RawMessage(c.Result)
+	}
+	return Claim{
+		FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
+		EffectRef: c.EffectRef, ApprovalID: c.ApprovalID, Owner: c.Owner,
+		LeaseUntil: parseTime(c.LeaseUntil), ClaimedAt: parseTime(c.ClaimedAt),
+		CompletedAt: parseTime(c.CompletedAt), State: ClaimState(c.State),
+		ToolStatus: c.ToolStatus, Result: result, NeedsReconciliation: c.NeedsReconciliation,
+	}
+}
+
+type outboundItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	FirmID    string `dynamodbav:"firm_id"`
+	RunID     string `dynamodbav:"run_id"`
+	EffectRef string `dynamodbav:"effect_ref"`
+	ToolName  string `dynamodbav:"tool_name,omitempty"`
+	Kind      string `dynamodbav:"kind,omitempty"`
+	Body      string `dynamodbav:"body,omitempty"`
+	CreatedAt string `dynamodbav:"created_at"`
+}
+
+func (o outboundItem) outbound() Outbound {
+	var body json.RawMessage
+	if o.Body != "" {
+		body = json.RawMessage(o.Body)
+	}
+	return Outbound{FirmID: o.FirmID, RunID: o.RunID, EffectRef: o.EffectRef, ToolName: o.ToolName,
+		Kind: o.Kind, Body: body, CreatedAt: parseTime(o.CreatedAt)}
+}
+
+func marshal(v any) (map[string]types.AttributeValue, error) { return attributevalue.MarshalMap(v) }
+
+func unmarshal[T any](m map[string]types.AttributeValue) (T, error) {
+	var v T
+	err := attributevalue.UnmarshalMap(m, &v)
+	return v, err
+}
+
+// expired reports whether a warrant's signature window has closed at now.
+func expiredAt(expiresAt string, now time.Time) bool {
+	return expiresAt == "" || fmtTime(now) >= expiresAt
+}
