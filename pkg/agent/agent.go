@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/google/uuid"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+)
+
+// Converser is the model (pkg/bedrock's Client satisfies it). onDelta receives
+// streamed text fragments when the client streams.
+type Converser interface {
+	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, onDelta func(text string)) (*bedrockruntime.ConverseOutput, error)
+}
+
+// Store is what the brain needs of the DynamoDB store (pkg/dynamo).
+type Store interface {
+	CreateRun(ctx context.Context, r dynamo.Run, first contracts.Line) error
+	GetRun(ctx context.Context, firm, run string) (dynamo.Run, error)
+	AppendEvents(ctx context.Context, firm, run string, lines ...contracts.Line) error
+	FinishRun(ctx context.Context, firm, run string, to dynamo.RunStatus, lines ...contracts.Line) error
+	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]dynamo.LedgerItem, bool, error)
+	CreateWarrantRequest(ctx context.Context, w dynamo.Warrant, lines ...contracts.Line) error
+	GetReleaseAuthorizedRequest(ctx context.Context, approvalID, firmID, runID, matterID string) (dynamo.Warrant, error)
+	ResumeClaim(ctx context.Context, c dynamo.ResumeClaim, released contracts.Line) error
+	ClaimToolEffectOnce(ctx context.Context, c dynamo.ClaimInput, lines ...contracts.Line) (bool, *dynamo.Claim, error)
+	CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256, owner string, c dynamo.Completion, lines ...contracts.Line) error
+	FlagForReconciliation(ctx context.Context, firm, run, tool, inputSHA256 string) error
+}
+
+// Definition is one agent: its prompt, model and tools.
+type Definition struct {
+	Key           string
+	SystemPrompt  string
+	PromptVersion string
+	ModelID       string // empty: the brain's configured model
+	Tools         []string
+}
+
+// MatterAssistant is the reference agent.
+var MatterAssistant = Definition{
+	Key:           "matter_assistant",
+	PromptVersion: "matter_assistant/2026-12-01",
+	SystemPrompt: "You are a careful litigation assistant at a law firm. Use the tools to research the matter, " +
+		"draft documents and, when asked, prepare outbound actions. Outbound actions (client e-mail, court filings) " +
+		"are reviewed by counsel before they happen; if counsel declines, say so plainly and do not retry.",
+	Tools: []string{"search_matter_documents", "get_matter_summary", "draft_document",
+		"send_client_email", "file_court_document", "delete_matter_document"},
+}
+
+// Config holds the brain's limits. Zero values take the defaults.
+type Config struct {
+	ModelID    string
+	MaxTokens  int32         // maxTokens of every model call (default 1024)
+	StepLimit  int           // model calls per run (default 12)
+	WarrantTTL time.Duration // default dynamo.DefaultWarrantTTL
+	Lease      time.Duration // effect claim lease when ctx has no deadline (default 5m)
+	Now        func() time.Time
+	NewID      func() string
+}
+
+// Brain runs agents. Build it with New; it is safe for concurrent use.
+type Brain struct {
+	store  Store
+	model  Converser
+	policy *toolpolicy.Policy
+	prices *pricing.Table
+	logger *failure.Logger
+	cfg    Config
+	agents map[string]Definition
+	tools  map[string]registeredTool
+}
+
+type registeredTool struct {
+	tools.Tool
+	schema *jsonschema.Schema
+}
+
+// New builds a brain. Every tool schema is compiled and every agent's tools must
+// exist, so a bad registry fails at init, not mid-run.
+func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricing.Table, logger *failure.Logger,
+	cfg Config, toolset []tools.Tool, agents ...Definition) (*Brain, error) {
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = 1024
+	}
+	if cfg.StepLimit <= 0 {
+		cfg.StepLimit = 12
+	}
+	if cfg.WarrantTTL <= 0 {
+		cfg.WarrantTTL = dynamo.DefaultWarrantTTL
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 5 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string { return uuid.NewString() }
+	}
+	if logger == nil {
+		logger = failure.NewLogger(nil)
+	}
+	b := &Brain{store: store, model: model, policy: policy, prices: prices, logger: logger, cfg: cfg,
+		agents: map[string]Definition{}, tools: map[string]registeredTool{}}
+	for _, t := range toolset {
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		var doc any
+		if err := json.Unmarshal(t.Schema, &doc); err != nil {
+			return nil, fmt.Errorf("agent: tool %s schema: %w", t.Name, err)
+		}
+		if err := c.AddResource(t.Name+".json", doc); err != nil {
+			return nil, fmt.Errorf("agent: tool %s schema: %w", t.Name, err)
+		}
+		s, err := c.Compile(t.Name + ".json")
+		if err != nil {
+			return nil, fmt.Errorf("agent: tool %s schema: %w", t.Name, err)
+		}
+		b.tools[t.Name] = registeredTool{Tool: t, schema: s}
+	}
+	for _, d := range agents {
+		for _, name := range d.Tools {
+			if _, ok := b.tools[name]; !ok {
+				return nil, fmt.Errorf("agent: %s uses unknown tool %s", d.Key, name)
+			}
+		}
+		if d.ModelID == "" {
+			d.ModelID = cfg.ModelID
+		}
+		if _, err := prices.Price(d.ModelID); err != nil {
+			return nil, fmt.Errorf("agent: %s: %w", d.Key, err)
+		}
+		b.agents[d.Key] = d
+	}
+	return b, nil
+}
+
+// Agents lists the registered agent keys.
+func (b *Brain) Agents() []string {
+	keys := make([]string, 0, len(b.agents))
+	for k := range b.agents {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

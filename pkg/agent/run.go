@@ -1,0 +1,404 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+)
+
+// Result is where a run stands when the brain returns: completed, failed,
+// aborted, or held on a warrant (State.PendingApproval).
+type Result struct {
+	State reducer.RunState
+	Run   dynamo.Run
+}
+
+// StartOptions are the broker's choices for a new run.
+type StartOptions struct {
+	CostCapUSD string // decimal string, already bounded by the broker
+}
+
+// Run starts a run and drives it until it completes, fails or holds. Errors are
+// request-level (unknown agent or model: failure kinds unknown_agent and
+// unknown_model; a store that cannot create the run); a run that starts and then
+// fails is a Result with status failed, its failure in the ledger.
+func (b *Brain) Run(ctx context.Context, inv contracts.AgentInvoke, opts StartOptions) (Result, error) {
+	if err := inv.Validate(); err != nil {
+		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
+	}
+	if inv.Mode != contracts.ModeInvoke {
+		return Result{}, failure.New(failure.KindInvalidRequest, "field mode: Run starts invoke commands only")
+	}
+	def, ok := b.agents[inv.AgentKey]
+	if !ok {
+		return Result{}, failure.New(failure.KindUnknownAgent, "unknown agent_key")
+	}
+	if _, err := b.prices.Price(def.ModelID); err != nil {
+		return Result{}, failure.Wrap(failure.KindUnknownModel, "the agent's model has no price, so its cost cannot be capped", err)
+	}
+	if inv.Meta.MatterID == "" {
+		return Result{}, failure.New(failure.KindInvalidRequest, "field matter_id: required")
+	}
+	if _, err := pricing.ParseUSD(opts.CostCapUSD); err != nil {
+		return Result{}, failure.Wrap(failure.KindInvalidRequest, "field cost_cap_usd: must be a decimal string", err)
+	}
+	msgs, err := openingMessages(inv.History, inv.CounselMessage)
+	if err != nil {
+		return Result{}, err
+	}
+	started := &contracts.RunStarted{AgentKey: def.Key, Mode: contracts.ModeInvoke, ModelID: def.ModelID,
+		PromptVersion: def.PromptVersion, SchemaVersion: contracts.SchemaVersion, CostCapUSD: opts.CostCapUSD,
+		MaxTokens: int64(b.cfg.MaxTokens), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
+		CorrelationID: inv.Meta.CorrelationID, ChatSessionID: inv.Meta.ChatSessionID, FormID: inv.Meta.FormID,
+		History: append([]contracts.HistoryMessage{}, inv.History...), CounselMessage: inv.CounselMessage}
+	s := b.newSession(ctx, def, inv.Meta)
+	first, err := s.chain.Next(started)
+	if err != nil {
+		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
+	}
+	now := b.cfg.Now().UTC()
+	run := dynamo.Run{FirmID: inv.Meta.FirmID, RunID: inv.Meta.RunID, MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
+		AgentKey: def.Key, ModelID: def.ModelID, PromptVersion: def.PromptVersion, CorrelationID: inv.Meta.CorrelationID,
+		CostCapUSD: opts.CostCapUSD, Status: dynamo.RunStatus(reducer.StatusRunning), CreatedAt: now, UpdatedAt: now}
+	if err := b.store.CreateRun(ctx, run, first); err != nil {
+		return Result{}, err
+	}
+	if err := s.advance(first); err != nil {
+		return Result{}, err
+	}
+	s.msgs = msgs
+	s.loop(ctx)
+	return s.result(run), nil
+}
+
+// session is one invocation's view of a run: the chain head, the folded state
+// and the transcript, all advanced only after the store accepted a write.
+type session struct {
+	b     *Brain
+	def   Definition
+	meta  contracts.InvokeMeta
+	chain *contracts.Chain
+	state reducer.RunState
+	msgs  []types.Message
+	owner string
+	// allow is the warrant mounted for the resumed step (nil otherwise).
+	allow *dynamo.Warrant
+}
+
+func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {
+	c := contracts.NewChain(meta.RunID, meta.FirmID)
+	c.Now = b.cfg.Now
+	return &session{b: b, def: def, meta: meta, chain: c, owner: b.cfg.NewID()}
+}
+
+func (s *session) result(run dynamo.Run) Result {
+	run.Status = dynamo.RunStatus(s.state.Status)
+	run.HeldOn = s.state.HeldOn
+	return Result{State: s.state, Run: run}
+}
+
+func (s *session) scope() failure.Identity {
+	return failure.Identity{RunID: s.meta.RunID, FirmID: s.meta.FirmID, MatterID: s.meta.MatterID, CorrelationID: s.meta.CorrelationID}
+}
+
+// advance folds a stored line into the state. The brain and stream-reduce share
+// the reducer, so a line the reducer rejects is a bug here, never papered over.
+func (s *session) advance(l contracts.Line) error {
+	next, err := reducer.Apply(s.state, l)
+	if err != nil {
+		return fmt.Errorf("agent: reducer rejected seq %d (%s): %w", l.Seq, l.Type, err)
+	}
+	s.state = next
+	s.chain.Advance(l)
+	return nil
+}
+
+// build encodes events as the next lines without advancing, and folds them into
+// a tentative state so the caller can pick the write that matches the outcome.
+func (s *session) build(events ...contracts.Event) ([]contracts.Line, reducer.RunState, error) {
+	c := *s.chain
+	st := s.state
+	lines := make([]contracts.Line, 0, len(events))
+	for _, e := range events {
+		l, err := c.Append(e)
+		if err != nil {
+			return nil, st, err
+		}
+		if st, err = reducer.Apply(st, l); err != nil {
+			return nil, st, fmt.Errorf("agent: reducer rejects %s: %w", l.Type, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines, st, nil
+}
+
+// commit stores events with write (nil: append, or finish the run when the
+// events end it) and advances the session.
+func (s *session) commit(ctx context.Context, write func([]contracts.Line) error, events ...contracts.Event) error {
+	lines, st, err := s.build(events...)
+	if err != nil {
+		return err
+	}
+	if write == nil {
+		write = func(ls []contracts.Line) error {
+			if st.Status.Terminal() {
+				return s.b.store.FinishRun(ctx, s.meta.FirmID, s.meta.RunID, dynamo.RunStatus(st.Status), ls...)
+			}
+			return s.b.store.AppendEvents(ctx, s.meta.FirmID, s.meta.RunID, ls...)
+		}
+	}
+	if err := write(lines); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if err := s.advance(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fail ends the run with a sanitized failure envelope, logged once.
+func (s *session) fail(ctx context.Context, err error, stage failure.Stage) {
+	env := failure.Build(err, stage, "agent", s.scope())
+	s.b.logger.Log(ctx, env)
+	raw, _ := json.Marshal(env)
+	ev := &contracts.RunFailed{ErrorClass: errorClass(err), ErrorMessage: env.SanitizedSummary,
+		FailureStage: string(env.FailureStage), FailureKind: string(env.FailureKind), Failure: raw}
+	if werr := s.commit(ctx, nil, ev); werr != nil {
+		// The ledger stays consistent (nothing half-written); the run keeps its
+		// last state and the envelope of the write failure is logged too.
+		s.b.logger.Log(ctx, failure.Build(werr, failure.StageLedgerWrite, "agent", s.scope()))
+	}
+}
+
+func errorClass(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			break
+		}
+		err = u
+	}
+	return reflect.TypeOf(err).String()
+}
+
+// loop runs model turns until the run ends or holds.
+func (s *session) loop(ctx context.Context) {
+	for s.state.Status == reducer.StatusRunning {
+		if s.state.ModelCalls >= int64(s.b.cfg.StepLimit) {
+			s.fail(ctx, failure.New(failure.KindStepLimitExceeded, "the run reached its step limit"), failure.StageInvoke)
+			return
+		}
+		if !s.step(ctx) {
+			return
+		}
+	}
+}
+
+// step makes one model call and handles its tool uses. It returns false when
+// the run stopped (ended, held or failed).
+func (s *session) step(ctx context.Context) bool {
+	in := s.request()
+	if err := s.preflight(in); err != nil {
+		s.fail(ctx, err, failure.StageModelCall)
+		return false
+	}
+	var deltas []string
+	out, err := s.b.model.Converse(ctx, in, func(t string) { deltas = append(deltas, t) })
+	if err != nil {
+		s.fail(ctx, err, failure.StageModelCall)
+		return false
+	}
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		s.fail(ctx, failure.New(failure.KindModelMalformedOutput, "the model returned no message"), failure.StageModelCall)
+		return false
+	}
+	turn := s.state.Turns + 1
+	blocks, text, err := contentFromModel(msg.Value.Content)
+	if err != nil {
+		s.fail(ctx, failure.Wrap(failure.KindModelMalformedOutput, "the model returned a malformed tool use", err), failure.StageModelCall)
+		return false
+	}
+	usage := usageOf(out.Usage)
+	cost, err := s.b.prices.TokenCost(s.def.ModelID, usage)
+	if err != nil {
+		s.fail(ctx, failure.Wrap(failure.KindUnknownModel, "the model's usage cannot be priced", err), failure.StageModelCall)
+		return false
+	}
+	var events []contracts.Event
+	for _, d := range deltas {
+		events = append(events, &contracts.TurnDelta{Turn: turn, Text: d})
+	}
+	stop := string(out.StopReason)
+	events = append(events,
+		&contracts.TurnCompleted{Turn: turn, Text: text, StopReason: stop, Content: blocks},
+		&contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)})
+	toolUses := 0
+	for _, b := range blocks {
+		if b.Type == contracts.BlockToolUse {
+			toolUses++
+		}
+	}
+	if stop != string(types.StopReasonToolUse) || toolUses == 0 {
+		events = append(events, &contracts.RunCompleted{StopReason: stop, FinalText: text})
+	}
+	// If this usage crosses the cap the reducer aborts the run, and commit
+	// finishes it in the same write: nothing runs after a crossing.
+	if err := s.commit(ctx, nil, events...); err != nil {
+		s.fail(ctx, err, failure.StageLedgerWrite)
+		return false
+	}
+	s.msgs = append(s.msgs, types.Message{Role: types.ConversationRoleAssistant, Content: msg.Value.Content})
+	if s.state.Status != reducer.StatusRunning {
+		return false
+	}
+	return s.runTools(ctx, turn, blocks, nil)
+}
+
+// runTools handles a turn's tool uses in order, then hands the results to the
+// model. It returns false when the run stopped.
+func (s *session) runTools(ctx context.Context, turn int64, blocks []contracts.ContentBlock, done map[string]*contracts.ToolCompleted) bool {
+	var results []types.ContentBlock
+	for _, b := range blocks {
+		if b.Type != contracts.BlockToolUse {
+			continue
+		}
+		if tc, ok := done[b.ToolUseID]; ok {
+			results = append(results, toolResultBlock(tc))
+			continue
+		}
+		tc, held, err := s.toolCall(ctx, turn, b)
+		if err != nil {
+			s.fail(ctx, err, stageOf(err))
+			return false
+		}
+		if held {
+			return false
+		}
+		results = append(results, toolResultBlock(tc))
+	}
+	s.allow = nil // the warrant covered only the step it resumed
+	s.msgs = append(s.msgs, types.Message{Role: types.ConversationRoleUser, Content: results})
+	return s.state.Status == reducer.StatusRunning
+}
+
+// request builds the next Converse call from the transcript.
+func (s *session) request() *bedrockruntime.ConverseInput {
+	var specs []types.Tool
+	for _, name := range s.def.Tools {
+		t := s.b.tools[name]
+		var schemaDoc any
+		_ = json.Unmarshal(t.Schema, &schemaDoc)
+		specs = append(specs, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
+			Name: aws.String(t.Name), Description: aws.String(t.Description),
+			InputSchema: &types.ToolInputSchemaMemberJson{Value: lazyDocument(schemaDoc)},
+		}})
+	}
+	system := s.def.SystemPrompt + "\nMatter: " + s.meta.MatterID
+	return &bedrockruntime.ConverseInput{
+		ModelId:         aws.String(s.def.ModelID),
+		System:          []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: system}},
+		Messages:        s.msgs,
+		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(s.b.cfg.MaxTokens)},
+		ToolConfig:      &types.ToolConfiguration{Tools: specs},
+	}
+}
+
+// preflight refuses a call whose worst case would cross the cap: the cost so
+// far plus the estimated input tokens and every allowed output token.
+func (s *session) preflight(in *bedrockruntime.ConverseInput) error {
+	worst, err := s.b.prices.TokenCost(s.def.ModelID, contracts.Usage{
+		InputTokens: estimateInputTokens(in), OutputTokens: int64(aws.ToInt32(in.InferenceConfig.MaxTokens))})
+	if err != nil {
+		return failure.Wrap(failure.KindUnknownModel, "the model cannot be priced", err)
+	}
+	if s.state.Cost+worst > s.state.CostCap {
+		return failure.New(failure.KindCostCapExceeded, "the next model call could exceed the run's cost cap")
+	}
+	return nil
+}
+
+// estimateInputTokens over-estimates on purpose: one token per three bytes of
+// the serialized request, where real tokenizers average about four.
+func estimateInputTokens(in *bedrockruntime.ConverseInput) int64 {
+	n := 0
+	for _, sb := range in.System {
+		if t, ok := sb.(*types.SystemContentBlockMemberText); ok {
+			n += len(t.Value)
+		}
+	}
+	for _, m := range in.Messages {
+		for _, c := range m.Content {
+			n += blockSize(c)
+		}
+	}
+	for _, t := range in.ToolConfig.Tools {
+		if spec, ok := t.(*types.ToolMemberToolSpec); ok {
+			n += len(aws.ToString(spec.Value.Name)) + len(aws.ToString(spec.Value.Description))
+			if js, ok := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson); ok {
+				b, _ := js.Value.MarshalSmithyDocument()
+				n += len(b)
+			}
+		}
+	}
+	return int64(n/3 + 1)
+}
+
+func blockSize(c types.ContentBlock) int {
+	switch v := c.(type) {
+	case *types.ContentBlockMemberText:
+		return len(v.Value)
+	case *types.ContentBlockMemberToolUse:
+		b, _ := v.Value.Input.MarshalSmithyDocument()
+		return len(b) + len(aws.ToString(v.Value.Name)) + len(aws.ToString(v.Value.ToolUseId))
+	case *types.ContentBlockMemberToolResult:
+		n := len(aws.ToString(v.Value.ToolUseId))
+		for _, rc := range v.Value.Content {
+			switch r := rc.(type) {
+			case *types.ToolResultContentBlockMemberText:
+				n += len(r.Value)
+			case *types.ToolResultContentBlockMemberJson:
+				b, _ := r.Value.MarshalSmithyDocument()
+				n += len(b)
+			}
+		}
+		return n
+	}
+	return 64
+}
+
+func usageOf(u *types.TokenUsage) contracts.Usage {
+	if u == nil {
+		return contracts.Usage{}
+	}
+	return contracts.Usage{InputTokens: int64(aws.ToInt32(u.InputTokens)), OutputTokens: int64(aws.ToInt32(u.OutputTokens)),
+		CacheReadInputTokens: int64(aws.ToInt32(u.CacheReadInputTokens)), CacheWriteInputTokens: int64(aws.ToInt32(u.CacheWriteInputTokens))}
+}
+
+// leaseUntil is the claim lease: the Lambda deadline when there is one.
+func (s *session) leaseUntil(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.UTC()
+	}
+	return s.b.cfg.Now().Add(s.b.cfg.Lease).UTC()
+}
+
+func (s *session) toolContext(ctx context.Context) context.Context {
+	return tools.NewContext(ctx, tools.Scope{FirmID: s.meta.FirmID, RunID: s.meta.RunID, MatterID: s.meta.MatterID})
+}
