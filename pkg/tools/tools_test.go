@@ -1,0 +1,118 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+)
+
+const matter = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
+
+// outbox is a test double: effects keyed by effect_ref, like the store's.
+type outbox struct {
+	mu      sync.Mutex
+	effects map[string]dynamo.Outbound
+}
+
+func (o *outbox) RecordOutbound(_ context.Context, e dynamo.Outbound) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.effects[e.EffectRef]; ok {
+		return false, nil
+	}
+	o.effects[e.EffectRef] = e
+	return true, nil
+}
+
+func byName(t *testing.T, ob tools.Outbox) map[string]tools.Tool {
+	m := map[string]tools.Tool{}
+	for _, tl := range tools.Reference(ob, nil) {
+		m[tl.Name] = tl
+	}
+	return m
+}
+
+func scoped() context.Context {
+	return tools.NewContext(context.Background(), tools.Scope{FirmID: "f", RunID: "r", MatterID: matter})
+}
+
+func TestEveryReferenceToolIsInThePolicy(t *testing.T) {
+	policy, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]toolpolicy.Tier{"search_matter_documents": "low", "get_matter_summary": "low", "draft_document": "medium",
+		"send_client_email": "high", "file_court_document": "high", "delete_matter_document": "prohibited"}
+	for name, tl := range byName(t, nil) {
+		d, err := policy.GetToolRiskDecision(name, nil)
+		if err != nil || d.MatchedPolicy == "default" || d.Tier != want[name] {
+			t.Errorf("%s: %+v %v", name, d, err)
+		}
+		var schema map[string]any
+		if json.Unmarshal(tl.Schema, &schema) != nil || schema["type"] != "object" {
+			t.Errorf("%s: schema is not an object schema", name)
+		}
+	}
+}
+
+func TestEffectsAreIdempotentByEffectRef(t *testing.T) {
+	ob := &outbox{effects: map[string]dynamo.Outbound{}}
+	file := byName(t, ob)["file_court_document"]
+	in := json.RawMessage(`{"matter_id":"` + matter + `","court":"SF Superior","document_title":"Motion","document_text":"x"}`)
+	a, err := file.Execute(scoped(), in, "ref-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := file.Execute(scoped(), in, "ref-1") // a retried delivery
+	if err != nil || string(a) != string(b) {
+		t.Fatalf("retry answered differently: %s vs %s (%v)", a, b, err)
+	}
+	if len(ob.effects) != 1 || ob.effects["ref-1"].Kind != "court_filing" {
+		t.Fatalf("effects = %+v", ob.effects)
+	}
+	if !strings.Contains(file.Summarize(in), "Motion") {
+		t.Fatalf("summary = %q", file.Summarize(in))
+	}
+	if _, err := file.Execute(scoped(), in, ""); err == nil {
+		t.Fatal("an effect without effect_ref ran")
+	}
+}
+
+func TestToolsSeeOnlyTheirRunsMatter(t *testing.T) {
+	ob := &outbox{effects: map[string]dynamo.Outbound{}}
+	other := json.RawMessage(`{"matter_id":"11111111-2222-4333-8444-555555555555","query":"motion"}`)
+	for name, tl := range byName(t, ob) {
+		in := other
+		if _, err := tl.Execute(scoped(), in, "ref"); !errors.Is(err, tools.ErrOutOfScope) {
+			t.Errorf("%s ran against another matter: %v", name, err)
+		}
+		if _, err := tl.Execute(context.Background(), in, "ref"); err == nil {
+			t.Errorf("%s ran without a run scope", name)
+		}
+	}
+	if len(ob.effects) != 0 {
+		t.Fatalf("effects recorded: %+v", ob.effects)
+	}
+}
+
+func TestSearchFindsFixtureDocuments(t *testing.T) {
+	out, err := byName(t, nil)["search_matter_documents"].Execute(scoped(), json.RawMessage(`{"matter_id":"`+matter+`","query":"compel"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Documents []struct {
+			DocumentID string `json:"document_id"`
+		}
+	}
+	if json.Unmarshal(out, &res) != nil || len(res.Documents) == 0 {
+		t.Fatalf("no hits: %s", out)
+	}
+}
