@@ -1,0 +1,158 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+)
+
+// The functions, named as their folders under functions/.
+const (
+	Invoke       = "invoke"
+	Approve      = "approve"
+	Resume       = "resume"
+	Runs         = "runs"
+	StreamReduce = "stream-reduce"
+)
+
+var (
+	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM"}
+	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
+)
+
+// FunctionVars is every environment variable each function reads.
+var FunctionVars = map[string][]string{
+	Invoke:       append(append([]string{}, base...), brain...),
+	Resume:       append(append([]string{}, base...), brain...),
+	Approve:      base,
+	Runs:         base,
+	StreamReduce: base,
+}
+
+// Optional variables may be left unset in the template.
+var Optional = map[string]bool{"PRICING_FILE": true}
+
+// Config is a function's validated configuration.
+type Config struct {
+	Function   string
+	TableName  string
+	LogLevel   slog.Level
+	FirmClaim  string
+	RolesClaim string
+
+	ModelID           string
+	DefaultCostCapUSD string
+	MaxCostCapUSD     string
+	DefaultCostCap    pricing.Nano
+	MaxCostCap        pricing.Nano
+	WarrantTTL        time.Duration
+	MaxTokens         int32
+	StepLimit         int
+	Streaming         bool
+	Prices            *pricing.Table
+}
+
+// Load reads function's variables through lookup (os.LookupEnv in main).
+func Load(function string, lookup func(string) (string, bool)) (c Config, err error) {
+	vars, ok := FunctionVars[function]
+	if !ok {
+		return Config{}, fmt.Errorf("config: unknown function %q", function)
+	}
+	undeclared := ""
+	get := func(name, def string) string {
+		for _, v := range vars {
+			if v == name {
+				if s, ok := lookup(name); ok && strings.TrimSpace(s) != "" {
+					return strings.TrimSpace(s)
+				}
+				return def
+			}
+		}
+		undeclared = name // a programming error: FunctionVars must list what a function reads
+		return def
+	}
+	invalid := func(name, why string) error {
+		return failure.New(failure.KindConfigInvalid, "environment variable "+name+" "+why)
+	}
+	c = Config{Function: function, TableName: get("TABLE_NAME", ""), FirmClaim: get("FIRM_CLAIM", "firm_id"), RolesClaim: get("ROLES_CLAIM", "roles")}
+	if c.TableName == "" {
+		return Config{}, invalid("TABLE_NAME", "is required")
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
+		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")
+	}
+	if function != Invoke && function != Resume {
+		return c, nil
+	}
+	defer func() {
+		if undeclared != "" && err == nil {
+			c, err = Config{}, fmt.Errorf("config: %s reads undeclared variable %s", function, undeclared)
+		}
+	}()
+	c.ModelID = get("MODEL_ID", "")
+	if c.ModelID == "" {
+		return Config{}, invalid("MODEL_ID", "is required")
+	}
+	c.DefaultCostCapUSD, c.MaxCostCapUSD = get("DEFAULT_COST_CAP_USD", "1.00"), get("MAX_COST_CAP_USD", "10.00")
+	if c.DefaultCostCap, err = pricing.ParseUSD(c.DefaultCostCapUSD); err != nil || c.DefaultCostCap <= 0 {
+		return Config{}, invalid("DEFAULT_COST_CAP_USD", "must be a positive decimal string like 1.00")
+	}
+	if c.MaxCostCap, err = pricing.ParseUSD(c.MaxCostCapUSD); err != nil || c.MaxCostCap < c.DefaultCostCap {
+		return Config{}, invalid("MAX_COST_CAP_USD", "must be a decimal string not below DEFAULT_COST_CAP_USD")
+	}
+	if c.WarrantTTL, err = time.ParseDuration(get("WARRANT_TTL", "24h")); err != nil || c.WarrantTTL < time.Minute || c.WarrantTTL > 30*24*time.Hour {
+		return Config{}, invalid("WARRANT_TTL", "must be a Go duration between 1m and 720h")
+	}
+	maxTokens, err := strconv.Atoi(get("MAX_TOKENS", "1024"))
+	if err != nil || maxTokens < 1 || maxTokens > 128000 {
+		return Config{}, invalid("MAX_TOKENS", "must be an integer between 1 and 128000")
+	}
+	c.MaxTokens = int32(maxTokens)
+	if c.StepLimit, err = strconv.Atoi(get("STEP_LIMIT", "12")); err != nil || c.StepLimit < 1 || c.StepLimit > 100 {
+		return Config{}, invalid("STEP_LIMIT", "must be an integer between 1 and 100")
+	}
+	if c.Streaming, err = strconv.ParseBool(get("BEDROCK_STREAMING", "false")); err != nil {
+		return Config{}, invalid("BEDROCK_STREAMING", "must be true or false")
+	}
+	if path := get("PRICING_FILE", ""); path != "" {
+		c.Prices, err = pricing.LoadFile(path)
+	} else {
+		c.Prices, err = pricing.Embedded()
+	}
+	if err != nil {
+		return Config{}, failure.Wrap(failure.KindConfigInvalid, "environment variable PRICING_FILE: the price table does not load", err)
+	}
+	if _, err := c.Prices.Price(c.ModelID); err != nil {
+		return Config{}, failure.Wrap(failure.KindUnknownModel, "environment variable MODEL_ID: the model has no price, so runs could not be capped", err)
+	}
+	return c, nil
+}
+
+// CostCap resolves a run's cap: the default when the request names none, and
+// never above the configured maximum.
+func (c Config) CostCap(requested string) (string, error) {
+	if requested == "" {
+		return c.DefaultCostCapUSD, nil
+	}
+	n, err := pricing.ParseUSD(requested)
+	if err != nil || n <= 0 {
+		return "", failure.New(failure.KindInvalidRequest, "field cost_cap_usd: must be a positive decimal string like \"0.50\"")
+	}
+	if n > c.MaxCostCap {
+		return "", failure.New(failure.KindInvalidRequest, "field cost_cap_usd: must not exceed "+c.MaxCostCapUSD)
+	}
+	return pricing.FormatUSD(n), nil
+}
+
+// Fatal logs a configuration failure as an envelope and exits; only main calls it.
+func Fatal(function string, err error) {
+	failure.NewLogger(os.Stdout).Log(context.Background(), failure.Build(err, failure.StageConfig, function, failure.Identity{}))
+	os.Exit(1)
+}

@@ -1,0 +1,76 @@
+package handlers
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+)
+
+// ApproveBody is counsel's decision, with the tool_input_hash counsel was shown.
+type ApproveBody struct {
+	Decision      string `json:"decision"` // "approve" or "deny"
+	ToolInputHash string `json:"tool_input_hash"`
+	Note          string `json:"note,omitempty"`
+}
+
+// Approve handles POST /v1/runs/{run_id}/approvals/{approval_id}: a user with
+// role counsel in the run's firm signs (approve) or declines (deny) a pending
+// warrant. The warrant is looked up by the caller's firm, so another firm's
+// warrant is simply not found.
+//
+// Answers: 200 with the warrant view. Errors (problem+json): 400 invalid body or
+// path, 401 missing claims, 403 not counsel, 404 no such run or warrant in this
+// firm, 409 not pending or hash mismatch, 410 expired.
+type Approve struct {
+	Store agent.DecideStore
+	HTTP  httpapi.Config
+	Resp  httpapi.Responder
+	Now   func() time.Time
+}
+
+// Handle is the Lambda handler.
+func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	id := failure.Identity{CorrelationID: httpapi.CorrelationID(req)}
+	p, err := h.HTTP.Principal(req)
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageAuthorize, id), nil
+	}
+	id.FirmID = p.FirmID
+	if !p.IsCounsel() {
+		return h.Resp.Error(ctx, failure.New(failure.KindForbidden, "only counsel may decide a warrant"), failure.StageAuthorize, id), nil
+	}
+	runID, err := httpapi.PathUUID(req, "run_id")
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
+	}
+	id.RunID = runID
+	approvalID, err := httpapi.PathUUID(req, "approval_id")
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
+	}
+	var body ApproveBody
+	if err := h.HTTP.DecodeBody(req, &body); err != nil {
+		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
+	}
+	decision := map[string]string{"approve": contracts.DecisionApproved, "deny": contracts.DecisionDenied}[body.Decision]
+	if decision == "" {
+		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field decision: must be one of [approve deny]"), failure.StageRequest, id), nil
+	}
+	if utf8.RuneCountInString(body.Note) > 2000 { // the limit is characters, not bytes
+		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field note: at most 2000 characters"), failure.StageRequest, id), nil
+	}
+	w, err := agent.Decide(ctx, h.Store, p.FirmID, runID, approvalID,
+		dynamo.Decision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note}, h.Now)
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
+	}
+	return httpapi.JSON(200, warrantView(w), id.CorrelationID), nil
+}

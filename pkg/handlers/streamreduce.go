@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+)
+
+// ProjectionStore is what the reducer needs of the store.
+type ProjectionStore interface {
+	GetRun(ctx context.Context, firm, run string) (dynamo.Run, error)
+	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]dynamo.LedgerItem, bool, error)
+	UpdateProjection(ctx context.Context, firm, run string, prevSeq int64, p dynamo.Projection) error
+}
+
+// StreamReduce folds new ledger lines into each run's projection. Streams
+// order records per item only and deliver at least once, so a record is a
+// trigger, not data: for each run in the batch it reads the ledger from the
+// projection's last_seq + 1 (consistent), folds with the shared reducer and
+// writes the projection conditioned on the previous last_seq. Work per batch is
+// O(new lines). A batch delivered twice or shuffled gives the same projection.
+//
+// Answers: BatchItemFailures naming the records of runs whose projection could
+// not be advanced (store errors, a ledger that does not verify), so only those
+// are retried. A line of an unknown type or schema halts that run's projection:
+// it is recorded on the run with a failure envelope and is not reported as a
+// failure, so one new event type cannot block the shard until records expire.
+type StreamReduce struct {
+	Store  ProjectionStore
+	Logger *failure.Logger
+}
+
+// Handle is the Lambda handler.
+func (h *StreamReduce) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	type runKey struct{ firm, run string }
+	records := map[runKey][]string{}
+	var order []runKey
+	var resp events.DynamoDBEventResponse
+	for _, r := range ev.Records {
+		pk := r.Change.Keys["PK"].String()
+		firm, run, ok := parseRunPK(pk)
+		if !ok {
+			continue // not a run partition: nothing to project
+		}
+		k := runKey{firm, run}
+		if _, seen := records[k]; !seen {
+			order = append(order, k)
+		}
+		records[k] = append(records[k], r.Change.SequenceNumber)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].run < order[j].run })
+	for _, k := range order {
+		if err := h.project(ctx, k.firm, k.run); err != nil {
+			h.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "stream-reduce", failure.Identity{RunID: k.run, FirmID: k.firm}))
+			for _, seq := range records[k] {
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+			}
+		}
+	}
+	return resp, nil
+}
+
+// project advances one run's projection, retrying a lost optimistic race.
+func (h *StreamReduce) project(ctx context.Context, firm, run string) error {
+	for attempt := 0; ; attempt++ {
+		err := h.projectOnce(ctx, firm, run)
+		if !errors.Is(err, dynamo.ErrProjectionConflict) || attempt == 3 {
+			return err
+		}
+	}
+}
+
+func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error {
+	item, err := h.Store.GetRun(ctx, firm, run)
+	if err != nil {
+		return err
+	}
+	var st reducer.RunState
+	if len(item.Projection.State) > 0 {
+		if err := json.Unmarshal(item.Projection.State, &st); err != nil {
+			return fmt.Errorf("stored projection: %w", err)
+		}
+	}
+	prev := item.Projection.LastSeq
+	if st.LastSeq != prev {
+		return fmt.Errorf("stored projection is inconsistent: state seq %d, last_seq %d", st.LastSeq, prev)
+	}
+	items, _, err := h.Store.ReadLedger(ctx, firm, run, prev, 0)
+	if err != nil {
+		return err
+	}
+	halted := ""
+	for _, it := range items {
+		l, err := contracts.ParseEventLine(it.Raw)
+		if errors.Is(err, contracts.ErrUnknownEvent) {
+			halted = fmt.Sprintf("unknown event at seq %d", it.Seq)
+			h.Logger.Log(ctx, failure.Build(failure.Wrap(failure.KindUnknownEvent, "", err), failure.StageReduce, "stream-reduce",
+				failure.Identity{RunID: run, FirmID: firm}))
+			break
+		}
+		if err != nil {
+			return failure.Wrap(failure.KindLedgerCorrupt, "", err)
+		}
+		if st, err = reducer.Apply(st, l); err != nil {
+			return failure.Wrap(failure.KindLedgerCorrupt, "", err)
+		}
+	}
+	if st.LastSeq == prev && halted == item.Projection.Halted {
+		return nil // a duplicate delivery: nothing new
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return h.Store.UpdateProjection(ctx, firm, run, prev, dynamo.Projection{LastSeq: st.LastSeq, Status: string(st.Status), State: raw, Halted: halted})
+}
+
+// parseRunPK splits FIRM#<firm>#RUN#<run>.
+func parseRunPK(pk string) (firm, run string, ok bool) {
+	rest, found := strings.CutPrefix(pk, "FIRM#")
+	if !found {
+		return "", "", false
+	}
+	firm, run, found = strings.Cut(rest, "#RUN#")
+	if !found || contracts.CheckUUID("", firm) != nil || contracts.CheckUUID("", run) != nil {
+		return "", "", false
+	}
+	return firm, run, true
+}

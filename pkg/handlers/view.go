@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+)
+
+// RunView is the one JSON shape of a run, wherever a run is returned.
+type RunView struct {
+	RunID               string       `json:"run_id"`
+	Status              string       `json:"status"`
+	AgentKey            string       `json:"agent_key"`
+	MatterID            string       `json:"matter_id"`
+	ModelID             string       `json:"model_id"`
+	InputTokens         int64        `json:"input_tokens"`
+	OutputTokens        int64        `json:"output_tokens"`
+	CostUSD             string       `json:"cost_usd"`
+	CostCapUSD          string       `json:"cost_cap_usd"`
+	FinalText           string       `json:"final_text,omitempty"`
+	StopReason          string       `json:"stop_reason,omitempty"`
+	Failure             *FailureView `json:"failure,omitempty"`
+	PendingApproval     *WarrantView `json:"pending_approval,omitempty"`
+	ProjectedThroughSeq int64        `json:"projected_through_seq"`
+}
+
+// FailureView is what a client may see of a failed run.
+type FailureView struct {
+	Kind               string `json:"kind"`
+	Stage              string `json:"stage"`
+	UserVisibleMessage string `json:"user_visible_message"`
+}
+
+// WarrantView is a warrant as counsel sees it before and after signing.
+type WarrantView struct {
+	ApprovalRequestID string `json:"approval_request_id"`
+	RunID             string `json:"run_id,omitempty"`
+	ToolName          string `json:"tool_name"`
+	HumanSummary      string `json:"human_summary"`
+	Reason            string `json:"reason"`
+	RiskTier          string `json:"risk_tier"`
+	ToolInputHash     string `json:"tool_input_hash"`
+	ExpiresAt         string `json:"expires_at"`
+	Status            string `json:"status,omitempty"`
+	DecidedBy         string `json:"decided_by,omitempty"`
+	DecidedAt         string `json:"decided_at,omitempty"`
+}
+
+// runView renders a folded state; the run item fills what the fold has not
+// reached yet (a projection that lags the ledger).
+func runView(st reducer.RunState, run dynamo.Run) RunView {
+	v := RunView{RunID: run.RunID, Status: string(st.Status), AgentKey: st.AgentKey, MatterID: st.MatterID, ModelID: st.ModelID,
+		InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, CostUSD: pricing.FormatUSD(st.Cost),
+		CostCapUSD: pricing.FormatUSD(st.CostCap), FinalText: st.FinalText, StopReason: st.StopReason, ProjectedThroughSeq: st.LastSeq}
+	if st.LastSeq == 0 {
+		v.Status, v.AgentKey, v.MatterID, v.ModelID, v.CostCapUSD = string(run.Status), run.AgentKey, run.MatterID, run.ModelID, run.CostCapUSD
+	}
+	if st.FailureKind != "" {
+		v.Failure = &FailureView{Kind: st.FailureKind, Stage: st.FailureStage, UserVisibleMessage: failure.UserMessage(failure.Kind(st.FailureKind))}
+	}
+	if p := st.PendingApproval; p != nil {
+		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, HumanSummary: p.HumanSummary,
+			Reason: p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending"}
+	}
+	return v
+}
+
+func warrantView(w dynamo.Warrant) WarrantView {
+	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, HumanSummary: w.HumanSummary,
+		Reason: w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
+		Status: string(w.Status), DecidedBy: w.DecidedBy}
+	if !w.DecidedAt.IsZero() {
+		v.DecidedAt = contracts.FormatTime(w.DecidedAt)
+	}
+	return v
+}
+
+func statusFor(st reducer.RunState) int {
+	if st.Status == reducer.StatusHeld {
+		return 202
+	}
+	return 200
+}
