@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Run the AWS SAM transform on template.yaml offline and check what it makes.
+
+No AWS account, credentials or network: the transform is the one CloudFormation
+runs (aws-sam-translator), with the two things it would fetch from AWS stubbed:
+
+- the managed-policy map (SAM asks IAM for it to expand policy names): a fixed
+  map; this template names no managed policy (every role is explicit);
+- the Region (SAM derives the partition from it): AWS_DEFAULT_REGION.
+
+CodeUri "." is a local path that `sam build`/`sam package` replace with an S3
+URI before CloudFormation sees the template; the translator only accepts S3
+URIs, so it is replaced the same way here. Parameters without a default get
+placeholder values (see PARAMETERS).
+
+It also reads samconfig.toml: every environment's parameter_overrides must
+name parameters of the template and satisfy their AllowedValues/AllowedPattern,
+and the transform is checked once more with each environment's values.
+
+Usage: deploy/translate.py [template.yaml] [--samconfig samconfig.toml] [--out transformed.json]
+Exits non-zero, naming every failed check, if the output lacks what the
+deployment relies on.
+"""
+
+import argparse
+import copy
+import json
+import logging
+import os
+import re
+import shlex
+import sys
+import tomllib
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+# The transform records timing metrics for its DummyMetricsPublisher, which
+# sends nothing, and warns at exit that they were never published.
+logging.getLogger("samtranslator.metrics.metrics").setLevel(logging.ERROR)
+
+from samtranslator.translator.transform import transform  # noqa: E402
+from samtranslator.yaml_helper import yaml_parse  # noqa: E402
+
+# Values for parameters that have no default. Anything syntactically valid will
+# do: the transform copies them into the output, it does not resolve them.
+PARAMETERS = {
+    "JwtIssuer": "https://issuer.example.com/",
+    "JwtAudience": "warrant-api",
+}
+
+# The six HTTP routes and the function each must reach.
+ROUTES = {
+    "POST /v1/runs": "InvokeFunction",
+    "POST /v1/runs/{run_id}/approvals/{approval_id}": "ApproveFunction",
+    "POST /v1/runs/{run_id}/resume": "ResumeFunction",
+    "GET /v1/runs/{run_id}": "RunsFunction",
+    "GET /v1/runs/{run_id}/events": "RunsFunction",
+    "GET /v1/approvals": "RunsFunction",
+}
+FUNCTIONS = ["InvokeFunction", "ApproveFunction", "ResumeFunction", "RunsFunction", "StreamReduceFunction"]
+LEDGER_FILTER = {"eventName": ["INSERT"], "dynamodb": {"Keys": {"SK": {"S": [{"prefix": "EVT#"}]}}}}
+
+
+class StaticManagedPolicyLoader:
+    """Stands in for samtranslator's ManagedPolicyLoader, which lists policies through IAM."""
+
+    def load(self):
+        return {
+            "AWSLambdaBasicExecutionRole": "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+            "AWSLambdaDynamoDBExecutionRole": "arn:aws:iam::aws:policy/service-role/AWSLambdaDynamoDBExecutionRole",
+        }
+
+
+def parameter_values(template):
+    values = {}
+    for name, spec in (template.get("Parameters") or {}).items():
+        if "Default" in spec:
+            values[name] = spec["Default"]
+    values.update(PARAMETERS)
+    missing = [n for n in (template.get("Parameters") or {}) if n not in values]
+    if missing:
+        raise SystemExit(f"translate: no value for parameters {missing}; add them to PARAMETERS")
+    return values
+
+
+def samconfig_overrides(path, template):
+    """Returns {env: {param: value}} from samconfig.toml and a list of problems."""
+    problems, envs = [], {}
+    with open(path, "rb") as f:
+        cfg = tomllib.load(f)
+    params = template.get("Parameters") or {}
+    for env, sections in cfg.items():
+        if not isinstance(sections, dict):
+            continue
+        po = (((sections.get("deploy") or {}).get("parameters")) or {}).get("parameter_overrides")
+        if po is None:
+            continue
+        pairs = {}
+        for item in shlex.split(po) if isinstance(po, str) else po:
+            key, sep, value = item.partition("=")
+            if not sep:
+                problems.append(f"samconfig [{env}]: parameter override {item!r} is not Key=Value")
+                continue
+            pairs[key] = value
+        for key, value in pairs.items():
+            spec = params.get(key)
+            if spec is None:
+                problems.append(f"samconfig [{env}]: {key} is not a parameter of the template")
+                continue
+            allowed = spec.get("AllowedValues")
+            if allowed is not None and value not in [str(a) for a in allowed]:
+                problems.append(f"samconfig [{env}]: {key}={value!r} is not one of {allowed}")
+            pattern = spec.get("AllowedPattern")
+            if pattern is not None and not re.fullmatch(pattern, value):
+                problems.append(f"samconfig [{env}]: {key}={value!r} does not match {pattern}")
+        envs[env] = pairs
+    return envs, problems
+
+
+def local_code_to_s3(template):
+    for rsc in (template.get("Resources") or {}).values():
+        if rsc.get("Type") == "AWS::Serverless::Function":
+            props = rsc.setdefault("Properties", {})
+            if isinstance(props.get("CodeUri"), str) and not props["CodeUri"].startswith("s3://"):
+                props["CodeUri"] = "s3://offline-validation/warrant.zip"
+
+
+def of_type(resources, typ):
+    return {k: v for k, v in resources.items() if v.get("Type") == typ}
+
+
+def is_ref(value, logical_id):
+    return value == {"Ref": logical_id}
+
+
+def check(out):
+    """Returns a list of failures (empty when everything holds) and a summary."""
+    problems = []
+    res = out.get("Resources", {})
+    summary = {}
+
+    def need(cond, msg):
+        if not cond:
+            problems.append(msg)
+
+    # Functions: five, each with what Globals should have merged in.
+    fns = of_type(res, "AWS::Lambda::Function")
+    summary["AWS::Lambda::Function"] = sorted(fns)
+    need(sorted(fns) == sorted(FUNCTIONS), f"want Lambda functions {sorted(FUNCTIONS)}, got {sorted(fns)}")
+    for name, fn in fns.items():
+        p = fn.get("Properties", {})
+        need(p.get("Runtime") == "provided.al2023", f"{name}: Runtime {p.get('Runtime')!r}")
+        need(p.get("Architectures") == ["arm64"], f"{name}: Architectures {p.get('Architectures')!r}")
+        need(p.get("Handler") == "bootstrap", f"{name}: Handler {p.get('Handler')!r}")
+        lc = p.get("LoggingConfig", {})
+        need(lc.get("LogFormat") == "JSON", f"{name}: LoggingConfig.LogFormat {lc.get('LogFormat')!r}")
+        need(isinstance(lc.get("LogGroup"), dict) and "Ref" in lc["LogGroup"],
+             f"{name}: LoggingConfig.LogGroup should reference its own log group, got {lc.get('LogGroup')!r}")
+        role = p.get("Role")
+        need(isinstance(role, dict) and "Fn::GetAtt" in role,
+             f"{name}: Role should be the template's explicit role, got {role!r}")
+        env = (p.get("Environment") or {}).get("Variables") or {}
+        for var in ("TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM"):
+            need(var in env, f"{name}: environment lacks {var} (Globals not merged?)")
+
+    # No SAM-generated role: those carry AWS managed policies with Resource "*".
+    for name, role in of_type(res, "AWS::IAM::Role").items():
+        need(not role.get("Properties", {}).get("ManagedPolicyArns"),
+             f"{name}: has ManagedPolicyArns {role['Properties'].get('ManagedPolicyArns')} (SAM-generated role?)")
+
+    # The stream mapping.
+    esms = of_type(res, "AWS::Lambda::EventSourceMapping")
+    summary["AWS::Lambda::EventSourceMapping"] = sorted(esms)
+    need(len(esms) == 1, f"want one event source mapping, got {sorted(esms)}")
+    for name, esm in esms.items():
+        p = esm.get("Properties", {})
+        need(is_ref(p.get("FunctionName"), "StreamReduceFunction"), f"{name}: FunctionName {p.get('FunctionName')!r}")
+        need(p.get("EventSourceArn") == {"Fn::GetAtt": ["Table", "StreamArn"]}, f"{name}: EventSourceArn {p.get('EventSourceArn')!r}")
+        need(p.get("StartingPosition") == "LATEST", f"{name}: StartingPosition {p.get('StartingPosition')!r}")
+        filters = (p.get("FilterCriteria") or {}).get("Filters") or []
+        patterns = []
+        for f in filters:
+            try:
+                patterns.append(json.loads(f.get("Pattern", "")))
+            except ValueError as e:
+                problems.append(f"{name}: filter pattern is not JSON: {e}")
+        need(patterns == [LEDGER_FILTER], f"{name}: FilterCriteria {patterns!r}, want [{LEDGER_FILTER!r}]")
+        need("ReportBatchItemFailures" in (p.get("FunctionResponseTypes") or []),
+             f"{name}: FunctionResponseTypes {p.get('FunctionResponseTypes')!r}")
+        need(p.get("BisectBatchOnFunctionError") is True, f"{name}: BisectBatchOnFunctionError {p.get('BisectBatchOnFunctionError')!r}")
+        retries = p.get("MaximumRetryAttempts")
+        need(isinstance(retries, int) and 0 <= retries <= 10, f"{name}: MaximumRetryAttempts {retries!r} not bounded")
+        age = p.get("MaximumRecordAgeInSeconds")
+        need(isinstance(age, int) and 60 <= age <= 86400, f"{name}: MaximumRecordAgeInSeconds {age!r}")
+        dest = ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+        need(dest == {"Fn::GetAtt": ["StreamDeadLetterQueue", "Arn"]}, f"{name}: DestinationConfig.OnFailure.Destination {dest!r}")
+
+    # The HTTP API: JWT authorizer as the default, every route present.
+    apis = of_type(res, "AWS::ApiGatewayV2::Api")
+    summary["AWS::ApiGatewayV2::Api"] = sorted(apis)
+    need(len(apis) == 1, f"want one HTTP API, got {sorted(apis)}")
+    routes = {}
+    for name, api in apis.items():
+        body = api.get("Properties", {}).get("Body") or {}
+        schemes = (body.get("components") or {}).get("securitySchemes") or {}
+        jwt = {k: v.get("x-amazon-apigateway-authorizer", {}) for k, v in schemes.items()}
+        jwt = {k: v for k, v in jwt.items() if v.get("type") == "jwt"}
+        need(len(jwt) == 1, f"{name}: want one JWT authorizer, got {sorted(jwt)}")
+        for auth_name, auth in jwt.items():
+            need(auth.get("identitySource") == "$request.header.Authorization",
+                 f"{name}: authorizer {auth_name} identitySource {auth.get('identitySource')!r}")
+            cfg = auth.get("jwtConfiguration") or {}
+            need(is_ref(cfg.get("issuer"), "JwtIssuer"), f"{name}: issuer {cfg.get('issuer')!r}")
+            need(cfg.get("audience") == [{"Ref": "JwtAudience"}], f"{name}: audience {cfg.get('audience')!r}")
+            summary["authorizer"] = f"{auth_name} (jwt, {auth.get('identitySource')})"
+        need("x-amazon-apigateway-cors" not in body, f"{name}: CORS is configured")
+        for path, ops in (body.get("paths") or {}).items():
+            for method, op in ops.items():
+                key = f"{method.upper()} {path}"
+                uri = json.dumps(op.get("x-amazon-apigateway-integration", {}).get("uri"))
+                routes[key] = next((f for f in FUNCTIONS if f in uri), None)
+                need(any(jwt_name in sec for sec in op.get("security", []) for jwt_name in jwt),
+                     f"{name}: route {key} is not behind the JWT authorizer")
+    summary["routes"] = sorted(routes)
+    need(routes == ROUTES, f"routes {routes!r}, want {ROUTES!r}")
+
+    stages = of_type(res, "AWS::ApiGatewayV2::Stage")
+    for name, stage in stages.items():
+        p = stage.get("Properties", {})
+        need(is_ref(p.get("StageName"), "Stage"), f"{name}: StageName {p.get('StageName')!r}")
+        als = p.get("AccessLogSettings") or {}
+        try:
+            fmt = json.loads(als.get("Format", ""))
+        except ValueError as e:
+            fmt = {}
+            problems.append(f"{name}: access log format is not JSON: {e}")
+        values = set(fmt.values())
+        for var in ("$context.requestId", "$context.routeKey", "$context.status"):
+            need(var in values, f"{name}: access log format lacks {var}")
+        for v in values:
+            need("body" not in v.lower() and "header" not in v.lower(), f"{name}: access log logs {v}")
+    need(len(stages) == 1, f"want one API stage, got {sorted(stages)}")
+
+    perms = of_type(res, "AWS::Lambda::Permission")
+    need(len(perms) == len(ROUTES), f"want {len(ROUTES)} API invoke permissions, got {len(perms)}")
+
+    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 1), ("AWS::CloudWatch::Alarm", 2),
+                      ("AWS::SNS::Topic", 1), ("AWS::Logs::LogGroup", 6)):
+        got = sorted(of_type(res, typ))
+        summary[typ] = got
+        need(len(got) == want, f"want {want} {typ}, got {got}")
+    table = res.get("Table", {})
+    need(table.get("DeletionPolicy") == "Retain" and table.get("UpdateReplacePolicy") == "Retain",
+         "Table must be retained on delete and replace")
+    alarm = res.get("FailuresAlarm", {}).get("Properties", {})
+    exprs = [m.get("Expression", "") for m in alarm.get("Metrics", [])]
+    need(any('SCHEMA("Warrant", failure_kind, failure_stage)' in e and "SUM(Failures)" in e for e in exprs),
+         f"FailuresAlarm does not sum Warrant/Failures over its dimensions: {exprs!r}")
+    sub = res.get("AlarmEmailSubscription", {})
+    need(sub.get("Condition") == "HasAlarmEmail", "the email subscription must depend on HasAlarmEmail")
+    return problems, summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("template", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "template.yaml"))
+    ap.add_argument("--samconfig", default=os.path.join(os.path.dirname(__file__), "..", "samconfig.toml"))
+    ap.add_argument("--out", help="write the transformed template (JSON) here")
+    args = ap.parse_args()
+
+    with open(args.template, encoding="utf-8") as f:
+        template = yaml_parse(f.read())
+
+    def run(params):
+        sam = copy.deepcopy(template)
+        local_code_to_s3(sam)
+        try:
+            return transform(sam, params, StaticManagedPolicyLoader()), []
+        except Exception as e:  # InvalidDocumentException carries the causes
+            causes = getattr(e, "causes", None) or [e]
+            return None, [f"SAM transform failed: {getattr(c, 'message', c)}" for c in causes]
+
+    out, problems = run(parameter_values(template))
+    if out is None:
+        for p in problems:
+            print(f"translate: {p}", file=sys.stderr)
+        return 1
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=2, sort_keys=True)
+
+    problems, summary = check(out)
+    envs = {}
+    if os.path.exists(args.samconfig):
+        envs, sc_problems = samconfig_overrides(args.samconfig, template)
+        problems += sc_problems
+        for env, overrides in sorted(envs.items()):
+            env_out, env_problems = run({**parameter_values(template), **overrides})
+            if env_out is not None:
+                env_problems, _ = check(env_out)
+            problems += [f"[{env}] {p}" for p in env_problems]
+    counts = {}
+    for rsc in out.get("Resources", {}).values():
+        counts[rsc["Type"]] = counts.get(rsc["Type"], 0) + 1
+    print(f"translate: SAM transform OK: {len(out.get('Resources', {}))} CloudFormation resources")
+    for typ in sorted(counts):
+        print(f"  {counts[typ]:2d} {typ}")
+    print(f"  routes: {', '.join(summary.get('routes', []))}")
+    print(f"  authorizer: {summary.get('authorizer')}")
+    if envs:
+        print(f"  samconfig environments checked: {', '.join(sorted(envs))}")
+    if problems:
+        for p in problems:
+            print(f"translate: FAIL: {p}", file=sys.stderr)
+        print(f"translate: {len(problems)} check(s) failed", file=sys.stderr)
+        return 1
+    print("translate: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
