@@ -25,6 +25,7 @@ func TestRunCompletesWithLowTierTools(t *testing.T) {
 		t.Run(map[bool]string{false: "converse", true: "converse-stream"}[stream], func(t *testing.T) {
 			h := newHarness(t, demo, options{stream: stream})
 			res := h.start("Summarize the matter for me.", "")
+			h.report("completes ("+map[bool]string{false: "converse", true: "stream"}[stream]+")", res.State.RunID)
 			if res.State.Status != reducer.StatusCompleted || res.State.FinalText != bedrocktest.DemoSummaryText {
 				t.Fatalf("state = %+v", res.State)
 			}
@@ -48,7 +49,6 @@ func TestRunCompletesWithLowTierTools(t *testing.T) {
 			if stream != (deltas > 0) {
 				t.Fatalf("stream=%v but %d turn.delta lines", stream, deltas)
 			}
-			h.report("completes", res.State.RunID)
 		})
 	}
 }
@@ -64,14 +64,19 @@ func TestHoldApproveResumeExecutesOnce(t *testing.T) {
 		p.Reason != "Irreversible external court filing that must not run without human approval." || p.HumanSummary == "" {
 		t.Fatalf("warrant = %+v", p)
 	}
+	h.report("invoke until held", res.State.RunID)
 	if n := len(h.outbound(res.State.RunID)); n != 0 {
 		t.Fatalf("%d effects before approval", n)
 	}
+	h.ep.Counter.Reset()
 	h.decide(res, contracts.DecisionApproved)
+	h.report("counsel approves", res.State.RunID)
+	h.ep.Counter.Reset()
 	done, err := h.resume(res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.report("resume executes once, completes", res.State.RunID)
 	if done.State.Status != reducer.StatusCompleted || done.State.FinalText != bedrocktest.DemoFiledText {
 		t.Fatalf("after resume: %+v", done.State)
 	}
@@ -93,7 +98,6 @@ func TestHoldApproveResumeExecutesOnce(t *testing.T) {
 	if n := len(h.outbound(res.State.RunID)); n != 1 {
 		t.Fatalf("replay executed: %d effects", n)
 	}
-	h.report("approve+resume", res.State.RunID)
 }
 
 func TestConcurrentResumesExecuteOnce(t *testing.T) {
@@ -124,6 +128,7 @@ func TestConcurrentResumesExecuteOnce(t *testing.T) {
 	if ok != 1 || conflicts != 7 {
 		t.Fatalf("ok=%d conflicts=%d", ok, conflicts)
 	}
+	h.report("8 concurrent resumes", res.State.RunID)
 	if n := len(h.outbound(res.State.RunID)); n != 1 {
 		t.Fatalf("%d effects", n)
 	}
@@ -150,6 +155,7 @@ func TestDeclineTellsTheModel(t *testing.T) {
 	if got := statusOf(h.completions(res.State.RunID)); got[len(got)-1] != "file_court_document:declined" {
 		t.Fatalf("tools = %v", got)
 	}
+	h.report("decline + resume", res.State.RunID)
 }
 
 // deniedScript proposes one tool, then answers whatever it is told.
@@ -182,6 +188,7 @@ func TestProhibitedAndUnlistedToolsNeverRun(t *testing.T) {
 			if len(tcs) != 1 || tcs[0].Status != contracts.ToolDenied {
 				t.Fatalf("tools = %v", statusOf(tcs))
 			}
+			h.report(name+" tool denied", res.State.RunID)
 			if n := len(h.outbound(res.State.RunID)); n != 0 {
 				t.Fatalf("%d effects", n)
 			}
@@ -241,6 +248,7 @@ func TestParallelCallsAndEditedInputAfterResume(t *testing.T) {
 	if n := len(h.outbound(res.State.RunID)); n != 1 {
 		t.Fatalf("%d effects", n)
 	}
+	h.report("parallel calls + edited input", res.State.RunID)
 }
 
 func TestTamperedWarrantIsRefused(t *testing.T) {
@@ -293,6 +301,7 @@ func TestCostCapStopsBeforeTheCrossingCall(t *testing.T) {
 	if h.fake.Calls() != 1 || res.State.Cost > res.State.CostCap {
 		t.Fatalf("calls = %d, cost %d cap %d", h.fake.Calls(), res.State.Cost, res.State.CostCap)
 	}
+	h.report("cost cap stops before crossing", res.State.RunID)
 	// A cap below the first call's worst case makes no call at all.
 	res = h.start("Summarize the matter for me.", "0.001")
 	if res.State.Status != reducer.StatusFailed || h.fake.Calls() != 1 {
@@ -315,6 +324,7 @@ func TestModelFaultsBecomeRetryableEnvelopes(t *testing.T) {
 			if h.fake.Calls() != 3 {
 				t.Fatalf("retries: %d calls", h.fake.Calls())
 			}
+			h.report(name+" (3 attempts)", res.State.RunID)
 			var failed *contracts.RunFailed
 			for _, l := range h.ledger(res.State.RunID) {
 				if f, ok := l.Event.(*contracts.RunFailed); ok {

@@ -71,6 +71,7 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	ep := dynamotest.Minidyn(t)
 	table := dynamotest.NewTable(t, ep)
 	store := dynamo.New(ep.Client, table)
+	ep.Counter.Reset() // count the run's round trips, not the table's creation
 	fake := bedrocktest.New(script(h))
 	t.Cleanup(fake.Close)
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
@@ -171,9 +172,14 @@ func (h *harness) completions(runID string) []*contracts.ToolCompleted {
 	return out
 }
 
-// report logs the per-scenario counts the issue asks for.
+// report logs the per-scenario counts (read before the test's own queries).
 func (h *harness) report(name, runID string) {
-	h.t.Logf("%s: model calls=%d dynamodb round trips=%d effects=%d", name, h.fake.Calls(), h.ep.Counter.Count(), len(h.outbound(runID)))
+	calls, trips := h.fake.Calls(), h.ep.Counter.Count()
+	effects := len(h.outbound(runID))
+	if effects > 1 {
+		h.t.Errorf("%s: %d effects for one warrant", name, effects)
+	}
+	h.t.Logf("SCENARIO %-34s model_calls=%d dynamodb_round_trips=%d effects=%d", name, calls, trips, effects)
 }
 
 func toolUse(name string, input map[string]any) bedrocktest.ToolUse {
