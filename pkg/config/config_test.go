@@ -1,0 +1,370 @@
+package config_test
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+)
+
+const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+var functions = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.StreamReduce}
+
+func brainFn(fn string) bool { return fn == config.Invoke || fn == config.Resume }
+
+func lookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+func minimal(fn string) map[string]string {
+	env := map[string]string{"TABLE_NAME": "warrant-dev"}
+	if brainFn(fn) {
+		env["MODEL_ID"] = model
+	}
+	return env
+}
+
+func kindOf(err error) failure.Kind {
+	k, _, _ := failure.Classify(err)
+	return k
+}
+
+func TestLoadDefaults(t *testing.T) {
+	for _, fn := range functions {
+		t.Run(fn, func(t *testing.T) {
+			c, err := config.Load(fn, lookup(minimal(fn)))
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if c.Function != fn || c.TableName != "warrant-dev" || c.LogLevel != slog.LevelInfo || c.FirmClaim != "firm_id" || c.RolesClaim != "roles" {
+				t.Errorf("base config %+v", c)
+			}
+			if !brainFn(fn) {
+				if c.ModelID != "" || c.Prices != nil || c.MaxTokens != 0 {
+					t.Errorf("%s loaded brain settings it does not read: %+v", fn, c)
+				}
+				return
+			}
+			if c.ModelID != model || c.DefaultCostCapUSD != "1.00" || c.MaxCostCapUSD != "10.00" ||
+				c.DefaultCostCap != 1_000_000_000 || c.MaxCostCap != 10_000_000_000 || c.WarrantTTL != 24*time.Hour ||
+				c.MaxTokens != 1024 || c.StepLimit != 12 || c.Streaming || c.Prices == nil {
+				t.Errorf("brain defaults %+v", c)
+			}
+			if _, err := c.Prices.Price(model); err != nil {
+				t.Errorf("default prices lack the model: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoadOverrides(t *testing.T) {
+	env := map[string]string{
+		"TABLE_NAME": "  warrant-prod  ", "LOG_LEVEL": "DEBUG", "FIRM_CLAIM": "custom:firm", "ROLES_CLAIM": "cognito:groups",
+		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "0.50", "MAX_COST_CAP_USD": "0.50", "WARRANT_TTL": "1m",
+		"MAX_TOKENS": "128000", "STEP_LIMIT": "100", "BEDROCK_STREAMING": "true",
+	}
+	c, err := config.Load(config.Resume, lookup(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TableName != "warrant-prod" || c.LogLevel != slog.LevelDebug || c.FirmClaim != "custom:firm" || c.RolesClaim != "cognito:groups" ||
+		c.DefaultCostCap != 500_000_000 || c.MaxCostCap != 500_000_000 || c.WarrantTTL != time.Minute ||
+		c.MaxTokens != 128000 || c.StepLimit != 100 || !c.Streaming {
+		t.Errorf("overrides %+v", c)
+	}
+	// Blank means unset: the default applies.
+	c, err = config.Load(config.Invoke, lookup(map[string]string{"TABLE_NAME": "t", "MODEL_ID": model, "MAX_TOKENS": "  ", "LOG_LEVEL": ""}))
+	if err != nil || c.MaxTokens != 1024 || c.LogLevel != slog.LevelInfo {
+		t.Errorf("blank values: %+v %v", c, err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		fns  []string // default: every function the variable applies to
+		env  map[string]string
+		want string // the variable the error names
+		kind failure.Kind
+	}{
+		{name: "TABLE_NAME missing", fns: functions, env: map[string]string{"TABLE_NAME": ""}, want: "TABLE_NAME"},
+		{name: "TABLE_NAME blank", fns: functions, env: map[string]string{"TABLE_NAME": "   "}, want: "TABLE_NAME"},
+		{name: "LOG_LEVEL unknown", fns: functions, env: map[string]string{"LOG_LEVEL": "VERBOSE"}, want: "LOG_LEVEL"},
+		{name: "LOG_LEVEL number", fns: functions, env: map[string]string{"LOG_LEVEL": "3"}, want: "LOG_LEVEL"},
+		{name: "MODEL_ID missing", env: map[string]string{"MODEL_ID": ""}, want: "MODEL_ID"},
+		{name: "MODEL_ID unknown", env: map[string]string{"MODEL_ID": "anthropic.claude-9-v1:0"}, want: "MODEL_ID", kind: failure.KindUnknownModel},
+		{name: "default cap not a number", env: map[string]string{"DEFAULT_COST_CAP_USD": "one"}, want: "DEFAULT_COST_CAP_USD"},
+		{name: "default cap zero", env: map[string]string{"DEFAULT_COST_CAP_USD": "0.00"}, want: "DEFAULT_COST_CAP_USD"},
+		{name: "default cap negative", env: map[string]string{"DEFAULT_COST_CAP_USD": "-1.00"}, want: "DEFAULT_COST_CAP_USD"},
+		{name: "default cap with a dollar sign", env: map[string]string{"DEFAULT_COST_CAP_USD": "$1.00"}, want: "DEFAULT_COST_CAP_USD"},
+		{name: "max cap not a number", env: map[string]string{"MAX_COST_CAP_USD": "ten"}, want: "MAX_COST_CAP_USD"},
+		{name: "max cap exponent", env: map[string]string{"MAX_COST_CAP_USD": "1e3"}, want: "MAX_COST_CAP_USD"},
+		{name: "default above max", env: map[string]string{"DEFAULT_COST_CAP_USD": "5.00", "MAX_COST_CAP_USD": "4.99"}, want: "MAX_COST_CAP_USD"},
+		{name: "default above the default max", env: map[string]string{"DEFAULT_COST_CAP_USD": "10.01"}, want: "MAX_COST_CAP_USD"},
+		{name: "TTL not a duration", env: map[string]string{"WARRANT_TTL": "1 day"}, want: "WARRANT_TTL"},
+		{name: "TTL bare number", env: map[string]string{"WARRANT_TTL": "3600"}, want: "WARRANT_TTL"},
+		{name: "TTL below 1m", env: map[string]string{"WARRANT_TTL": "59s"}, want: "WARRANT_TTL"},
+		{name: "TTL above 720h", env: map[string]string{"WARRANT_TTL": "720h1s"}, want: "WARRANT_TTL"},
+		{name: "TTL negative", env: map[string]string{"WARRANT_TTL": "-24h"}, want: "WARRANT_TTL"},
+		{name: "MAX_TOKENS zero", env: map[string]string{"MAX_TOKENS": "0"}, want: "MAX_TOKENS"},
+		{name: "MAX_TOKENS above 128000", env: map[string]string{"MAX_TOKENS": "128001"}, want: "MAX_TOKENS"},
+		{name: "MAX_TOKENS not an integer", env: map[string]string{"MAX_TOKENS": "1k"}, want: "MAX_TOKENS"},
+		{name: "MAX_TOKENS overflows int32", env: map[string]string{"MAX_TOKENS": "4294968320"}, want: "MAX_TOKENS"},
+		{name: "STEP_LIMIT zero", env: map[string]string{"STEP_LIMIT": "0"}, want: "STEP_LIMIT"},
+		{name: "STEP_LIMIT above 100", env: map[string]string{"STEP_LIMIT": "101"}, want: "STEP_LIMIT"},
+		{name: "STEP_LIMIT fraction", env: map[string]string{"STEP_LIMIT": "1.5"}, want: "STEP_LIMIT"},
+		{name: "BEDROCK_STREAMING yes", env: map[string]string{"BEDROCK_STREAMING": "yes"}, want: "BEDROCK_STREAMING"},
+		{name: "BEDROCK_STREAMING on", env: map[string]string{"BEDROCK_STREAMING": "on"}, want: "BEDROCK_STREAMING"},
+		{name: "PRICING_FILE missing", env: map[string]string{"PRICING_FILE": "/nonexistent/prices.json"}, want: "PRICING_FILE"},
+	}
+	for _, tc := range tests {
+		fns := tc.fns
+		if fns == nil {
+			fns = []string{config.Invoke, config.Resume}
+		}
+		for _, fn := range fns {
+			t.Run(fn+"/"+tc.name, func(t *testing.T) {
+				env := minimal(fn)
+				for k, v := range tc.env {
+					env[k] = v
+				}
+				c, err := config.Load(fn, lookup(env))
+				if err == nil {
+					t.Fatalf("Load = %+v, want an error naming %s", c, tc.want)
+				}
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("error %q does not name %s", err, tc.want)
+				}
+				want := tc.kind
+				if want == "" {
+					want = failure.KindConfigInvalid
+				}
+				if k := kindOf(err); k != want {
+					t.Errorf("kind %s, want %s (%v)", k, want, err)
+				}
+				if !reflectZero(c) {
+					t.Errorf("a partial config came back with the error: %+v", c)
+				}
+				// The error names the variable, not its value.
+				for k, v := range tc.env {
+					if len(v) > 3 && k != "PRICING_FILE" && strings.Contains(err.Error(), v) {
+						t.Errorf("error %q echoes the value of %s", err, k)
+					}
+				}
+			})
+		}
+	}
+}
+
+func reflectZero(c config.Config) bool {
+	return c.Function == "" && c.TableName == "" && c.ModelID == "" && c.Prices == nil && c.MaxTokens == 0
+}
+
+// TestLoadBrainVarsIgnoredElsewhere: the functions that do not run the
+// brain do not read (so cannot fail on) its variables.
+func TestLoadBrainVarsIgnoredElsewhere(t *testing.T) {
+	for _, fn := range []string{config.Approve, config.Runs, config.StreamReduce} {
+		env := minimal(fn)
+		env["MODEL_ID"], env["MAX_TOKENS"], env["WARRANT_TTL"] = "no-such-model", "-1", "forever"
+		if _, err := config.Load(fn, lookup(env)); err != nil {
+			t.Errorf("%s: %v", fn, err)
+		}
+	}
+}
+
+func TestLoadUnknownFunction(t *testing.T) {
+	if _, err := config.Load("billing", lookup(map[string]string{"TABLE_NAME": "t"})); err == nil {
+		t.Fatal("Load of an unknown function succeeded")
+	}
+}
+
+func TestLoadPricingFile(t *testing.T) {
+	dir := t.TempDir()
+	custom := filepath.Join(dir, "prices.json")
+	const file = `{
+  "version": "2026-12-02-test",
+  "currency": "USD",
+  "unit": "per_million_tokens",
+  "models": {
+    "example.custom-model-v1:0": {"input": "1.00", "output": "2.00", "source": "https://example.test/prices", "as_of": "2026-12-01"}
+  }
+}`
+	if err := os.WriteFile(custom, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Invoke, lookup(map[string]string{"TABLE_NAME": "t", "MODEL_ID": "example.custom-model-v1:0", "PRICING_FILE": custom}))
+	if err != nil {
+		t.Fatalf("Load with PRICING_FILE: %v", err)
+	}
+	if c.Prices.Version() != "2026-12-02-test" {
+		t.Errorf("prices version %q: the file did not replace the embedded table", c.Prices.Version())
+	}
+	// The file replaces the table: the default model is no longer priced.
+	_, err = config.Load(config.Invoke, lookup(map[string]string{"TABLE_NAME": "t", "MODEL_ID": model, "PRICING_FILE": custom}))
+	if kindOf(err) != failure.KindUnknownModel {
+		t.Errorf("default model under a file without it: %v, want unknown_model", err)
+	}
+	// A file that is not a price table.
+	broken := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(broken, []byte(`{"models":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.Load(config.Resume, lookup(map[string]string{"TABLE_NAME": "t", "MODEL_ID": model, "PRICING_FILE": broken}))
+	if err == nil || kindOf(err) != failure.KindConfigInvalid || !strings.Contains(err.Error(), "PRICING_FILE") {
+		t.Errorf("broken PRICING_FILE: %v", err)
+	}
+}
+
+// TestFunctionVarsAreWhatLoadReads: Load looks up exactly the variables
+// FunctionVars lists for the function, and nothing else, so the template
+// test that holds template.yaml to FunctionVars covers every variable.
+func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
+	dir := t.TempDir()
+	prices := filepath.Join(dir, "prices.json")
+	data, err := os.ReadFile(filepath.Join("..", "pricing", "bedrock_prices.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prices, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	full := map[string]string{
+		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles",
+		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
+		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
+	}
+	if len(config.FunctionVars) != len(functions) {
+		t.Errorf("FunctionVars has %d functions, want %d", len(config.FunctionVars), len(functions))
+	}
+	for _, fn := range functions {
+		t.Run(fn, func(t *testing.T) {
+			vars := config.FunctionVars[fn]
+			if len(vars) == 0 {
+				t.Fatalf("FunctionVars lists nothing for %s", fn)
+			}
+			var read []string
+			strict := func(name string) (string, bool) {
+				if !slices.Contains(vars, name) {
+					t.Errorf("Load(%s) reads %s, which FunctionVars does not list", fn, name)
+				}
+				if strings.HasPrefix(name, "AWS_") {
+					t.Errorf("Load(%s) reads the SDK's own variable %s", fn, name)
+				}
+				read = append(read, name)
+				v, ok := full[name]
+				return v, ok
+			}
+			if _, err := config.Load(fn, strict); err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			for _, v := range vars {
+				if !slices.Contains(read, v) {
+					t.Errorf("FunctionVars lists %s for %s, but Load never reads it", v, fn)
+				}
+				if _, ok := full[v]; !ok {
+					t.Errorf("this test does not know %s; add it to the full environment", v)
+				}
+			}
+			seen := map[string]bool{}
+			for _, v := range vars {
+				if seen[v] {
+					t.Errorf("FunctionVars lists %s twice for %s", v, fn)
+				}
+				seen[v] = true
+			}
+			// Every non-optional variable is needed for Load to succeed or
+			// has a default; the optional ones are marked.
+			for v := range config.Optional {
+				if !slices.Contains(config.FunctionVars[config.Invoke], v) {
+					t.Errorf("optional variable %s is not read by invoke", v)
+				}
+			}
+		})
+	}
+	// FunctionVars slices do not alias: appending to one function's list
+	// must not change another's.
+	inv, res := config.FunctionVars[config.Invoke], config.FunctionVars[config.Resume]
+	if &inv[0] == &res[0] {
+		t.Error("invoke and resume share one backing array")
+	}
+}
+
+func TestCostCap(t *testing.T) {
+	c, err := config.Load(config.Invoke, lookup(map[string]string{"TABLE_NAME": "t", "MODEL_ID": model,
+		"DEFAULT_COST_CAP_USD": "0.75", "MAX_COST_CAP_USD": "5.00"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"", "0.75", true},
+		{"0.50", "0.50", true},
+		{"5.00", "5.00", true},
+		{"5", "", true}, // a whole number is accepted; want is checked as a decimal below
+		{"0.000000001", "", true},
+		{"5.000000001", "", false},
+		{"5.01", "", false},
+		{"100", "", false},
+		{"0", "", false},
+		{"0.00", "", false},
+		{"-1", "", false},
+		{"1e1", "", false},
+		{" 1.00", "", false},
+		{"1,00", "", false},
+		{"$1", "", false},
+		{"01.00", "", false},
+		{"1.0000000001", "", false},
+	}
+	for _, tc := range tests {
+		got, err := c.CostCap(tc.in)
+		if !tc.ok {
+			if err == nil {
+				t.Errorf("CostCap(%q) = %q, want an error", tc.in, got)
+			} else if kindOf(err) != failure.KindInvalidRequest || !strings.Contains(err.Error(), "cost_cap_usd") {
+				t.Errorf("CostCap(%q): %v, want invalid_request naming cost_cap_usd", tc.in, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("CostCap(%q): %v", tc.in, err)
+			continue
+		}
+		if tc.want != "" && got != tc.want {
+			t.Errorf("CostCap(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		// Whatever the spelling, the result is a decimal the pricing
+		// package reads back to the same amount.
+		gn, err1 := pricing.ParseUSD(got)
+		in := tc.in
+		if in == "" {
+			in = c.DefaultCostCapUSD
+		}
+		wn, err2 := pricing.ParseUSD(in)
+		if err1 != nil || err2 != nil || gn != wn {
+			t.Errorf("CostCap(%q) = %q, not the same amount", tc.in, got)
+		}
+	}
+	// The limit error names the configured maximum, not the request.
+	if _, err := c.CostCap("99.99"); err == nil || !strings.Contains(err.Error(), "5.00") || strings.Contains(err.Error(), "99.99") {
+		t.Errorf("CostCap above max: %v", err)
+	}
+}
+
+func TestLoadErrorIsFailureError(t *testing.T) {
+	_, err := config.Load(config.Runs, lookup(map[string]string{}))
+	var fe *failure.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("Load error %T is not a *failure.Error: config.Fatal could not classify it", err)
+	}
+}

@@ -1,0 +1,431 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
+	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+)
+
+// The fixed ids of the events/ fixtures.
+const (
+	fixFirm     = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
+	fixUser     = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+	fixCounsel  = "c0c0c0c0-1111-4222-8333-444455556666"
+	fixMatter   = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
+	fixRun      = "5b0c6a2e-7d4f-4c8e-9a51-0b8f2f3c1d01"
+	fixApproval = "7e6d5c4b-3a29-4187-9f6e-5d4c3b2a1908"
+
+	otherFirm = "e1e2e3e4-f5f6-4a7b-8c9d-0a1b2c3d4e5f"
+
+	testModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+)
+
+// eventsDir is the repository's events/ folder, which both `sam local
+// invoke` and these tests read.
+var eventsDir = filepath.Join("..", "..", "events")
+
+// clock is a movable clock shared by the store, the brain and Approve.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// stack is the five handlers over one minidyn table and the fake Bedrock,
+// wired as functions/<name>/main.go wires them, with a movable clock.
+type stack struct {
+	t      *testing.T
+	ep     *dynamotest.Endpoint
+	client *dynamodb.Client
+	table  string
+	store  *dynamo.Store
+	fake   *bedrocktest.Server
+	clock  *clock
+	logs   *syncBuffer
+	cfg    config.Config
+
+	invoke  *handlers.Invoke
+	approve *handlers.Approve
+	resume  *handlers.Resume
+	runs    *handlers.Runs
+	reduce  *handlers.StreamReduce
+}
+
+func envLookup(env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+type stackOptions struct {
+	newID func() string // the invoke handler's run id source
+	env   map[string]string
+}
+
+func newStack(t *testing.T, opt stackOptions) *stack {
+	t.Helper()
+	ctx := context.Background()
+	ep := dynamotest.Minidyn(t)
+	table := dynamotest.NewTable(t, ep)
+	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel}
+	for k, v := range opt.env {
+		env[k] = v
+	}
+	cfg, err := config.Load(config.Invoke, envLookup(env))
+	if err != nil {
+		t.Fatalf("config.Load: %v", err)
+	}
+	clk := &clock{}
+	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now))
+	fake := bedrocktest.New(bedrocktest.DemoScript())
+	t.Cleanup(fake.Close)
+	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
+	rt := bedrock.NewRuntime(ctx, awsCfg, fake.URL(), bedrock.WithMaxAttempts(2), bedrock.WithBackoff(bedrock.NoBackoff()))
+	model := bedrock.New(rt, bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
+	policy, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices, err := pricing.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := failure.NewLogger(logs)
+	brain, err := agent.New(store, model, policy, prices, logger,
+		agent.Config{ModelID: cfg.ModelID, MaxTokens: cfg.MaxTokens, StepLimit: cfg.StepLimit, WarrantTTL: cfg.WarrantTTL, Now: clk.Now},
+		tools.Reference(store, nil), agent.MatterAssistant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := httpapi.Config{FirmClaim: cfg.FirmClaim, RolesClaim: cfg.RolesClaim}
+	resp := func(c string) httpapi.Responder { return httpapi.Responder{Logger: logger, Component: c} }
+	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
+		invoke:  &handlers.Invoke{Brain: brain, Config: cfg, HTTP: hc, Resp: resp("invoke"), NewID: opt.newID},
+		approve: &handlers.Approve{Store: store, HTTP: hc, Resp: resp("approve"), Now: clk.Now},
+		resume:  &handlers.Resume{Brain: brain, HTTP: hc, Resp: resp("resume")},
+		runs:    &handlers.Runs{Store: store, HTTP: hc, Resp: resp("runs")},
+		reduce:  &handlers.StreamReduce{Store: store, Logger: logger},
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("failure log:\n%s", logs.String())
+		}
+	})
+	return s
+}
+
+// handlerFor returns the Lambda handler (through aws-lambda-go's JSON path)
+// of the function serving route.
+func (s *stack) handlerFor(route string) lambda.Handler {
+	switch {
+	case route == "POST /v1/runs":
+		return lambda.NewHandler(s.invoke.Handle)
+	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"):
+		return lambda.NewHandler(s.approve.Handle)
+	case route == "POST /v1/runs/{run_id}/resume":
+		return lambda.NewHandler(s.resume.Handle)
+	case strings.HasPrefix(route, "GET "):
+		return lambda.NewHandler(s.runs.Handle)
+	}
+	s.t.Fatalf("no handler for route %q", route)
+	return nil
+}
+
+// call invokes the handler of the event's route with the event's bytes, as
+// the Lambda runtime does, and decodes the response.
+func (s *stack) call(ev *event) events.APIGatewayV2HTTPResponse {
+	s.t.Helper()
+	payload := ev.bytes(s.t)
+	out, err := s.handlerFor(ev.route()).Invoke(context.Background(), payload)
+	if err != nil {
+		s.t.Fatalf("%s: handler returned error: %v", ev.route(), err)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		s.t.Fatalf("%s: response does not decode: %v\n%s", ev.route(), err, out)
+	}
+	return resp
+}
+
+// event is a fixture from events/ as generic JSON, edited in place.
+type event struct {
+	m   map[string]any
+	raw []byte // set to send bytes verbatim instead of m
+}
+
+func loadFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(eventsDir, name))
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	return b
+}
+
+func fixture(t *testing.T, name string) *event {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(loadFixture(t, name)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("fixture %s: %v", name, err)
+	}
+	return &event{m: m}
+}
+
+func (e *event) bytes(t *testing.T) []byte {
+	if e.raw != nil {
+		return e.raw
+	}
+	b, err := json.Marshal(e.m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (e *event) route() string { s, _ := e.m["routeKey"].(string); return s }
+
+// obj walks to the object at a dotted path, creating objects on the way.
+func (e *event) obj(path string) map[string]any {
+	m := e.m
+	if path == "" {
+		return m
+	}
+	for _, k := range strings.Split(path, ".") {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	return m
+}
+
+// set sets a dotted path; a nil value deletes the member.
+func (e *event) set(path string, v any) *event {
+	parent, key := "", path
+	if i := strings.LastIndex(path, "."); i >= 0 {
+		parent, key = path[:i], path[i+1:]
+	}
+	o := e.obj(parent)
+	if v == nil {
+		delete(o, key)
+	} else {
+		o[key] = v
+	}
+	return e
+}
+
+func (e *event) body(b string) *event     { return e.set("body", b) }
+func (e *event) claim(k, v string) *event { return e.set("requestContext.authorizer.jwt.claims."+k, v) }
+func (e *event) pathParam(k, v string) *event {
+	return e.set("pathParameters."+k, v)
+}
+
+// query replaces the query string (both renderings API Gateway sends).
+func (e *event) query(kv map[string]string) *event {
+	if len(kv) == 0 {
+		e.set("queryStringParameters", nil)
+		e.m["rawQueryString"] = ""
+		return e
+	}
+	q := map[string]any{}
+	var raw []string
+	for k, v := range kv {
+		q[k] = v
+		raw = append(raw, k+"="+v)
+	}
+	e.m["queryStringParameters"] = q
+	e.m["rawQueryString"] = strings.Join(raw, "&")
+	return e
+}
+
+// bodyJSON sets the body to v's JSON.
+func (e *event) bodyJSON(v any) *event {
+	b, _ := json.Marshal(v)
+	return e.body(string(b))
+}
+
+// runPath points the event's path parameters (and rawPath) at run and,
+// for approve, approval.
+func (e *event) runPath(run, approval string) *event {
+	e.pathParam("run_id", run)
+	path := "/v1/runs/" + run
+	switch {
+	case strings.Contains(e.route(), "/approvals/"):
+		e.pathParam("approval_id", approval)
+		path += "/approvals/" + approval
+	case strings.HasSuffix(e.route(), "/resume"):
+		path += "/resume"
+	case strings.HasSuffix(e.route(), "/events"):
+		path += "/events"
+	}
+	e.m["rawPath"] = path
+	e.obj("requestContext.http")["path"] = path
+	return e
+}
+
+// problem is an application/problem+json body.
+type problem struct {
+	Type          string `json:"type"`
+	Title         string `json:"title"`
+	Status        int    `json:"status"`
+	Detail        string `json:"detail"`
+	CorrelationID string `json:"correlation_id"`
+	Kind          string `json:"kind"`
+}
+
+// leaks are texts a problem body must never hold: raw Go error text, SDK
+// error text, credentials.
+var leaks = []string{"json:", "encoding/", "strconv.", "runtime error", "panic", "goroutine", "dynamodb", "DynamoDB",
+	"operation error", "api error", "SECRET", "AKID", "Bearer", "ConditionalCheckFailed", "minidyn", "127.0.0.1"}
+
+func (s *stack) wantProblem(name string, resp events.APIGatewayV2HTTPResponse, status int) problem {
+	s.t.Helper()
+	if resp.StatusCode != status {
+		s.t.Errorf("%s: status %d, want %d; body %s", name, resp.StatusCode, status, resp.Body)
+	}
+	if ct := resp.Headers["Content-Type"]; ct != "application/problem+json" {
+		s.t.Errorf("%s: Content-Type %q, want application/problem+json", name, ct)
+	}
+	var p problem
+	if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
+		s.t.Errorf("%s: problem body does not decode: %v: %s", name, err, resp.Body)
+		return p
+	}
+	if p.Type == "" || p.Title == "" || p.Detail == "" || p.CorrelationID == "" || p.Status != resp.StatusCode {
+		s.t.Errorf("%s: incomplete problem %s", name, resp.Body)
+	}
+	if h := resp.Headers[httpapi.CorrelationHeader]; h != p.CorrelationID {
+		s.t.Errorf("%s: X-Correlation-Id %q != correlation_id %q", name, h, p.CorrelationID)
+	}
+	for _, l := range leaks {
+		if strings.Contains(resp.Body, l) {
+			s.t.Errorf("%s: problem body leaks %q: %s", name, l, resp.Body)
+		}
+	}
+	return p
+}
+
+// scan reads the whole table through the endpoint's client (the store never
+// scans; the test does, to prove a rejected request wrote nothing).
+func (s *stack) scan() map[string]map[string]types.AttributeValue {
+	s.t.Helper()
+	out := map[string]map[string]types.AttributeValue{}
+	p := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			s.t.Fatalf("scan: %v", err)
+		}
+		for _, it := range page.Items {
+			pk := it["PK"].(*types.AttributeValueMemberS).Value
+			sk := it["SK"].(*types.AttributeValueMemberS).Value
+			out[pk+"|"+sk] = it
+		}
+	}
+	return out
+}
+
+func (s *stack) wantUnchanged(name string, before map[string]map[string]types.AttributeValue) {
+	s.t.Helper()
+	after := s.scan()
+	if reflect.DeepEqual(before, after) {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(after))
+	for _, k := range keys {
+		if _, ok := before[k]; !ok {
+			s.t.Errorf("%s: rejected request added item %s", name, k)
+		} else if !reflect.DeepEqual(before[k], after[k]) {
+			s.t.Errorf("%s: rejected request changed item %s", name, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(before)) {
+		if _, ok := after[k]; !ok {
+			s.t.Errorf("%s: rejected request removed item %s", name, k)
+		}
+	}
+}
+
+// decode reads a JSON response body.
+func decode[T any](t *testing.T, resp events.APIGatewayV2HTTPResponse) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(resp.Body), &v); err != nil {
+		t.Fatalf("response body does not decode into %T: %v: %s", v, err, resp.Body)
+	}
+	return v
+}
+
+// editBody decodes the event's JSON body, lets fn change it and encodes it
+// again, so a request keeps the fixture's shape and changes one member.
+// A fixture body that is not a JSON object is a broken fixture: it panics.
+func (e *event) editBody(fn func(m map[string]any)) *event {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(e.m["body"].(string)), &m); err != nil {
+		panic("fixture body is not a JSON object: " + err.Error())
+	}
+	fn(m)
+	return e.bodyJSON(m)
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func lambdaHandler(h any) lambda.Handler { return lambda.NewHandler(h) }
