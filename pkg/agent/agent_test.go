@@ -394,3 +394,43 @@ func resultMessage(tc *contracts.ToolCompleted) string {
 	_ = json.Unmarshal(tc.Result, &m)
 	return m.Error
 }
+
+func TestStepLimitFailsTheRun(t *testing.T) {
+	h := newHarness(t, func(h *harness) bedrocktest.Script {
+		// A model that never stops calling a read tool.
+		return bedrocktest.Script{Fallback: &bedrocktest.Reply{ToolUses: []bedrocktest.ToolUse{{
+			Name: "search_matter_documents", InputFunc: func(c bedrocktest.Conversation) json.RawMessage {
+				raw, _ := json.Marshal(map[string]any{"matter_id": h.matter, "query": "motion " + strings.Repeat("x", len(c.Messages))})
+				return raw
+			}}}}}
+	}, options{cfg: agent.Config{StepLimit: 3}})
+	res := h.start("Search forever.", "")
+	if res.State.Status != reducer.StatusFailed || res.State.FailureKind != string(failure.KindStepLimitExceeded) || h.fake.Calls() != 3 {
+		t.Fatalf("state = %+v, calls %d", res.State, h.fake.Calls())
+	}
+}
+
+func TestMalformedToolUseFailsTheRun(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		h := newHarness(t, func(*harness) bedrocktest.Script {
+			return bedrocktest.Script{Fallback: &bedrocktest.Reply{Fault: bedrocktest.FaultMalformedToolUse}}
+		}, options{stream: stream})
+		res := h.start("Go.", "")
+		if res.State.Status != reducer.StatusFailed || res.State.FailureKind != string(failure.KindModelMalformedOutput) {
+			t.Fatalf("stream=%v: state = %+v", stream, res.State)
+		}
+		if res.State.ToolsRequested != 0 {
+			t.Fatal("a malformed tool use reached the hook chain")
+		}
+	}
+}
+
+func TestMidStreamExceptionFailsTheRun(t *testing.T) {
+	h := newHarness(t, func(*harness) bedrocktest.Script {
+		return bedrocktest.Script{Fallback: &bedrocktest.Reply{Text: "partial answer", Fault: bedrocktest.FaultMidStream}}
+	}, options{stream: true})
+	res := h.start("Go.", "")
+	if res.State.Status != reducer.StatusFailed || res.State.Turns != 0 {
+		t.Fatalf("state = %+v", res.State)
+	}
+}
