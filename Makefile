@@ -13,7 +13,7 @@ FUZZ_TARGETS := \
 
 .PHONY: test lint fmt-check vet gotest fuzz bench
 
-test: lint gotest fuzz validate
+test: lint gotest fuzz validate demo
 
 lint: fmt-check vet
 
@@ -79,3 +79,23 @@ validate:
 deploy: validate
 	sam build --config-env $(SAM_ENV)
 	sam deploy --config-env $(SAM_ENV)
+
+# ---- Local stack (docs/LOCAL.md): no Docker, no AWS account ----
+.PHONY: run demo invoke localapi
+
+# Built with the bootstraps' flags so both builds share the Go build cache.
+localapi:
+	CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -o bin/localapi ./cmd/localapi
+
+# The whole stack on loopback, walking the demo, then serving on 127.0.0.1:3000 until Ctrl-C.
+run: localapi
+	bin/localapi -demo
+
+# The walkthrough headless: exits with the demo's status (part of `make test`).
+demo: localapi
+	bin/localapi -demo -headless
+
+# One function under its emulator, one event: make invoke FN=invoke EVENT=events/invoke.json
+invoke: localapi
+	@if [ -z "$(FN)" ] || [ -z "$(EVENT)" ]; then echo "usage: make invoke FN=<function> EVENT=events/<file>.json"; exit 2; fi
+	bin/localapi -invoke $(FN) -event $(EVENT)

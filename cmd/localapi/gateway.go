@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
+
+	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+)
+
+// Dev identity: LOCAL ONLY. API Gateway's JWT authorizer verifies a token
+// and passes its claims; the local gateway verifies nothing and takes the
+// claims from these headers instead (or the defaults below).
+const (
+	HeaderDevFirm  = "X-Dev-Firm"
+	HeaderDevUser  = "X-Dev-User"
+	HeaderDevRoles = "X-Dev-Roles"
+
+	DevFirm  = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
+	DevUser  = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+	DevRoles = "counsel"
+)
+
+// maxBody is API Gateway's payload limit.
+const maxBody = 10 << 20
+
+// Gateway is the local HTTP API: the template's routes, each request turned
+// into an API Gateway v2 (payload format 2.0) event for its function's
+// emulator.
+type Gateway struct {
+	Routes    []Route
+	Emulators map[string]*rie.Emulator
+	// Claims names the firm and roles claims per function (its FIRM_CLAIM
+	// and ROLES_CLAIM); the user is always "sub".
+	Claims map[string][2]string
+	// IntegrationTimeout is API Gateway's: after it the client gets 503,
+	// the invocation goes on. Default 30 s.
+	IntegrationTimeout time.Duration
+	// Invoked is called after each invocation with the caller's firm and
+	// the response payload (nil when the invocation failed).
+	Invoked   func(fn, firm string, req *events.APIGatewayV2HTTPRequest, resp *events.APIGatewayV2HTTPResponse)
+	AccessLog io.Writer // one line per request
+	ErrorLog  io.Writer // invocation failures
+
+	logMu sync.Mutex
+}
+
+func (g *Gateway) logf(w io.Writer, format string, args ...any) {
+	if w == nil {
+		return
+	}
+	g.logMu.Lock()
+	defer g.logMu.Unlock()
+	fmt.Fprintf(w, format+"\n", args...)
+}
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	reqID := newRequestID()
+	w.Header().Set("Apigw-Requestid", reqID)
+	route, params := match(g.Routes, r.Method, r.URL.Path)
+	if route == nil {
+		writeProblem(w, failure.New(failure.KindNotFound, "no route for "+r.Method+" "+r.URL.Path))
+		g.logf(g.AccessLog, "%s %s %s -> 404 no route (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), time.Since(start).Round(time.Millisecond))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		writeProblem(w, failure.Wrap(failure.KindInvalidRequest, "request body could not be read", err))
+		return
+	}
+	if len(body) > maxBody {
+		writeProblem(w, failure.New(failure.KindPayloadTooLarge, "request body exceeds 10 MiB"))
+		return
+	}
+	claims := g.Claims[route.Function]
+	if claims[0] == "" {
+		claims[0] = "firm_id"
+	}
+	if claims[1] == "" {
+		claims[1] = "roles"
+	}
+	ev := toEvent(r, route, params, body, reqID, start, claims[0], claims[1])
+	firm := ev.RequestContext.Authorizer.JWT.Claims[claims[0]]
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		writeProblem(w, failure.Wrap(failure.KindInternal, "", err))
+		return
+	}
+	emu := g.Emulators[route.Function]
+	timeout := g.IntegrationTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Not the request's context: like Lambda behind API Gateway, an
+		// invocation runs to its end even when the client has gone.
+		out, err := emu.Invoke(context.Background(), payload)
+		var resp *events.APIGatewayV2HTTPResponse
+		if err == nil {
+			resp = decodeResponse(out)
+		}
+		if g.Invoked != nil {
+			g.Invoked(route.Function, firm, &ev, resp)
+		}
+		done <- result{out, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(timeout):
+		writeGatewayError(w, http.StatusServiceUnavailable, "Service Unavailable")
+		g.logf(g.ErrorLog, "api: %s: no answer from lambda %s within %s (503; the invocation goes on)", route.Key(), route.Function, timeout)
+		g.logf(g.AccessLog, "%s %s %s -> 503 integration timeout (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), time.Since(start).Round(time.Millisecond))
+		return
+	}
+	if res.err != nil {
+		// API Gateway answers a function error with a bare 500.
+		writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+		g.logf(g.ErrorLog, "api: %s: lambda %s failed: %v (see %s.log)", route.Key(), route.Function, res.err, route.Function)
+		g.logf(g.AccessLog, "%s %s %s -> 500 lambda error (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), time.Since(start).Round(time.Millisecond))
+		return
+	}
+	status := writeResponse(w, res.out)
+	g.logf(g.AccessLog, "%s %s %s -> %d %s (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), status, route.Function, time.Since(start).Round(time.Millisecond))
+}
+
+// toEvent renders r as API Gateway's payload format 2.0, with the dev
+// claims as the JWT authorizer's.
+func toEvent(r *http.Request, route *Route, params map[string]string, body []byte, reqID string, now time.Time, firmClaim, rolesClaim string) events.APIGatewayV2HTTPRequest {
+	if firmClaim == "" {
+		firmClaim = "firm_id"
+	}
+	if rolesClaim == "" {
+		rolesClaim = "roles"
+	}
+	headers := map[string]string{}
+	var cookies []string
+	for k, vs := range r.Header {
+		lk := strings.ToLower(k)
+		switch lk {
+		case "x-dev-firm", "x-dev-user", "x-dev-roles":
+			continue // local identity, not a header the function would see
+		case "cookie":
+			for _, v := range vs {
+				for _, c := range strings.Split(v, ";") {
+					if c = strings.TrimSpace(c); c != "" {
+						cookies = append(cookies, c)
+					}
+				}
+			}
+			continue
+		}
+		headers[lk] = strings.Join(vs, ",")
+	}
+	if r.Host != "" {
+		headers["host"] = r.Host
+	}
+	sourceIP := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		sourceIP = h
+	}
+	headers["x-forwarded-for"] = sourceIP
+	headers["x-forwarded-proto"] = "http"
+	if len(body) > 0 {
+		headers["content-length"] = strconv.Itoa(len(body))
+	}
+	var query map[string]string
+	if q := r.URL.Query(); len(q) > 0 {
+		query = map[string]string{}
+		for k, vs := range q {
+			query[k] = strings.Join(vs, ",")
+		}
+	}
+	var pathParams map[string]string
+	if len(params) > 0 {
+		pathParams = map[string]string{}
+		for k, v := range params {
+			if u, err := url.PathUnescape(v); err == nil {
+				v = u
+			}
+			pathParams[k] = v
+		}
+	}
+	firm, user, roles := r.Header.Get(HeaderDevFirm), r.Header.Get(HeaderDevUser), r.Header.Get(HeaderDevRoles)
+	if firm == "" {
+		firm = DevFirm
+	}
+	if user == "" {
+		user = DevUser
+	}
+	if strings.TrimSpace(roles) == "" {
+		roles = DevRoles
+	}
+	ev := events.APIGatewayV2HTTPRequest{
+		Version:               "2.0",
+		RouteKey:              route.Key(),
+		RawPath:               r.URL.EscapedPath(),
+		RawQueryString:        r.URL.RawQuery,
+		Cookies:               cookies,
+		Headers:               headers,
+		QueryStringParameters: query,
+		PathParameters:        pathParams,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey:     route.Key(),
+			AccountID:    "000000000000",
+			Stage:        "$default",
+			RequestID:    reqID,
+			APIID:        "localapi",
+			DomainName:   r.Host,
+			DomainPrefix: strings.Split(r.Host, ".")[0],
+			Time:         now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
+			TimeEpoch:    now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method:    r.Method,
+				Path:      r.URL.Path,
+				Protocol:  r.Proto,
+				SourceIP:  sourceIP,
+				UserAgent: r.UserAgent(),
+			},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+					Claims: map[string]string{
+						"sub":      user,
+						firmClaim:  firm,
+						rolesClaim: renderRoles(roles),
+						"iss":      "http://localapi.invalid/",
+						"aud":      "warrant-local",
+						"iat":      strconv.FormatInt(now.Unix(), 10),
+						"exp":      strconv.FormatInt(now.Add(time.Hour).Unix(), 10),
+					},
+				},
+			},
+		},
+	}
+	if len(body) > 0 {
+		if utf8.Valid(body) {
+			ev.Body = string(body)
+		} else {
+			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		}
+	}
+	return ev
+}
+
+// renderRoles turns "counsel, associate" or "counsel associate" into what
+// API Gateway makes of an array claim: "[counsel associate]".
+func renderRoles(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "[") {
+		return s // already rendered
+	}
+	return "[" + strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), " ") + "]"
+}
+
+// decodeResponse reads a payload format 2.0 response; a payload without a
+// statusCode is, as API Gateway infers it, a 200 JSON body.
+func decodeResponse(out []byte) *events.APIGatewayV2HTTPResponse {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(out, &probe) == nil {
+		if _, ok := probe["statusCode"]; ok {
+			var resp events.APIGatewayV2HTTPResponse
+			if json.Unmarshal(out, &resp) == nil {
+				return &resp
+			}
+		}
+	}
+	return &events.APIGatewayV2HTTPResponse{StatusCode: 200, Headers: map[string]string{"Content-Type": "application/json"}, Body: string(out)}
+}
+
+func writeResponse(w http.ResponseWriter, out []byte) int {
+	resp := decodeResponse(out)
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	for _, c := range resp.Cookies {
+		w.Header().Add("Set-Cookie", c)
+	}
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(resp.Body)
+		if err != nil {
+			writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+			return http.StatusInternalServerError
+		}
+		body = b
+	}
+	status := resp.StatusCode
+	if status < 100 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return status
+}
+
+// writeGatewayError is API Gateway's own error body.
+func writeGatewayError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, "{\"message\":%q}\n", msg)
+}
+
+// writeProblem answers the gateway's own errors (no route, body too large)
+// as problem+json, the way the functions answer theirs.
+func writeProblem(w http.ResponseWriter, err error) {
+	env := failure.Build(err, failure.StageRequest, "localapi", failure.Identity{CorrelationID: uuid.NewString()})
+	status, headers, body := failure.ProblemFrom(env)
+	for k, v := range headers {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("X-Correlation-Id", env.CorrelationID)
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func newRequestID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// routeList renders the routes for the start-up banner.
+func routeList(rs []Route) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = fmt.Sprintf("%-6s %-46s -> %s", r.Method, r.Path, r.Function)
+	}
+	sort.Strings(out)
+	return out
+}

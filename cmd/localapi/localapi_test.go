@@ -1,0 +1,452 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+)
+
+// TestMain lets the tests run this binary as localapi itself: with
+// LOCALAPI_TEST_MAIN=1 it is main, not the test runner (no second build).
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCALAPI_TEST_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	dynamotest.Main(m) // stops the moto_server a test started
+}
+
+const repo = "../.."
+
+// localapi runs this test binary as localapi from the repository root.
+func localapi(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "LOCALAPI_TEST_MAIN=1")
+	// Never the caller's endpoints or real Bedrock in a test.
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
+		return strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") || strings.HasPrefix(kv, "MODEL_BACKEND=") || strings.HasPrefix(kv, "TABLE_NAME=")
+	})
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestDemoHeadless brings the whole stack up as a subprocess, walks the demo
+// and checks that localapi exits 0 and leaves no process behind.
+func TestDemoHeadless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack; skipped with -short")
+	}
+	stderr := demoHeadless(t, nil)
+	if !strings.Contains(stderr, "dynamodb: minidyn on 127.0.0.1:") || !strings.Contains(stderr, "stream: polling the run partitions") {
+		t.Errorf("start-up lines:\n%s", stderr)
+	}
+}
+
+// TestDemoHeadlessStreams runs the demo against moto_server
+// (DYNAMODB_ENDPOINT), whose table has a real stream: ledger lines reach
+// stream-reduce from the Streams API.
+func TestDemoHeadlessStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack; skipped with -short")
+	}
+	ep := dynamotest.Moto(t) // skips without moto_server (fails with CI=true)
+	table := "warrant-localapi-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	stderr := demoHeadless(t, []string{"DYNAMODB_ENDPOINT=" + ep.URL, "TABLE_NAME=" + table})
+	if !strings.Contains(stderr, "stream: reading arn:aws:dynamodb:") {
+		t.Errorf("localapi did not read the table's stream:\n%s", stderr)
+	}
+}
+
+// demoHeadless runs localapi -demo -headless with extra env, checks the exit
+// and the processes, and returns its stderr.
+func demoHeadless(t *testing.T, env []string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	logDir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd := localapi(ctx, "-demo", "-headless", "-addr", freeAddr(t), "-log-dir", logDir)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	t.Logf("localapi -demo -headless: %v in %s", err, time.Since(t0).Round(100*time.Millisecond))
+	if err != nil {
+		t.Fatalf("localapi -demo -headless: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "checks passed") {
+		t.Fatalf("no walkthrough summary:\n%s", stdout.String())
+	}
+	b, err := os.ReadFile(filepath.Join(logDir, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emulators, bootstraps int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		pid, err := strconv.Atoi(f[0])
+		if err != nil || len(f) != 2 {
+			t.Fatalf("pids line %q", line)
+		}
+		switch {
+		case strings.HasPrefix(f[1], "emulator:"):
+			emulators++
+		case strings.HasPrefix(f[1], "bootstrap:"):
+			bootstraps++
+		}
+		if rie.Alive(pid) {
+			t.Errorf("%s (pid %d) is still running after localapi exited", f[1], pid)
+		}
+	}
+	if emulators != 5 || bootstraps < 5 {
+		t.Errorf("pids lists %d emulators and %d bootstraps, want 5 and at least 5:\n%s", emulators, bootstraps, b)
+	}
+	for _, f := range []string{"invoke.log", "stream-reduce.log", "api.log", "stream.log"} {
+		if st, err := os.Stat(filepath.Join(logDir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("log %s missing or empty (%v)", f, err)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(logDir, "ledger-*.ndjson")); len(m) != 1 {
+		t.Errorf("ledger exports %v, want one", m)
+	}
+	return stderr.String()
+}
+
+// TestPortInUse: a taken port is one line naming it and a non-zero exit,
+// before anything is built or started.
+func TestPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := localapi(ctx, "-addr", addr, "-log-dir", t.TempDir())
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() == 0 {
+		t.Fatalf("localapi on a taken port: %v, want a non-zero exit", err)
+	}
+	out := strings.TrimRight(stderr.String(), "\n")
+	if strings.Count(out, "\n") != 0 || !strings.Contains(out, addr) || !strings.Contains(out, "in use") {
+		t.Fatalf("stderr %q: want one line naming %s", stderr.String(), addr)
+	}
+	if stdout.Len() != 0 {
+		t.Fatalf("stdout %q, want nothing", stdout.String())
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range tpl.Functions {
+		names = append(names, f.LogicalID+"="+f.Name)
+	}
+	want := []string{"InvokeFunction=invoke", "ApproveFunction=approve", "ResumeFunction=resume", "RunsFunction=runs", "StreamReduceFunction=stream-reduce"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("functions %v, want %v", names, want)
+	}
+	var keys []string
+	for _, r := range tpl.Routes {
+		keys = append(keys, r.Key()+" -> "+r.Function)
+	}
+	slices.Sort(keys)
+	wantKeys := []string{
+		"GET /v1/approvals -> runs",
+		"GET /v1/runs/{run_id} -> runs",
+		"GET /v1/runs/{run_id}/events -> runs",
+		"POST /v1/runs -> invoke",
+		"POST /v1/runs/{run_id}/approvals/{approval_id} -> approve",
+		"POST /v1/runs/{run_id}/resume -> resume",
+	}
+	if !slices.Equal(keys, wantKeys) {
+		t.Fatalf("routes %v, want %v", keys, wantKeys)
+	}
+	inv := tpl.Function("invoke")
+	for _, kv := range []string{"TABLE_NAME=warrant-local", "MODEL_ID=" + DefaultModelID, "FIRM_CLAIM=firm_id", "ROLES_CLAIM=roles"} {
+		if !slices.Contains(inv.Env, kv) {
+			t.Errorf("invoke env %v lacks %s", inv.Env, kv)
+		}
+	}
+	if inv.Timeout < 10*time.Second {
+		t.Errorf("invoke timeout %s", inv.Timeout)
+	}
+	sr := tpl.Function("StreamReduceFunction")
+	if !sr.Stream || sr.BatchSize != 100 || len(sr.Routes) != 0 {
+		t.Errorf("stream-reduce: stream %v batch %d routes %v", sr.Stream, sr.BatchSize, sr.Routes)
+	}
+}
+
+func TestTemplateIntrinsics(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "functions", "do-thing"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "functions", "do-thing", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tpl := `Parameters:
+  Cap: {Type: String, Default: "2.50"}
+  Stage: {Type: String, Default: dev}
+Globals:
+  Function:
+    Timeout: 7
+    Environment:
+      Variables:
+        TABLE_NAME: !Ref Table
+        PLAIN: "yes"
+Resources:
+  Table: {Type: AWS::DynamoDB::Table}
+  DoThingFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Environment:
+        Variables:
+          CAP: !Ref Cap
+          LONG: {"Fn::Sub": "warrant-${Stage}"}
+          ARN: !GetAtt Table.Arn
+      Events:
+        Any:
+          Type: HttpApi
+          Properties: {Method: any, Path: "/x/{proxy+}"}
+`
+	path := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(path, []byte(tpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTemplate(path, Locals{"TABLE_NAME": "tbl"}); err == nil || !strings.Contains(err.Error(), "ARN") {
+		t.Fatalf("an intrinsic without a local value: %v, want an error naming ARN", err)
+	}
+	got, err := LoadTemplate(path, Locals{"TABLE_NAME": "tbl", "ARN": "arn:local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := got.Function("do-thing")
+	want := []string{"ARN=arn:local", "CAP=2.50", "LONG=warrant-dev", "PLAIN=yes", "TABLE_NAME=tbl"}
+	if !slices.Equal(f.Env, want) || f.Timeout != 7*time.Second {
+		t.Fatalf("env %v timeout %s, want %v 7s", f.Env, f.Timeout, want)
+	}
+	r, p := match(got.Routes, "DELETE", "/x/a/b")
+	if r == nil || p["proxy"] != "a/b" {
+		t.Fatalf("greedy route: %v %v", r, p)
+	}
+}
+
+func TestMatch(t *testing.T) {
+	rs := []Route{
+		{Method: "GET", Path: "/v1/runs/{run_id}", Function: "runs"},
+		{Method: "GET", Path: "/v1/runs/{run_id}/events", Function: "runs"},
+		{Method: "POST", Path: "/v1/runs/{run_id}/resume", Function: "resume"},
+		{Method: "POST", Path: "/v1/runs/{run_id}/approvals/{approval_id}", Function: "approve"},
+		{Method: "GET", Path: "/v1/approvals", Function: "runs"},
+	}
+	for i := range rs {
+		rs[i].segs = splitPath(rs[i].Path)
+	}
+	sortRoutes(rs)
+	for _, tc := range []struct{ method, path, key, params string }{
+		{"GET", "/v1/runs/abc", "GET /v1/runs/{run_id}", "run_id=abc"},
+		{"GET", "/v1/runs/abc/events", "GET /v1/runs/{run_id}/events", "run_id=abc"},
+		{"POST", "/v1/runs/r/approvals/a", "POST /v1/runs/{run_id}/approvals/{approval_id}", "approval_id=a run_id=r"},
+		{"GET", "/v1/approvals", "GET /v1/approvals", ""},
+		{"POST", "/v1/runs/abc", "", ""},
+		{"GET", "/v1/runs/abc/other", "", ""},
+		{"GET", "/v1/runs/", "", ""},
+	} {
+		r, p := match(rs, tc.method, tc.path)
+		key := ""
+		if r != nil {
+			key = r.Key()
+		}
+		var ps []string
+		for k, v := range p {
+			ps = append(ps, k+"="+v)
+		}
+		slices.Sort(ps)
+		if key != tc.key || strings.Join(ps, " ") != tc.params {
+			t.Errorf("%s %s: %q %v, want %q %q", tc.method, tc.path, key, ps, tc.key, tc.params)
+		}
+	}
+}
+
+func TestToEvent(t *testing.T) {
+	route := &Route{Method: "POST", Path: "/v1/runs/{run_id}/resume", Function: "resume"}
+	req := httptest.NewRequest("POST", "http://127.0.0.1:3000/v1/runs/r1/resume?a=1&a=2&b=x", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Dev-Roles", "counsel, associate")
+	req.Header.Set("Cookie", "s=1; t=2")
+	ev := toEvent(req, route, map[string]string{"run_id": "r1"}, []byte("{}"), "rid", time.Unix(1796232700, 0), "firm_id", "roles")
+	claims := ev.RequestContext.Authorizer.JWT.Claims
+	if claims["firm_id"] != DevFirm || claims["sub"] != DevUser || claims["roles"] != "[counsel associate]" {
+		t.Fatalf("claims %v", claims)
+	}
+	if ev.Version != "2.0" || ev.RouteKey != "POST /v1/runs/{run_id}/resume" || ev.RawPath != "/v1/runs/r1/resume" ||
+		ev.RawQueryString != "a=1&a=2&b=x" || ev.QueryStringParameters["a"] != "1,2" || ev.PathParameters["run_id"] != "r1" {
+		t.Fatalf("event %+v", ev)
+	}
+	if ev.Headers["content-type"] != "application/json" || ev.Headers["x-dev-roles"] != "" || !slices.Equal(ev.Cookies, []string{"s=1", "t=2"}) {
+		t.Fatalf("headers %v cookies %v", ev.Headers, ev.Cookies)
+	}
+	if ev.Body != "{}" || ev.IsBase64Encoded || ev.RequestContext.HTTP.Method != "POST" || ev.RequestContext.HTTP.SourceIP == "" || ev.RequestContext.RequestID != "rid" {
+		t.Fatalf("event %+v", ev)
+	}
+	bin := []byte{0xff, 0x00, 0xfe}
+	ev = toEvent(req, route, nil, bin, "rid", time.Now(), "", "")
+	if !ev.IsBase64Encoded || ev.Body != base64.StdEncoding.EncodeToString(bin) {
+		t.Fatalf("binary body: %q base64 %v", ev.Body, ev.IsBase64Encoded)
+	}
+	if got := renderRoles("counsel"); got != "[counsel]" {
+		t.Fatalf("renderRoles = %q", got)
+	}
+}
+
+func TestUnknownRoute(t *testing.T) {
+	gw := &Gateway{Routes: []Route{{Method: "GET", Path: "/v1/approvals", Function: "runs", segs: splitPath("/v1/approvals")}}}
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/v1/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" || p["kind"] != "not_found" {
+		t.Fatalf("unknown route: %d %s %v", resp.StatusCode, resp.Header.Get("Content-Type"), p)
+	}
+}
+
+// keysOf lists the member names of a JSON object, recursively (values of
+// attribute maps excluded: their names are the item's).
+func keysOf(prefix string, v any, out map[string]bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	for k, e := range m {
+		out[prefix+k] = true
+		if k != "Keys" && k != "NewImage" {
+			keysOf(prefix+k+".", e, out)
+		}
+	}
+}
+
+// TestPumpRecordShape: a record the pump builds has the members of the
+// event source mapping's (events/stream-reduce.json), and the same image.
+func TestPumpRecordShape(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repo, "events", "stream-reduce.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct{ Records []map[string]any }
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	keysOf("", fx.Records[0], want)
+
+	img := fx.Records[0]["dynamodb"].(map[string]any)["NewImage"].(map[string]any)
+	item := map[string]types.AttributeValue{}
+	for k, v := range img {
+		for typ, val := range v.(map[string]any) {
+			switch typ {
+			case "S":
+				item[k] = &types.AttributeValueMemberS{Value: val.(string)}
+			case "N":
+				item[k] = &types.AttributeValueMemberN{Value: val.(string)}
+			}
+		}
+	}
+	p := NewPump(nil, "warrant-local", "us-east-1", 100, nil)
+	p.arn = "arn:aws:dynamodb:us-east-1:000000000000:table/warrant-local/stream/x"
+	rb, err := json.Marshal(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{p.record(item)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Records []map[string]any }
+	if err := json.Unmarshal(rb, &got); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	keysOf("", got.Records[0], have)
+	for k := range want {
+		if !have[k] {
+			t.Errorf("record lacks %s", k)
+		}
+	}
+	for k := range have {
+		if !want[k] {
+			t.Errorf("record has %s, which the mapping does not send", k)
+		}
+	}
+	d := got.Records[0]["dynamodb"].(map[string]any)
+	if !reflect.DeepEqual(d["NewImage"], img) || d["StreamViewType"] != "NEW_IMAGE" || got.Records[0]["eventName"] != "INSERT" {
+		t.Errorf("record %s", rb)
+	}
+	if keys := d["Keys"].(map[string]any); len(keys) != 2 || !reflect.DeepEqual(keys["SK"], img["SK"]) {
+		t.Errorf("keys %v", keys)
+	}
+}
+
+// TestBuildFailure: a function that does not compile is one line naming it
+// and the compiler's message, and exit 1.
+func TestBuildFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	logDir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd := localapi(ctx, "-template", "cmd/localapi/testdata/broken/template.yaml", "-addr", freeAddr(t), "-log-dir", logDir)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("localapi with a broken function: %v, want exit 1\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "localapi: build functions/broken failed: ") || !strings.Contains(last, "undefined: undefinedThing") {
+		t.Fatalf("last line %q, want the build failure naming functions/broken\n%s", last, stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(logDir, "build", "build.log")); err != nil || !bytes.Contains(b, []byte("undefinedThing")) {
+		t.Fatalf("build.log: %v %s", err, b)
+	}
+}

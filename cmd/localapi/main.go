@@ -1,0 +1,464 @@
+// Command localapi runs Warrant's whole stack on loopback, without Docker or
+// an AWS account: DynamoDB (minidyn, in this process, or DYNAMODB_ENDPOINT),
+// Bedrock (the scripted fake, or real Bedrock with MODEL_BACKEND=bedrock),
+// each function of template.yaml built as its Lambda bootstrap and run under
+// its own Lambda Runtime Interface Emulator, the template's HTTP API routes
+// on -addr (default 127.0.0.1:3000) and a stream pump delivering new ledger
+// lines to stream-reduce as DynamoDB stream events.
+//
+// Requests carry no JWT locally: the claims API Gateway's authorizer would
+// pass come from the X-Dev-Firm, X-Dev-User and X-Dev-Roles headers (LOCAL
+// ONLY; see docs/LOCAL.md).
+//
+// Usage:
+//
+//	localapi [-addr 127.0.0.1:3000] [-log-dir DIR] [-template template.yaml] [-demo [-headless]]
+//	localapi -invoke FN -event FILE      one function, one event, print the response
+//
+// Ctrl-C (or SIGTERM) stops every process it started, by PID, and exits 0.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/seed-f6d3920e/warrant/cmd/demo/walkthrough"
+	"github.com/seed-f6d3920e/warrant/internal/rie"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type options struct {
+	addr, logDir, template string
+	demo, headless         bool
+	invoke, event          string
+	raw                    bool
+	streamSource           string
+	integrationTimeout     time.Duration
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("localapi", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:3000", "`ADDR` the HTTP API listens on")
+	fs.StringVar(&o.logDir, "log-dir", "", "`DIR` for logs, builds and pids (default .localapi/<start time>)")
+	fs.StringVar(&o.template, "template", "template.yaml", "the SAM `FILE` whose functions and routes to run")
+	fs.BoolVar(&o.demo, "demo", false, "run the walkthrough (cmd/demo) once the stack is up, then keep serving")
+	fs.BoolVar(&o.headless, "headless", false, "with -demo: exit when the walkthrough ends, with its status")
+	fs.StringVar(&o.invoke, "invoke", "", "run only function `FN` (folder or logical id), send it -event, print the response, exit")
+	fs.StringVar(&o.event, "event", "", "with -invoke: the event `FILE` (e.g. events/invoke.json)")
+	fs.BoolVar(&o.raw, "raw", false, "with -invoke: print the response payload exactly as the function returned it")
+	fs.StringVar(&o.streamSource, "stream-source", "auto", "how new ledger lines reach stream-reduce: `auto` (the table's DynamoDB stream when the endpoint has one, else query), streams, or query (poll the touched run partitions)")
+	fs.DurationVar(&o.integrationTimeout, "integration-timeout", 30*time.Second, "API Gateway's integration timeout (503 after it)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage:
+  localapi [-addr 127.0.0.1:3000] [-log-dir DIR] [-template template.yaml] [-demo [-headless]]
+        the whole stack on loopback; Ctrl-C stops it
+  localapi -invoke FN -event FILE [-raw]
+        one function under its emulator, one event, print the response
+
+environment: DYNAMODB_ENDPOINT (another DynamoDB), TABLE_NAME (default warrant-local),
+MODEL_BACKEND=bedrock (real Bedrock with your AWS configuration), MODEL_ID.
+Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs/LOCAL.md.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "localapi: unexpected arguments %v\n", fs.Args())
+		return 2
+	}
+	if o.headless && !o.demo {
+		fmt.Fprintln(stderr, "localapi: -headless needs -demo")
+		return 2
+	}
+	if (o.invoke == "") != (o.event == "") {
+		fmt.Fprintln(stderr, "localapi: -invoke FN and -event FILE go together")
+		return 2
+	}
+	if o.streamSource != "auto" && o.streamSource != "streams" && o.streamSource != "query" {
+		fmt.Fprintf(stderr, "localapi: -stream-source must be auto, streams or query, not %q\n", o.streamSource)
+		return 2
+	}
+	if o.invoke != "" {
+		return invokeOnce(o, stdout, stderr)
+	}
+	return serve(o, stdout, stderr)
+}
+
+// newLogDir makes the default log folder, .localapi/<start time>.
+func newLogDir(dir, suffix string) (string, error) {
+	if dir == "" {
+		base := filepath.Join(".localapi", time.Now().Format("20060102-150405")+suffix)
+		dir = base
+		for i := 2; ; i++ {
+			if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			dir = base + "-" + strconv.Itoa(i)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.Abs(dir)
+}
+
+func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
+	return StackConfig{
+		TemplatePath:   o.template,
+		LogDir:         logDir,
+		Progress:       progress,
+		DynamoEndpoint: os.Getenv("DYNAMODB_ENDPOINT"),
+		TableName:      os.Getenv("TABLE_NAME"),
+		ModelBackend:   os.Getenv("MODEL_BACKEND"),
+		ModelID:        os.Getenv("MODEL_ID"),
+	}
+}
+
+func listenError(addr string, err error) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Sprintf("localapi: %s is already in use (another localapi?); stop it or pass -addr 127.0.0.1:PORT", addr)
+	}
+	return fmt.Sprintf("localapi: cannot listen on %s: %v", addr, err)
+}
+
+func serve(o options, stdout, stderr io.Writer) int {
+	t0 := time.Now()
+	// The port first: a taken port fails in a second, before any build.
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		fmt.Fprintln(stderr, listenError(o.addr, err))
+		return 1
+	}
+	defer ln.Close()
+	logDir, err := newLogDir(o.logDir, "")
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: log dir: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "logs: %s\n", logDir)
+
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	st, err := StartStack(ctx, stackConfig(o, logDir, stderr))
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "localapi: interrupted during start-up; stopped")
+			return 0
+		}
+		fmt.Fprintf(stderr, "localapi: %s\n", firstLine(err))
+		return 1
+	}
+	code := serveStack(ctx, stopSignals, o, st, ln, logDir, t0, stdout, stderr)
+	if err := st.Stop(); err != nil {
+		fmt.Fprintf(stderr, "localapi: stop: %v\n", err)
+		return 1
+	}
+	if left := stillRunning(logDir); len(left) > 0 {
+		fmt.Fprintf(stderr, "localapi: processes still running after stop: %v\n", left)
+		return 1
+	}
+	fmt.Fprintf(stderr, "localapi: stopped; every process it started has exited (see %s)\n", filepath.Join(logDir, "pids"))
+	return code
+}
+
+func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, ln net.Listener, logDir string, t0 time.Time, stdout, stderr io.Writer) int {
+	accessLog, err := os.OpenFile(filepath.Join(logDir, "api.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: %v\n", err)
+		return 1
+	}
+	defer accessLog.Close()
+	streamLog, err := os.OpenFile(filepath.Join(logDir, "stream.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: %v\n", err)
+		return 1
+	}
+	defer streamLog.Close()
+	errLog := &syncWriter{w: io.MultiWriter(stderr, accessLog)}
+
+	feedCtx, stopFeed := context.WithCancel(context.Background())
+	var feed Feed
+	var feedDone sync.WaitGroup
+	defer func() { stopFeed(); feedDone.Wait() }()
+	for _, f := range st.Template.Functions {
+		if !f.Stream || st.Emulators[f.Name] == nil {
+			continue
+		}
+		d := &Deliverer{Reducer: st.Emulators[f.Name], Log: streamLog, ErrLog: &syncWriter{w: io.MultiWriter(stderr, streamLog)}, Delivered: st.WritePIDs}
+		feed = chooseFeed(ctx, o.streamSource, st, f, d, stderr)
+		if feed == nil {
+			return 1
+		}
+		feedDone.Go(func() { feed.Run(feedCtx) })
+		break
+	}
+
+	claims := map[string][2]string{}
+	for _, f := range st.Template.Functions {
+		c := [2]string{"firm_id", "roles"}
+		for _, kv := range f.Env {
+			if v, ok := strings.CutPrefix(kv, "FIRM_CLAIM="); ok && v != "" {
+				c[0] = v
+			}
+			if v, ok := strings.CutPrefix(kv, "ROLES_CLAIM="); ok && v != "" {
+				c[1] = v
+			}
+		}
+		claims[f.Name] = c
+	}
+	gw := &Gateway{
+		Routes: st.Template.Routes, Emulators: st.Emulators, Claims: claims,
+		IntegrationTimeout: o.integrationTimeout, AccessLog: accessLog, ErrorLog: errLog,
+		Invoked: func(fn, firm string, req *events.APIGatewayV2HTTPRequest, resp *events.APIGatewayV2HTTPResponse) {
+			st.WritePIDs()
+			if feed == nil {
+				return
+			}
+			if run := req.PathParameters["run_id"]; run != "" {
+				feed.Track(firm, run)
+			}
+			if resp != nil && !resp.IsBase64Encoded && strings.Contains(resp.Headers["Content-Type"], "json") {
+				var v struct {
+					RunID string `json:"run_id"`
+				}
+				if json.Unmarshal([]byte(resp.Body), &v) == nil && v.RunID != "" {
+					feed.Track(firm, v.RunID)
+				}
+			}
+			feed.Kick()
+		},
+	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(stderr, "api: %s (ready in %.1fs)\n", base, time.Since(t0).Seconds())
+	for _, r := range routeList(st.Template.Routes) {
+		fmt.Fprintf(stderr, "  %s\n", r)
+	}
+	if !o.headless {
+		fmt.Fprint(stderr, curlExamples(base))
+	}
+
+	demoDone := make(chan int, 1)
+	if o.demo {
+		go func() {
+			fmt.Fprintln(stdout)
+			err := walkthrough.Run(ctx, walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout})
+			code := 0
+			if err != nil {
+				code = 1
+				if !o.headless && ctx.Err() == nil {
+					fmt.Fprintln(stderr, "localapi: the demo failed; the stack stays up for a look (Ctrl-C stops it)")
+				}
+			}
+			demoDone <- code
+		}()
+	}
+
+	code := 0
+	func() {
+		for {
+			select {
+			case <-ctx.Done():
+				fmt.Fprintln(stderr, "\nlocalapi: stopping")
+				return
+			case err := <-srvErr:
+				fmt.Fprintf(stderr, "localapi: http server: %v\n", err)
+				code = 1
+				return
+			case c := <-demoDone:
+				if o.headless {
+					code = c
+					return
+				}
+				if c == 0 {
+					fmt.Fprintf(stderr, "\nlocalapi: still serving on %s (Ctrl-C stops it)\n", base)
+				}
+			}
+		}
+	}()
+	stopSignals() // a second Ctrl-C now kills at once (the emulators die with us)
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	if o.demo && !o.headless {
+		select { // a walkthrough still running ends with ctx
+		case <-demoDone:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return code
+}
+
+// chooseFeed picks how ledger lines reach stream-reduce; nil after an
+// error it has reported.
+func chooseFeed(ctx context.Context, source string, st *Stack, f *Function, d *Deliverer, stderr io.Writer) Feed {
+	if source != "query" && st.ddbSrv == nil {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		tail, err := NewStreamTail(tctx, st.DDB, st.Streams, st.TableName(), f.BatchSize, d)
+		cancel()
+		if err == nil {
+			fmt.Fprintf(stderr, "stream: reading %s from LATEST -> lambda %s\n", tail.StreamARN, f.Name)
+			return tail
+		}
+		if source == "streams" {
+			fmt.Fprintf(stderr, "localapi: -stream-source streams: %v\n", err)
+			return nil
+		}
+		fmt.Fprintf(stderr, "stream: no DynamoDB stream at %s (%v); polling run partitions instead\n", st.DDBURL(), firstLine(err))
+	} else if source == "streams" {
+		fmt.Fprintln(stderr, "localapi: -stream-source streams: minidyn has no streams; set DYNAMODB_ENDPOINT to an endpoint with streams (moto, DynamoDB Local)")
+		return nil
+	}
+	fmt.Fprintf(stderr, "stream: polling the run partitions the API touches (Query above a per-run high-water mark, never Scan) -> lambda %s\n", f.Name)
+	return NewPump(st.DDB, st.TableName(), st.Region, f.BatchSize, d)
+}
+
+// stillRunning lists the PIDs in <log-dir>/pids that are alive.
+func stillRunning(logDir string) []int {
+	b, err := os.ReadFile(filepath.Join(logDir, "pids"))
+	if err != nil {
+		return nil
+	}
+	var left []int
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[0]); err == nil && rie.Alive(pid) {
+			left = append(left, pid)
+		}
+	}
+	return left
+}
+
+// invokeOnce starts DynamoDB, Bedrock and one function's emulator, sends it
+// the event and prints the response payload.
+func invokeOnce(o options, stdout, stderr io.Writer) int {
+	payload, err := os.ReadFile(o.event)
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: %v\n", err)
+		return 1
+	}
+	if !json.Valid(payload) {
+		fmt.Fprintf(stderr, "localapi: %s is not JSON\n", o.event)
+		return 1
+	}
+	logDir, err := newLogDir(o.logDir, "-invoke")
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: log dir: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "logs: %s\n", logDir)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := stackConfig(o, logDir, stderr)
+	cfg.Only = []string{o.invoke}
+	st, err := StartStack(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: %s\n", firstLine(err))
+		return 1
+	}
+	defer func() {
+		if err := st.Stop(); err != nil {
+			fmt.Fprintf(stderr, "localapi: stop: %v\n", err)
+		}
+	}()
+	var emu *rie.Emulator
+	for _, e := range st.Emulators {
+		emu = e
+	}
+	t0 := time.Now()
+	out, err := emu.Invoke(ctx, payload)
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: %s: %v\nlog: %s\n", emu.Name(), err, filepath.Join(logDir, emu.Name()+".log"))
+		return 1
+	}
+	fmt.Fprintf(stderr, "%s: answered in %s (log %s)\n", emu.Name(), time.Since(t0).Round(time.Millisecond), filepath.Join(logDir, emu.Name()+".log"))
+	var pretty any
+	if !o.raw && json.Unmarshal(out, &pretty) == nil {
+		// An API Gateway response's JSON body is shown as JSON, not a string.
+		if m, ok := pretty.(map[string]any); ok {
+			if b, ok := m["body"].(string); ok && json.Valid([]byte(b)) && strings.HasPrefix(strings.TrimSpace(b), "{") {
+				var body any
+				_ = json.Unmarshal([]byte(b), &body)
+				m["body"] = body
+			}
+		}
+		if b, err := json.MarshalIndent(pretty, "", "  "); err == nil {
+			out = b
+		}
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	return 0
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func curlExamples(base string) string {
+	return fmt.Sprintf(`
+Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, roles %[4]s):
+
+  # start a run as an associate: 202 held, with the warrant to sign in pending_approval
+  curl -s -X POST %[1]s/v1/runs -H 'Content-Type: application/json' -H 'X-Dev-Roles: associate' \
+    -d '{"agent_key":"matter_assistant","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","counsel_message":"Please file the motion to compel discovery."}'
+  RUN=<run_id>; APPROVAL=<pending_approval.approval_request_id>; HASH=<pending_approval.tool_input_hash>
+
+  # counsel signs the warrant, bound to the hash shown
+  curl -s -X POST %[1]s/v1/runs/$RUN/approvals/$APPROVAL -H 'Content-Type: application/json' \
+    -H 'X-Dev-User: %[5]s' -H 'X-Dev-Roles: counsel' \
+    -d '{"decision":"approve","tool_input_hash":"'$HASH'"}'
+
+  # resume: the filing executes once, the run completes
+  curl -s -X POST %[1]s/v1/runs/$RUN/resume -H 'Content-Type: application/json' -d '{"approval_request_id":"'$APPROVAL'"}'
+
+  # read the run, its ledger (NDJSON), the firm's pending warrants
+  curl -s %[1]s/v1/runs/$RUN
+  curl -s %[1]s/v1/runs/$RUN/events
+  curl -s '%[1]s/v1/approvals?status=pending'
+
+`, base, DevFirm, DevUser, DevRoles, walkthrough.Counsel)
+}

@@ -1,0 +1,375 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/truora/minidyn/server"
+
+	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+)
+
+// DefaultModelID is the model the local stack's functions are configured
+// with (the template's ModelId default; the fake Bedrock answers any id).
+const DefaultModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// StackConfig says what to run.
+type StackConfig struct {
+	TemplatePath string
+	LogDir       string
+	Progress     io.Writer // start-up lines; default os.Stderr
+	// DynamoEndpoint is another DynamoDB endpoint (DYNAMODB_ENDPOINT); empty
+	// runs minidyn in this process.
+	DynamoEndpoint string
+	TableName      string
+	// ModelBackend "bedrock" calls real Bedrock with the caller's AWS
+	// configuration; anything else runs the fake with the demo script.
+	ModelBackend string
+	ModelID      string
+	// Only, when set, runs just these functions (folder names or logical ids).
+	Only []string
+}
+
+// Stack is the running local stack: DynamoDB, Bedrock and one emulator per
+// function.
+type Stack struct {
+	cfg      StackConfig
+	Template *Template
+	Region   string
+
+	ddbURL  string
+	ddbSrv  *http.Server
+	DDB     *dynamodb.Client
+	Streams *dynamodbstreams.Client
+	model   *bedrocktest.Server
+
+	Emulators map[string]*rie.Emulator // by function folder name
+
+	pidsMu   sync.Mutex
+	pidsSeen []string
+}
+
+func (c StackConfig) progress() io.Writer {
+	if c.Progress == nil {
+		return os.Stderr
+	}
+	return c.Progress
+}
+
+func (s *Stack) say(format string, args ...any) {
+	fmt.Fprintf(s.cfg.progress(), format+"\n", args...)
+}
+
+// StartStack brings the stack up. On error everything already started is
+// stopped again.
+func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
+	if cfg.TableName == "" {
+		cfg.TableName = "warrant-local"
+	}
+	if cfg.ModelID == "" {
+		cfg.ModelID = DefaultModelID
+	}
+	s := &Stack{cfg: cfg, Emulators: map[string]*rie.Emulator{}, Region: envOr("AWS_REGION", envOr("AWS_DEFAULT_REGION", "us-east-1"))}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	tpl, err := LoadTemplate(cfg.TemplatePath, Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID})
+	if err != nil {
+		return nil, err
+	}
+	s.Template = tpl
+	// The emulator binary builds (once, into the Go build cache) while the
+	// rest starts and the functions build.
+	rieErr := make(chan error, 1)
+	rieCtx, cancelRIE := context.WithCancel(ctx)
+	go func() { _, err := rie.Binary(rieCtx); rieErr <- err }()
+	defer func() {
+		cancelRIE()
+		if rieErr != nil {
+			<-rieErr // never leave it running past a failed start
+		}
+	}()
+	funcs := tpl.Functions
+	if len(cfg.Only) > 0 {
+		funcs = nil
+		for _, name := range cfg.Only {
+			f := tpl.Function(name)
+			if f == nil {
+				var all []string
+				for _, f := range tpl.Functions {
+					all = append(all, f.Name)
+				}
+				return nil, fmt.Errorf("no function %q in %s (functions: %s)", name, cfg.TemplatePath, strings.Join(all, ", "))
+			}
+			funcs = append(funcs, f)
+		}
+	}
+
+	// DynamoDB.
+	if cfg.DynamoEndpoint != "" {
+		s.ddbURL = cfg.DynamoEndpoint
+		s.DDB = dynamoClient(s.ddbURL, s.Region, awsHosted(cfg.DynamoEndpoint))
+		s.Streams = streamsClient(s.ddbURL, s.Region, awsHosted(cfg.DynamoEndpoint))
+		s.say("dynamodb: %s (DYNAMODB_ENDPOINT)", s.ddbURL)
+	} else {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("dynamodb: %w", err)
+		}
+		s.ddbSrv = &http.Server{Handler: server.NewServer(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = s.ddbSrv.Serve(ln) }()
+		s.ddbURL = "http://" + ln.Addr().String()
+		s.DDB = dynamoClient(s.ddbURL, s.Region, false)
+		s.say("dynamodb: minidyn on %s", ln.Addr())
+	}
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	err = dynamo.CreateTable(tctx, s.DDB, cfg.TableName)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: %w", err)
+	}
+	s.say("dynamodb: table %s", cfg.TableName)
+
+	// Bedrock.
+	if s.realBedrock() {
+		s.say("bedrock: real Bedrock (MODEL_BACKEND=bedrock, region %s, model %s)", s.Region, cfg.ModelID)
+	} else {
+		s.model, err = bedrocktest.NewOn("127.0.0.1:0", bedrocktest.DemoScript())
+		if err != nil {
+			return nil, fmt.Errorf("bedrock: %w", err)
+		}
+		s.say("bedrock: fake on %s (demo script)", strings.TrimPrefix(s.model.URL(), "http://"))
+	}
+
+	// Lambdas: build, then one emulator each.
+	t0 := time.Now()
+	bins, err := buildAll(ctx, funcs, filepath.Join(cfg.LogDir, "build"))
+	if err != nil {
+		return nil, err
+	}
+	err = <-rieErr
+	rieErr = nil
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(funcs))
+	for i, f := range funcs {
+		names[i] = f.Name
+	}
+	s.say("build: %s in %.1fs", strings.Join(names, ", "), time.Since(t0).Seconds())
+	for _, f := range funcs {
+		e, err := rie.Start(ctx, rie.Options{
+			Name:      f.Name,
+			Bootstrap: bins[f.Name],
+			Env:       s.functionEnv(f),
+			LogPath:   filepath.Join(cfg.LogDir, f.Name+".log"),
+			Timeout:   f.Timeout,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("lambda %s: %w", f.Name, err)
+		}
+		s.Emulators[f.Name] = e
+		s.say("lambda %s: emulator on %s (pid %d, log %s)", f.Name, e.Addr(), e.PID(), filepath.Join(cfg.LogDir, f.Name+".log"))
+	}
+	s.WritePIDs()
+	return s, nil
+}
+
+func (s *Stack) realBedrock() bool { return strings.EqualFold(s.cfg.ModelBackend, "bedrock") }
+
+// awsHosted reports whether an endpoint is AWS's own (a real table), which
+// needs the caller's credentials.
+func awsHosted(endpoint string) bool {
+	return strings.Contains(endpoint, ".amazonaws.com")
+}
+
+// passAWS is the caller's AWS configuration, passed to the functions when
+// they call real AWS (Bedrock, or a real table). Unset variables are passed
+// empty, which the SDK reads as unset: the emulator's fake credentials and
+// /dev/null config files are not used then.
+var passAWS = []string{
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+	"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_DEFAULT_REGION",
+	"AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_SESSION_NAME",
+}
+
+// functionEnv is what a function's emulator gets beyond rie's minimal
+// environment: the template's variables and the endpoints.
+func (s *Stack) functionEnv(f *Function) []string {
+	env := slices.Clone(f.Env)
+	env = append(env, "AWS_REGION="+s.Region, "AWS_ENDPOINT_URL_DYNAMODB="+s.ddbURL)
+	if s.model != nil {
+		env = append(env, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+s.model.URL())
+	}
+	if s.realBedrock() || awsHosted(s.ddbURL) {
+		for _, k := range passAWS {
+			env = append(env, k+"="+os.Getenv(k))
+		}
+		env = append(env, "AWS_EC2_METADATA_DISABLED=false")
+	}
+	return env
+}
+
+// DDBURL is the DynamoDB endpoint the functions use.
+func (s *Stack) DDBURL() string { return s.ddbURL }
+
+// TableName is the local table.
+func (s *Stack) TableName() string { return s.cfg.TableName }
+
+// WritePIDs records every process the stack started (emulators and the
+// bootstraps seen under them) in <log-dir>/pids, one "PID ROLE:NAME" a line.
+// A PID, once listed, stays listed.
+func (s *Stack) WritePIDs() {
+	s.pidsMu.Lock()
+	defer s.pidsMu.Unlock()
+	changed := false
+	add := func(line string) {
+		if !slices.Contains(s.pidsSeen, line) {
+			s.pidsSeen = append(s.pidsSeen, line)
+			changed = true
+		}
+	}
+	names := make([]string, 0, len(s.Emulators))
+	for n := range s.Emulators {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		e := s.Emulators[n]
+		add(fmt.Sprintf("%d emulator:%s", e.PID(), n))
+		for _, p := range e.BootstrapPIDs() {
+			add(fmt.Sprintf("%d bootstrap:%s", p, n))
+		}
+	}
+	if !changed || s.cfg.LogDir == "" {
+		return
+	}
+	body := strings.Join(s.pidsSeen, "\n") + "\n"
+	tmp := filepath.Join(s.cfg.LogDir, "pids.tmp")
+	if os.WriteFile(tmp, []byte(body), 0o644) == nil {
+		_ = os.Rename(tmp, filepath.Join(s.cfg.LogDir, "pids"))
+	}
+}
+
+// Stop stops every emulator (and its bootstrap), the fake Bedrock and the
+// embedded DynamoDB. It waits for the processes to exit.
+func (s *Stack) Stop() error {
+	s.WritePIDs() // the bootstraps seen last, before they are gone
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, e := range s.Emulators {
+		wg.Go(func() {
+			if err := e.Stop(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if s.model != nil {
+		s.model.Close()
+	}
+	if s.ddbSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.ddbSrv.Shutdown(ctx)
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// buildAll builds the functions' bootstraps into dir/<name>/bootstrap with
+// one `go build`. A failure is one line naming the function, with the full
+// compiler output in dir/build.log.
+func buildAll(ctx context.Context, funcs []*Function, dir string) (map[string]string, error) {
+	pkgs := map[string]string{}
+	byDir := map[string]string{}
+	for _, f := range funcs {
+		pkgs[f.Name] = f.Dir
+		byDir[f.Dir] = f.Name
+	}
+	out, err := rie.BuildAll(ctx, pkgs, dir)
+	if err == nil {
+		return out, nil
+	}
+	var be *rie.BuildError
+	if !errors.As(err, &be) {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "build.log")
+	_ = os.MkdirAll(dir, 0o755)
+	_ = os.WriteFile(logPath, []byte(be.Output), 0o644)
+	what := be.Pkg
+	if i := strings.Index(what, "/functions/"); i >= 0 {
+		what = what[i+1:] // github.com/.../functions/invoke -> functions/invoke
+	}
+	if n, ok := byDir[be.Pkg]; ok {
+		what = "functions/" + n
+	}
+	return nil, fmt.Errorf("build %s failed: %s (full output: %s)", what, be.FirstLine(), logPath)
+}
+
+// dynamoClient is the local stack's own client (table setup, the stream
+// pump): static test credentials unless the endpoint is AWS's own.
+func dynamoClient(url, region string, realCreds bool) *dynamodb.Client {
+	opts := dynamodb.Options{
+		Region:       region,
+		BaseEndpoint: aws.String(url),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}
+	if realCreds {
+		if cfg, err := loadAWSConfig(region); err == nil {
+			return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(url) })
+		}
+	}
+	return dynamodb.New(opts)
+}
+
+// streamsClient reads the table's stream on the same endpoint (moto and
+// DynamoDB Local serve both APIs on one port). On AWS the Streams API has
+// its own endpoint, streams.dynamodb.<region>.amazonaws.com.
+func streamsClient(url, region string, realCreds bool) *dynamodbstreams.Client {
+	if realCreds {
+		if cfg, err := loadAWSConfig(region); err == nil {
+			return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+				if !strings.Contains(url, "://dynamodb.") {
+					o.BaseEndpoint = aws.String(url)
+				}
+			})
+		}
+	}
+	return dynamodbstreams.New(dynamodbstreams.Options{Region: region, BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+}
+
+func loadAWSConfig(region string) (aws.Config, error) {
+	return awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRegion(region))
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
