@@ -17,7 +17,10 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
 )
 
 func TestRunCompletesWithLowTierTools(t *testing.T) {
@@ -432,5 +435,26 @@ func TestMidStreamExceptionFailsTheRun(t *testing.T) {
 	res := h.start("Go.", "")
 	if res.State.Status != reducer.StatusFailed || res.State.Turns != 0 {
 		t.Fatalf("state = %+v", res.State)
+	}
+}
+
+// A warrant for a tool the agent no longer has is refused, not executed.
+func TestResumeWithAToolNoLongerRegistered(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	res := h.start("Please file the motion.", "")
+	h.decide(res, contracts.DecisionApproved)
+	policy, _ := toolpolicy.Embedded()
+	prices, _ := pricing.Embedded()
+	trimmed := agent.MatterAssistant
+	trimmed.Tools = []string{"search_matter_documents", "get_matter_summary"}
+	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel},
+		tools.Reference(h.store, nil), trimmed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = brain.Resume(context.Background(), agent.ResumeRequest{FirmID: h.firm, RunID: res.State.RunID,
+		ApprovalID: res.State.PendingApproval.ApprovalRequestID, UserID: h.user})
+	if failureKind(err) != failure.KindConflict || len(h.outbound(res.State.RunID)) != 0 {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
@@ -62,7 +63,10 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 		return Result{}, failure.New(failure.KindUnknownAgent, "the run's agent is no longer registered")
 	}
 	def.ModelID = view.started.ModelID // a run keeps the model (and price) it started with
-	tool := b.tools[w.ToolName]
+	tool, ok := b.tools[w.ToolName]
+	if !ok || !slices.Contains(def.Tools, w.ToolName) {
+		return Result{}, failure.New(failure.KindConflict, "the warranted tool is no longer available to the run's agent")
+	}
 
 	meta := contracts.InvokeMeta{RunID: r.RunID, FirmID: r.FirmID, UserID: view.started.UserID,
 		MatterID: view.started.MatterID, CorrelationID: r.CorrelationID}
