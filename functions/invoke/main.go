@@ -29,6 +29,6 @@ func main() {
 	if err != nil {
 		config.Fatal(config.Invoke, err)
 	}
-	h := &handlers.Invoke{Brain: brain, Config: cfg, HTTP: c.HTTP, Resp: httpapi.Responder{Logger: c.Logger, Component: "invoke"}}
+	h := &handlers.Invoke{Brain: brain, Store: c.Store, Config: cfg, HTTP: c.HTTP, Resp: httpapi.Responder{Logger: c.Logger, Component: "invoke"}}
 	lambda.Start(h.Handle)
 }

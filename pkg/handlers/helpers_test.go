@@ -152,7 +152,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	hc := httpapi.Config{FirmClaim: cfg.FirmClaim, RolesClaim: cfg.RolesClaim}
 	resp := func(c string) httpapi.Responder { return httpapi.Responder{Logger: logger, Component: c} }
 	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
-		invoke:  &handlers.Invoke{Brain: brain, Config: cfg, HTTP: hc, Resp: resp("invoke"), NewID: opt.newID},
+		invoke:  &handlers.Invoke{Brain: brain, Store: store, Config: cfg, HTTP: hc, Resp: resp("invoke"), NewID: opt.newID},
 		approve: &handlers.Approve{Store: store, HTTP: hc, Resp: resp("approve"), Now: clk.Now},
 		resume:  &handlers.Resume{Brain: brain, HTTP: hc, Resp: resp("resume")},
 		runs:    &handlers.Runs{Store: store, HTTP: hc, Resp: resp("runs")},

@@ -2,6 +2,9 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
@@ -9,6 +12,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 )
@@ -32,10 +36,14 @@ type InvokeBody struct {
 //
 // Answers: 200 with the run view when the run completed or failed; 202 with the
 // run view and its pending_approval (the warrant to sign) when it is held.
+// With an Idempotency-Key header (a UUID) the run id is derived from firm, user
+// and key, so a retried request answers with the same run instead of starting a
+// second one; the same key with a different request is 409.
 // Errors (problem+json): 400 invalid body, 401 missing or invalid claims,
 // 413 body over 256 KiB, 422 unknown agent or model, 503 dependency throttled.
 type Invoke struct {
 	Brain  *agent.Brain
+	Store  RunsStore // reads a retried request's run
 	Config config.Config
 	HTTP   httpapi.Config
 	Resp   httpapi.Responder
@@ -64,12 +72,12 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
 	}
-	newID := h.NewID
-	if newID == nil {
-		newID = uuid.NewString
+	runID, key, err := h.runID(req, p)
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
 	}
 	inv := contracts.AgentInvoke{AgentKey: body.AgentKey, Mode: contracts.ModeInvoke,
-		Meta: contracts.InvokeMeta{RunID: newID(), FirmID: p.FirmID, UserID: p.UserID, CorrelationID: id.CorrelationID,
+		Meta: contracts.InvokeMeta{RunID: runID, FirmID: p.FirmID, UserID: p.UserID, CorrelationID: id.CorrelationID,
 			FormID: body.FormID, MatterID: body.MatterID, ChatSessionID: body.ChatSessionID},
 		History: body.History, CounselMessage: body.CounselMessage}
 	if inv.History == nil {
@@ -86,6 +94,9 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	// as-is, and an unchecked one is arbitrary client text.
 	id.MatterID = inv.Meta.MatterID
 	res, err := h.Brain.Run(ctx, inv, agent.StartOptions{CostCapUSD: capUSD})
+	if key != "" && errors.Is(err, dynamo.ErrRunExists) {
+		return h.replay(ctx, inv, capUSD, id)
+	}
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageInvoke, id), nil
 	}
@@ -104,4 +115,62 @@ func bodyPath(err error) string {
 		path = path[5:]
 	}
 	return (&contracts.FieldError{Path: path, Reason: fe.Reason}).Error()
+}
+
+// IdempotencyHeader names the optional header that makes POST /v1/runs safe to retry.
+const IdempotencyHeader = "Idempotency-Key"
+
+// idempotencyNamespace scopes derived run ids (UUIDv5) to Warrant.
+var idempotencyNamespace = uuid.MustParse("6f1c8a52-3b7e-4c2d-9a61-5e0b7d4f8c13")
+
+// runID mints the run id: random, or derived from the caller and the key.
+func (h *Invoke) runID(req events.APIGatewayV2HTTPRequest, p httpapi.Principal) (runID, key string, err error) {
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, IdempotencyHeader) {
+			key = v
+		}
+	}
+	if key == "" {
+		if h.NewID != nil {
+			return h.NewID(), "", nil
+		}
+		return uuid.NewString(), "", nil
+	}
+	if contracts.CheckUUID("", key) != nil {
+		return "", "", failure.New(failure.KindInvalidRequest, "header Idempotency-Key: must be a canonical lowercase UUID")
+	}
+	return uuid.NewSHA1(idempotencyNamespace, []byte(p.FirmID+"/"+p.UserID+"/"+key)).String(), key, nil
+}
+
+// replay answers a retried request with its run, after checking the run was
+// started by the same request (its run.started line says what was asked).
+func (h *Invoke) replay(ctx context.Context, inv contracts.AgentInvoke, capUSD string, id failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	reused := failure.New(failure.KindConflict, "header Idempotency-Key: already used for a different request")
+	if h.Store == nil {
+		return h.Resp.Error(ctx, failure.New(failure.KindInternal, ""), failure.StageInvoke, id), nil
+	}
+	firm, runID := inv.Meta.FirmID, inv.Meta.RunID
+	first, _, err := h.Store.ReadLedger(ctx, firm, runID, 0, 1)
+	if err != nil || len(first) == 0 {
+		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
+	}
+	l, err := contracts.ParseEventLine(first[0].Raw)
+	started, ok := l.Event.(*contracts.RunStarted)
+	if err != nil || !ok || !sameRequest(started, inv, capUSD) {
+		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
+	}
+	run, err := h.Store.GetRun(ctx, firm, runID)
+	if err != nil {
+		return h.Resp.Error(ctx, agent.StoreError(err), failure.StageLedgerRead, id), nil
+	}
+	st, err := foldLedger(ctx, h.Store, firm, runID)
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
+	}
+	return httpapi.JSON(statusFor(st), runView(st, run), id.CorrelationID), nil
+}
+
+func sameRequest(s *contracts.RunStarted, inv contracts.AgentInvoke, capUSD string) bool {
+	return s.AgentKey == inv.AgentKey && s.MatterID == inv.Meta.MatterID && s.UserID == inv.Meta.UserID &&
+		s.CounselMessage == inv.CounselMessage && s.CostCapUSD == capUSD && slices.Equal(s.History, inv.History)
 }

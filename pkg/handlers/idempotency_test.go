@@ -1,0 +1,46 @@
+package handlers_test
+
+import (
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+)
+
+// A retried POST /v1/runs with the same Idempotency-Key answers with the same
+// run; the key never starts a second run or a second warrant.
+func TestInvokeIdempotencyKey(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	const key = "2f9d7c1e-8a4b-4c3d-9e2f-1a0b9c8d7e6f"
+	first := s.call(fixture(t, "invoke.json").set("headers.idempotency-key", key))
+	if first.StatusCode != 202 {
+		t.Fatalf("first: %d %s", first.StatusCode, first.Body)
+	}
+	a := decode[handlers.RunView](t, first)
+	before := s.scan()
+	retry := s.call(fixture(t, "invoke.json").set("headers.idempotency-key", key))
+	b := decode[handlers.RunView](t, retry)
+	if retry.StatusCode != 202 || b.RunID != a.RunID || b.PendingApproval == nil ||
+		b.PendingApproval.ApprovalRequestID != a.PendingApproval.ApprovalRequestID {
+		t.Fatalf("retry: %d %+v vs %+v", retry.StatusCode, b, a)
+	}
+	s.wantUnchanged("retry", before)
+	if s.fake.Calls() != 2 {
+		t.Fatalf("the retry called the model: %d calls", s.fake.Calls())
+	}
+
+	other := s.call(fixture(t, "invoke.json").set("headers.idempotency-key", key).editBody(func(m map[string]any) {
+		m["counsel_message"] = "Something else entirely."
+	}))
+	s.wantProblem("reused key", other, 409)
+	s.wantUnchanged("reused key", before)
+
+	bad := s.call(fixture(t, "invoke.json").set("headers.idempotency-key", "not-a-uuid"))
+	s.wantProblem("bad key", bad, 400)
+	s.wantUnchanged("bad key", before)
+
+	// Another user's same key is another run.
+	mine := s.call(fixture(t, "invoke.json").set("headers.idempotency-key", key).claim("sub", "5e5e5e5e-1111-4222-8333-444455556666"))
+	if mine.StatusCode != 202 || decode[handlers.RunView](t, mine).RunID == a.RunID {
+		t.Fatalf("another user's key: %d %s", mine.StatusCode, mine.Body)
+	}
+}
