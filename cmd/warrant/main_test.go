@@ -13,6 +13,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 const (
@@ -125,8 +127,8 @@ func ledger(t *testing.T, extra ...contracts.Event) [][]byte {
 			RiskTier: "high", Action: "require_approval", Reason: "court filing", MatchedPolicy: "tools.file_court_document"},
 		&contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: approval, ToolUseID: "t1",
 			ToolName: "file_court_document", ToolInputHash: h, RiskTier: "high", ExpiresAt: "2026-12-03T10:00:00.000Z"}},
-		&contracts.ApprovalDecided{ApprovalRequestID: approval, Decision: contracts.DecisionApproved, DecidedBy: userID, ToolInputHash: h},
-		&contracts.RunReleased{ApprovalRequestID: approval, Decision: contracts.DecisionApproved, EffectRef: effect},
+		&contracts.ApprovalDecided{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, DecidedBy: userID, ToolInputHash: h},
+		&contracts.RunReleased{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, EffectRef: effect},
 		&contracts.ToolCompleted{ToolUseID: "t1", ToolName: "file_court_document", InputSHA256: h, Status: contracts.ToolSuccess,
 			EffectRef: effect, Result: json.RawMessage(`{"filing_id":"F-1"}`)},
 		&contracts.RunCompleted{StopReason: "end_turn", FinalText: "Filed."},

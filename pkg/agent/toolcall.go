@@ -10,9 +10,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Reasons the model is given when a call does not run.
@@ -109,10 +110,10 @@ func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
 // round trips (requested line + claim, completion + completed line).
 func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, replayable bool) (*contracts.ToolCompleted, bool, error) {
 	effectRef := s.b.cfg.NewID()
-	claim := dynamo.ClaimInput{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
+	claim := warrant.ClaimInput{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 		EffectRef: effectRef, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
 	var claimed bool
-	var existing *dynamo.Claim
+	var existing *warrant.Claim
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		var err error
 		claimed, existing, err = s.b.store.ClaimToolEffectOnce(ctx, claim, lines...)
@@ -137,14 +138,14 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 	result, execErr := tool.Execute(s.toolContext(ctx), req.Input, effectRef)
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result}
-	completion := dynamo.Completion{State: dynamo.ClaimState("completed"), ToolStatus: contracts.ToolSuccess, Result: result}
+	completion := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: result}
 	if execErr != nil || !json.Valid(result) {
 		msg := "tool failed"
 		if execErr != nil {
 			msg = "tool failed: " + execErr.Error()
 		}
 		tc.Status, tc.Result = contracts.ToolError, errorResult(msg)
-		completion = dynamo.Completion{State: dynamo.ClaimState("failed"), ToolStatus: contracts.ToolError, Result: tc.Result}
+		completion = warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError, Result: tc.Result}
 	}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256, s.owner, completion, lines...)
@@ -158,10 +159,10 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 // reuse answers a call whose effect was already claimed: the stored result when
 // it completed, a re-run only for replayable reads, otherwise the outcome is
 // unknown and nobody re-executes it on their own (DESIGN §10).
-func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, c *dynamo.Claim, replayable bool) (*contracts.ToolCompleted, bool, error) {
+func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, c *warrant.Claim, replayable bool) (*contracts.ToolCompleted, bool, error) {
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256, EffectRef: c.EffectRef}
 	switch {
-	case c.State == dynamo.ClaimState("completed") || c.State == dynamo.ClaimState("failed"):
+	case c.State == warrant.ClaimCompleted || c.State == warrant.ClaimFailed:
 		tc.Status, tc.Result = c.ToolStatus, c.Result
 		if tc.Status == "" {
 			tc.Status = contracts.ToolSuccess
@@ -187,7 +188,7 @@ func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool 
 // line and the run's running -> held, in one transaction.
 func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool registeredTool) error {
 	now := s.b.cfg.Now().UTC()
-	w := dynamo.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
+	w := warrant.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
 		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Input: req.Input,
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL)}

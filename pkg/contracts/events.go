@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // SchemaVersion is the only ledger schema this build understands.
@@ -169,27 +171,21 @@ type RunBlocked struct {
 	Approval BlockedApproval `json:"approval"`
 }
 
-// Warrant decisions (closed).
-const (
-	DecisionApproved = "approved"
-	DecisionDenied   = "denied"
-)
-
 // ApprovalDecided records counsel's signature or refusal.
 type ApprovalDecided struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	Decision          string `json:"decision"`
-	DecidedBy         string `json:"decided_by"`
-	ToolInputHash     string `json:"tool_input_hash"`
-	Note              string `json:"note,omitempty"`
+	ApprovalRequestID string           `json:"approval_request_id"`
+	Decision          warrant.Decision `json:"decision"`
+	DecidedBy         string           `json:"decided_by"`
+	ToolInputHash     string           `json:"tool_input_hash"`
+	Note              string           `json:"note,omitempty"`
 }
 
 // RunReleased records that a held run resumed under its warrant. EffectRef is
 // empty when the warrant was declined (nothing is claimed).
 type RunReleased struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	Decision          string `json:"decision"`
-	EffectRef         string `json:"effect_ref,omitempty"`
+	ApprovalRequestID string           `json:"approval_request_id"`
+	Decision          warrant.Decision `json:"decision"`
+	EffectRef         string           `json:"effect_ref,omitempty"`
 }
 
 // RunCompleted ends a run normally.
@@ -237,7 +233,7 @@ func (e *RunStarted) validate() error {
 	if err := mustNotEmpty(p+"agent_key", e.AgentKey); err != nil {
 		return err
 	}
-	if err := oneOf(p+"mode", e.Mode, ModeInvoke, ModeResume); err != nil {
+	if err := oneOf(p+"mode", e.Mode, ModeInvoke); err != nil {
 		return err
 	}
 	if err := mustNotEmpty(p+"model_id", e.ModelID); err != nil {
@@ -359,7 +355,7 @@ func (e *ApprovalDecided) validate() error {
 	if err := CheckUUID("payload.approval_request_id", e.ApprovalRequestID); err != nil {
 		return err
 	}
-	if err := oneOf("payload.decision", e.Decision, DecisionApproved, DecisionDenied); err != nil {
+	if err := oneOf("payload.decision", string(e.Decision), string(warrant.DecisionApproved), string(warrant.DecisionDenied)); err != nil {
 		return err
 	}
 	if err := mustNotEmpty("payload.decided_by", e.DecidedBy); err != nil {
@@ -372,10 +368,10 @@ func (e *RunReleased) validate() error {
 	if err := CheckUUID("payload.approval_request_id", e.ApprovalRequestID); err != nil {
 		return err
 	}
-	if err := oneOf("payload.decision", e.Decision, DecisionApproved, DecisionDenied); err != nil {
+	if err := oneOf("payload.decision", string(e.Decision), string(warrant.DecisionApproved), string(warrant.DecisionDenied)); err != nil {
 		return err
 	}
-	if e.Decision == DecisionApproved {
+	if e.Decision == warrant.DecisionApproved {
 		return CheckUUID("payload.effect_ref", e.EffectRef)
 	}
 	if e.EffectRef != "" {

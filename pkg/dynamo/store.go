@@ -18,10 +18,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
-// DefaultWarrantTTL is how long a warrant request stays signable when the
-// request does not say.
-const DefaultWarrantTTL = 24 * time.Hour
-
 // Store is the DynamoDB store of runs, ledgers, warrants and effect claims.
 // It is safe for concurrent use.
 type Store struct {
@@ -58,7 +54,30 @@ const (
 	maxTxItems = 100             // TransactWriteItems limit
 )
 
-func runPK(firm, run string) string { return "FIRM#" + firm + "#RUN#" + run }
+func runPK(firm, run string) string { return RunKey(firm, run) }
+
+// RunKey is the partition key of every item of a run: FIRM#<firm>#RUN#<run>.
+// The firm is in the key, so one firm's ids cannot address another's items.
+func RunKey(firm, run string) string { return "FIRM#" + firm + "#RUN#" + run }
+
+// ParseRunKey is the package's ParseRunKey, for consumers that reach the
+// store through an interface (the stream reducer reads keys off records).
+func (*Store) ParseRunKey(pk string) (firm, run string, ok bool) { return ParseRunKey(pk) }
+
+// ParseRunKey splits a run's partition key into its firm and run ids. ok is
+// false for any other key (a firm's warrant index key, a malformed or
+// non-canonical id): nothing of a run lives there.
+func ParseRunKey(pk string) (firm, run string, ok bool) {
+	rest, found := strings.CutPrefix(pk, "FIRM#")
+	if !found {
+		return "", "", false
+	}
+	firm, run, found = strings.Cut(rest, "#RUN#")
+	if !found || !isUUID(firm) || !isUUID(run) {
+		return "", "", false
+	}
+	return firm, run, true
+}
 func pendingPK(firm string) string  { return "FIRM#" + firm + "#WARRANTS#pending" }
 func evtSK(seq int64) string        { return fmt.Sprintf("%s%012d", skEvt, seq) }
 func aprSK(id string) string        { return skApr + id }

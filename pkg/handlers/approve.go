@@ -8,11 +8,15 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+
+	"github.com/seed-f6d3920e/warrant"
 )
+
+// apiDecisions maps the API's words to the domain's decisions; nothing past
+// this edge sees "approve" or "deny".
+var apiDecisions = map[string]warrant.Decision{"approve": warrant.DecisionApproved, "deny": warrant.DecisionDenied}
 
 // ApproveBody is counsel's decision, with the tool_input_hash counsel was shown.
 type ApproveBody struct {
@@ -60,15 +64,15 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err := h.HTTP.DecodeBody(req, &body); err != nil {
 		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
 	}
-	decision := map[string]string{"approve": contracts.DecisionApproved, "deny": contracts.DecisionDenied}[body.Decision]
-	if decision == "" {
+	decision, ok := apiDecisions[body.Decision]
+	if !ok {
 		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field decision: must be one of [approve deny]"), failure.StageRequest, id), nil
 	}
 	if utf8.RuneCountInString(body.Note) > 2000 { // the limit is characters, not bytes
 		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field note: at most 2000 characters"), failure.StageRequest, id), nil
 	}
 	w, err := agent.Decide(ctx, h.Store, p.FirmID, runID, approvalID,
-		dynamo.Decision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note}, h.Now)
+		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note}, h.Now)
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
 	}

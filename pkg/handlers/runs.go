@@ -3,23 +3,23 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/seed-f6d3920e/warrant/pkg/agent"
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // RunsStore is the read-only part of the store the runs routes use.
 type RunsStore interface {
-	GetRun(ctx context.Context, firm, run string) (dynamo.Run, error)
-	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]dynamo.LedgerItem, bool, error)
-	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]dynamo.Warrant, error)
+	reducer.Source
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
+	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error)
 }
 
 // Runs handles the read-only routes, all scoped by the caller's firm:
@@ -53,36 +53,56 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 	case "GET /v1/approvals":
 		resp, err = h.approvals(ctx, req, p, &id)
 	default:
-		err = failure.New(failure.KindNotFound, "no such route")
+		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}
 	if err != nil {
-		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
+		stage := failure.StageLedgerRead
+		if errors.As(err, new(*requestError)) {
+			stage = failure.StageRequest
+		}
+		return h.Resp.Error(ctx, err, stage, id), nil
 	}
 	return resp, nil
 }
 
+// requestError marks an error in the request itself (path, query), so it is
+// recorded at the request stage rather than as a failed read.
+type requestError struct{ err error }
+
+func (e *requestError) Error() string { return e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
+
+func inRequest(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &requestError{err}
+}
+
 func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	if err := httpapi.RejectUnknownQuery(req, "consistent"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	id.RunID = runID
 	consistent, err := httpapi.QueryEnum(req, "consistent", "false", "true", "false")
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	run, err := h.Store.GetRun(ctx, p.FirmID, runID)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, agent.StoreError(err)
+		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	var st reducer.RunState
 	if consistent == "true" {
-		if st, err = foldLedger(ctx, h.Store, p.FirmID, runID); err != nil {
+		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{})
+		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
+		st = folded.State
 	} else if len(run.Projection.State) > 0 {
 		if err := json.Unmarshal(run.Projection.State, &st); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindInternal, "", err)
@@ -91,45 +111,27 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 	return httpapi.JSON(200, runView(st, run), id.CorrelationID), nil
 }
 
-func foldLedger(ctx context.Context, st RunsStore, firm, run string) (reducer.RunState, error) {
-	items, _, err := st.ReadLedger(ctx, firm, run, 0, 0)
-	if err != nil {
-		return reducer.RunState{}, err
-	}
-	var s reducer.RunState
-	for _, it := range items {
-		l, err := contracts.ParseEventLine(it.Raw)
-		if err != nil {
-			return reducer.RunState{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not parse", err)
-		}
-		if s, err = reducer.Apply(s, l); err != nil {
-			return reducer.RunState{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
-		}
-	}
-	return s, nil
-}
-
 func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	if err := httpapi.RejectUnknownQuery(req, "after_seq", "limit"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	id.RunID = runID
 	after, err := httpapi.QueryInt(req, "after_seq", 0, 0, 1<<40)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	limit, err := httpapi.QueryInt(req, "limit", 500, 1, 1000)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	// The run item, not the ledger, decides existence: an empty page of a real
 	// run is 200, another firm's run is 404.
 	if _, err := h.Store.GetRun(ctx, p.FirmID, runID); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, agent.StoreError(err)
+		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	items, more, err := h.Store.ReadLedger(ctx, p.FirmID, runID, after, int(limit))
 	if err != nil {
@@ -148,14 +150,14 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 
 func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	if err := httpapi.RejectUnknownQuery(req, "status", "limit"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	if _, err := httpapi.QueryEnum(req, "status", "pending", "pending"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	limit, err := httpapi.QueryInt(req, "limit", 100, 1, 500)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	ws, err := h.Store.ListPendingWarrants(ctx, p.FirmID, int(limit))
 	if err != nil {

@@ -2,10 +2,11 @@ package handlers
 
 import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // RunView is the one JSON shape of a run, wherever a run is returned.
@@ -50,7 +51,7 @@ type WarrantView struct {
 
 // runView renders a folded state; the run item fills what the fold has not
 // reached yet (a projection that lags the ledger).
-func runView(st reducer.RunState, run dynamo.Run) RunView {
+func runView(st reducer.RunState, run warrant.Run) RunView {
 	v := RunView{RunID: run.RunID, Status: string(st.Status), AgentKey: st.AgentKey, MatterID: st.MatterID, ModelID: st.ModelID,
 		InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, CostUSD: pricing.FormatUSD(st.Cost),
 		CostCapUSD: pricing.FormatUSD(st.CostCap), FinalText: st.FinalText, StopReason: st.StopReason, ProjectedThroughSeq: st.LastSeq}
@@ -67,7 +68,7 @@ func runView(st reducer.RunState, run dynamo.Run) RunView {
 	return v
 }
 
-func warrantView(w dynamo.Warrant) WarrantView {
+func warrantView(w warrant.Warrant) WarrantView {
 	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, HumanSummary: w.HumanSummary,
 		Reason: w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		Status: string(w.Status), DecidedBy: w.DecidedBy}
@@ -78,7 +79,7 @@ func warrantView(w dynamo.Warrant) WarrantView {
 }
 
 func statusFor(st reducer.RunState) int {
-	if st.Status == reducer.StatusHeld {
+	if st.Status == warrant.RunHeld {
 		return 202
 	}
 	return 200

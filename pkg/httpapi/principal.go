@@ -7,8 +7,8 @@ import (
 	"unicode"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/google/uuid"
 
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
@@ -93,13 +93,10 @@ func uuidClaim(claims map[string]string, name string) (string, error) {
 	return v, nil
 }
 
-// isCanonicalUUID accepts only the lowercase 8-4-4-4-12 form, so one id has
-// one spelling in keys, logs and comparisons (uuid.Parse alone also takes
-// upper case, braces and urn:uuid: prefixes).
-func isCanonicalUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
-}
+// isCanonicalUUID is the service's one UUID check (contracts.CheckUUID): only
+// the lowercase 8-4-4-4-12 form, so one id has one spelling in keys, logs
+// and comparisons.
+func isCanonicalUUID(s string) bool { return contracts.CheckUUID("", s) == nil }
 
 // parseRoles accepts every shape a roles claim arrives in. Payload format
 // 2.0 carries claims as map[string]string, and API Gateway renders an array

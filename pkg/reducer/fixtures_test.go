@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
@@ -130,9 +131,9 @@ var scenarios = []struct {
 			usage(1, 1200, 350, 0, "0.009735"),
 			filing.requested(1),
 			filing.blocked(),
-			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved,
+			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
 				DecidedBy: userID, ToolInputHash: filing.hash(), Note: "Approved as drafted."},
-			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved, EffectRef: effectID},
+			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: effectID},
 			filing.completed(contracts.ToolSuccess, effectID, `{"filing_id":"F-1"}`),
 			endTurn(2, "The motion is filed."),
 			usage(2, 900, 120, 2400, "0.005742"),
@@ -146,9 +147,9 @@ var scenarios = []struct {
 			usage(1, 1200, 350, 0, "0.009735"),
 			filing.requested(1),
 			filing.blocked(),
-			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionDenied,
+			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied,
 				DecidedBy: userID, ToolInputHash: filing.hash()},
-			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: contracts.DecisionDenied},
+			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied},
 			filing.completed(contracts.ToolDeclined, "", `{"error":"counsel declined the filing"}`),
 			endTurn(2, "Counsel declined; nothing was filed."),
 			usage(2, 900, 120, 2400, "0.005742"),

@@ -6,40 +6,21 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 )
 
-// Status is where a run is in its life cycle.
-type Status string
-
-// The run statuses. The zero Status ("") is a run whose line 1 has not been
-// applied yet.
-const (
-	StatusRunning   Status = "running"
-	StatusHeld      Status = "held"
-	StatusCompleted Status = "completed"
-	StatusFailed    Status = "failed"
-	// StatusAborted is the reducer's own verdict (the cost cap was crossed),
-	// as opposed to StatusFailed, which the agent wrote.
-	StatusAborted Status = "aborted"
-)
-
-// Terminal reports whether the run is over; a terminal run accepts no line.
-func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusAborted
-}
-
 // RunState is a run folded from its ledger up to LastSeq. Money is integer
 // nano-USD in Go and a decimal string in JSON (cost_usd, cost_cap_usd), so no
 // consumer ever sees a float.
 type RunState struct {
-	RunID    string `json:"run_id"`
-	FirmID   string `json:"firm_id"`
-	Status   Status `json:"status"`
-	LastSeq  int64  `json:"last_seq"`
-	HeadHash string `json:"head_hash"`
+	RunID    string            `json:"run_id"`
+	FirmID   string            `json:"firm_id"`
+	Status   warrant.RunStatus `json:"status"`
+	LastSeq  int64             `json:"last_seq"`
+	HeadHash string            `json:"head_hash"`
 
 	AgentKey string `json:"agent_key"`
 	ModelID  string `json:"model_id"`
@@ -195,7 +176,7 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 			return s, RuleLifecycle, err
 		}
 		a := ev.Approval // copied: the state must not alias the caller's event
-		s.Status, s.HeldOn, s.PendingApproval = StatusHeld, a.ApprovalRequestID, &a
+		s.Status, s.HeldOn, s.PendingApproval = warrant.RunHeld, a.ApprovalRequestID, &a
 
 	case *contracts.ApprovalDecided:
 		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
@@ -211,7 +192,7 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
 			return s, rule, err
 		}
-		s.Status, s.HeldOn, s.PendingApproval = StatusRunning, "", nil
+		s.Status, s.HeldOn, s.PendingApproval = warrant.RunRunning, "", nil
 
 	case *contracts.TurnDelta:
 		if err := s.mustRun(); err != nil {
@@ -258,13 +239,13 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if err := s.mustRun(); err != nil {
 			return s, RuleLifecycle, err
 		}
-		s.Status, s.StopReason, s.FinalText = StatusCompleted, ev.StopReason, ev.FinalText
+		s.Status, s.StopReason, s.FinalText = warrant.RunCompleted, ev.StopReason, ev.FinalText
 
 	case *contracts.RunFailed:
 		// Allowed while held: a warrant can expire or its resume can fail.
 		// The pre-flight cost check fails the run before the cap is crossed,
 		// so cost_cap_exceeded here is a failure, not an abort.
-		s.Status, s.FailureKind, s.FailureStage = StatusFailed, ev.FailureKind, ev.FailureStage
+		s.Status, s.FailureKind, s.FailureStage = warrant.RunFailed, ev.FailureKind, ev.FailureStage
 		s.HeldOn, s.PendingApproval = "", nil
 
 	default:
@@ -283,7 +264,7 @@ func start(l contracts.Line) (RunState, string, error) {
 		return RunState{}, RuleMoney, fmt.Errorf("cost_cap_usd: %w", err)
 	}
 	return RunState{
-		RunID: l.RunID, FirmID: l.FirmID, Status: StatusRunning,
+		RunID: l.RunID, FirmID: l.FirmID, Status: warrant.RunRunning,
 		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID,
 		CostCap: limit,
 	}, "", nil
@@ -312,7 +293,7 @@ func (s RunState) usage(ev *contracts.ModelUsage) (RunState, string, error) {
 		*c.dst += c.n
 	}
 	if s.Cost > s.CostCap {
-		s.Status = StatusAborted
+		s.Status = warrant.RunAborted
 		s.StopReason = string(failure.KindCostCapExceeded)
 		s.FailureKind = string(failure.KindCostCapExceeded)
 		s.FailureStage = string(failure.StageModelCall)
@@ -321,14 +302,14 @@ func (s RunState) usage(ev *contracts.ModelUsage) (RunState, string, error) {
 }
 
 func (s RunState) mustRun() error {
-	if s.Status == StatusHeld {
+	if s.Status == warrant.RunHeld {
 		return fmt.Errorf("%w on approval %s", ErrHeld, s.HeldOn)
 	}
 	return nil
 }
 
 func (s RunState) mustBeHeldOn(approvalID string) (string, error) {
-	if s.Status != StatusHeld {
+	if s.Status != warrant.RunHeld {
 		return RuleLifecycle, ErrNotHeld
 	}
 	if approvalID != s.HeldOn {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // TestRuleViolations folds a valid prefix, then offers one bad line. Apply must
@@ -15,8 +17,8 @@ func TestRuleViolations(t *testing.T) {
 	completed := []contracts.Event{started("1.00"), &contracts.RunCompleted{StopReason: "end_turn", FinalText: "Done."}}
 	held := []contracts.Event{started("1.00"), toolTurn(1, "Filing.", filing), filing.requested(1), filing.blocked()}
 	running := []contracts.Event{started("1.00")}
-	released := &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved, EffectRef: effectID}
-	decided := &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved,
+	released := &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: effectID}
+	decided := &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
 		DecidedBy: userID, ToolInputHash: filing.hash()}
 
 	tests := []struct {
@@ -174,7 +176,7 @@ func TestFailWhileHeldClearsHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != reducer.StatusFailed || s.HeldOn != "" || s.PendingApproval != nil || s.FailureKind != "expired" {
+	if s.Status != warrant.RunFailed || s.HeldOn != "" || s.PendingApproval != nil || s.FailureKind != "expired" {
 		t.Fatalf("got %+v", s)
 	}
 }
@@ -188,7 +190,7 @@ func TestAgentCostCapFailureIsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != reducer.StatusFailed || s.FailureKind != "cost_cap_exceeded" {
+	if s.Status != warrant.RunFailed || s.FailureKind != "cost_cap_exceeded" {
 		t.Fatalf("got status %s kind %s", s.Status, s.FailureKind)
 	}
 }
@@ -200,7 +202,7 @@ func TestCostAtCapKeepsRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != reducer.StatusRunning {
+	if s.Status != warrant.RunRunning {
 		t.Fatalf("status %s at exactly the cap, want running", s.Status)
 	}
 }
@@ -243,7 +245,7 @@ func TestHeldStateWithoutPendingApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.PendingApproval = nil
-	line := appendOne(t, c, &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved,
+	line := appendOne(t, c, &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
 		DecidedBy: userID, ToolInputHash: filing.hash()})
 	if _, err := reducer.Apply(s, line); !errors.Is(err, reducer.ErrWrongApproval) {
 		t.Fatalf("err = %v, want ErrWrongApproval", err)

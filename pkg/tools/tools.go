@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Scope is the run a tool executes for; it comes from the runtime, never from
@@ -32,7 +32,7 @@ func FromContext(ctx context.Context) (Scope, bool) {
 
 // Outbox records outbound effects idempotently by effect_ref.
 type Outbox interface {
-	RecordOutbound(ctx context.Context, o dynamo.Outbound) (created bool, err error)
+	RecordOutbound(ctx context.Context, o warrant.Outbound) (created bool, err error)
 }
 
 // Tool is one callable tool: its model-facing description, the JSON Schema of
@@ -188,7 +188,7 @@ func (r reference) effect(kind, idField string) func(context.Context, json.RawMe
 		if r.outbox == nil {
 			return nil, errors.New("no outbox configured")
 		}
-		if _, err := r.outbox.RecordOutbound(ctx, dynamo.Outbound{FirmID: s.FirmID, RunID: s.RunID, EffectRef: effectRef,
+		if _, err := r.outbox.RecordOutbound(ctx, warrant.Outbound{FirmID: s.FirmID, RunID: s.RunID, EffectRef: effectRef,
 			Kind: kind, Body: input, CreatedAt: r.now().UTC()}); err != nil {
 			return nil, fmt.Errorf("record %s: %w", kind, err)
 		}

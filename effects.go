@@ -1,0 +1,68 @@
+package warrant
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ClaimState is the state of an effect claim.
+type ClaimState string
+
+// Claim states (closed).
+const (
+	ClaimClaimed   ClaimState = "claimed"
+	ClaimCompleted ClaimState = "completed"
+	ClaimFailed    ClaimState = "failed"
+)
+
+// Claim is the effect claim of one tool call and input in a run: the single
+// linearization point of an irreversible act (DESIGN §10). Only the writer
+// whose conditional put created it executes the act, passing EffectRef
+// downstream as the idempotency key.
+type Claim struct {
+	FirmID, RunID, ToolName, InputSHA256, EffectRef, ApprovalID, Owner string
+	LeaseUntil, ClaimedAt, CompletedAt                                 time.Time
+	State                                                              ClaimState
+	ToolStatus                                                         string
+	Result                                                             json.RawMessage
+	NeedsReconciliation                                                bool
+}
+
+// OutcomeUnknown reports a claim whose owner's lease passed before it
+// completed: the act may or may not have happened, and nobody re-executes it
+// on their own (DESIGN §10); the run fails with effect_outcome_unknown and
+// the claim is flagged for reconciliation.
+func (c Claim) OutcomeUnknown(now time.Time) bool {
+	return c.State == ClaimClaimed && !now.Before(c.LeaseUntil)
+}
+
+// ClaimInput asks for the claim of one effect.
+type ClaimInput struct {
+	FirmID, RunID, ToolName, InputSHA256, EffectRef, Owner string
+	LeaseUntil                                             time.Time
+}
+
+// Completion is the outcome of a claimed effect.
+type Completion struct {
+	State      ClaimState // completed|failed
+	ToolStatus string
+	Result     json.RawMessage
+}
+
+// ResumeClaim is the resume critical section's input. For an approved
+// warrant the effect of ToolName/InputSHA256 is claimed with EffectRef by
+// Owner until LeaseUntil; a denied one claims nothing.
+type ResumeClaim struct {
+	FirmID, RunID, ApprovalID, ToolName, InputSHA256, EffectRef, Owner string
+	Decision                                                           Decision
+	LeaseUntil                                                         time.Time
+}
+
+// Outbound is one record in the reference tools' outbox: a court filing,
+// e-mail or draft, recorded once per effect_ref (the downstream idempotency
+// key).
+type Outbound struct {
+	FirmID, RunID, EffectRef, ToolName, Kind string
+	Body                                     json.RawMessage
+	CreatedAt                                time.Time
+}
