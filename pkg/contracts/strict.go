@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -85,6 +87,10 @@ type scanner struct {
 	data         []byte
 	i            int
 	nonCanonical bool
+	// anyNumber accepts numbers a double holds only approximately (RFC 8785
+	// itself rounds them); everything that decodes or hashes what counsel
+	// signs refuses them.
+	anyNumber bool
 }
 
 const maxDepth = 64
@@ -96,11 +102,13 @@ func parseDocument(data []byte) (*node, error) {
 
 // parseCanonical parses like parseDocument and reports whether data is
 // already canonical (true is exact; false may be a false negative).
-func parseCanonical(data []byte) (*node, bool, error) {
+func parseCanonical(data []byte) (*node, bool, error) { return parse(&scanner{data: data}) }
+
+func parse(s *scanner) (*node, bool, error) {
+	data := s.data
 	if !utf8.Valid(data) {
 		return nil, false, fieldErr("", "not valid UTF-8")
 	}
-	s := &scanner{data: data}
 	s.skipSpace()
 	if s.i == len(data) {
 		return nil, false, fieldErr("", "empty document")
@@ -285,6 +293,11 @@ func (s *scanner) str(path string) (string, error) {
 			if !escaped {
 				return string(s.data[start+1 : s.i-1]), nil
 			}
+			if !pairedSurrogates(s.data[start+1 : s.i-1]) {
+				// encoding/json turns them into U+FFFD, so two different
+				// inputs would decode (and hash) the same.
+				return "", fieldErr(path, "unpaired UTF-16 surrogate escape")
+			}
 			var out string
 			if err := json.Unmarshal(s.data[start:s.i], &out); err != nil {
 				return "", fieldErr(path, "invalid string escape")
@@ -348,8 +361,58 @@ func (s *scanner) number(path string) error {
 	num := s.data[start:s.i]
 	if s.i-intStart > 15 || bytes.ContainsAny(num, ".eE") || string(num) == "-0" {
 		s.nonCanonical = true
+		if !s.anyNumber && !exactNumber(num) {
+			return fieldErr(path, "number a double cannot hold exactly (beyond 2^53, or more digits than it keeps); send it as a string")
+		}
 	}
 	return nil
+}
+
+// exactNumber reports whether the decimal value of num is exactly the value
+// RFC 8785 writes for it (the shortest form of the nearest double). If not,
+// the hash would cover another number than the one sent, and two different
+// inputs (9007199254740993 and 9007199254740992) would share a hash.
+func exactNumber(num []byte) bool {
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	sent, ok := new(big.Rat).SetString(string(num))
+	if !ok {
+		return false
+	}
+	written, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return ok && sent.Cmp(written) == 0
+}
+
+// pairedSurrogates reports whether every \uD800-\uDFFF escape in a string's
+// raw bytes is half of a high-low pair. (Raw UTF-8 cannot hold a surrogate:
+// utf8.Valid refuses it.) A malformed escape is left to the decoder to report.
+func pairedSurrogates(raw []byte) bool {
+	highPending := false // the previous unit was a high surrogate escape
+	for i := 0; i < len(raw); {
+		unit, isEscape := -1, false
+		if raw[i] == '\\' && i+1 < len(raw) {
+			isEscape = true
+			if raw[i+1] == 'u' && i+6 <= len(raw) {
+				if v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16); err == nil {
+					unit = int(v)
+				}
+				i += 6
+			} else {
+				i += 2
+			}
+		} else {
+			i++
+		}
+		isHigh := isEscape && unit >= 0xD800 && unit <= 0xDBFF
+		isLow := isEscape && unit >= 0xDC00 && unit <= 0xDFFF
+		if highPending != isLow {
+			return false // a high without its low, or a low without its high
+		}
+		highPending = isHigh
+	}
+	return !highPending
 }
 
 // canonicalEscape reports whether the escape at s.i is one RFC 8785 writes:
