@@ -411,3 +411,28 @@ func checkDecimal(path, s string) error {
 func unknownEvent(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUnknownEvent}, args...)...)
 }
+
+// digester is an event that states a digest of its own payload.
+type digester interface{ checkDigests() error }
+
+// checkDigests re-derives input_sha256: a rewritten input with its old digest
+// is not a line of any ledger.
+func (e *ToolRequested) checkDigests() error {
+	h, err := InputHash(e.Input)
+	if err != nil {
+		return prefixed("payload.input", err)
+	}
+	if h != e.InputSHA256 {
+		return fieldErr("payload.input_sha256", "does not match the input")
+	}
+	return nil
+}
+
+// prefixed re-roots a FieldError found inside a nested document at path.
+func prefixed(path string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return fieldErr(joinPath(path, fe.Path), "%s", fe.Reason)
+	}
+	return err
+}

@@ -120,6 +120,14 @@ func ParseEventLine(raw []byte) (Line, error) {
 	if sum != l.Hash {
 		return Line{}, fmt.Errorf("seq %d: %w", l.Seq, ErrHashMismatch)
 	}
+	// Digests the line states about its own payload are re-derived, never
+	// trusted: a resealed line passes the check above, but it cannot make
+	// an edited input hash to the digest counsel signed.
+	if d, ok := ev.(digester); ok {
+		if err := d.checkDigests(); err != nil {
+			return Line{}, err
+		}
+	}
 	return l, nil
 }
 
@@ -250,6 +258,11 @@ func EncodeLine(l Line, e Event) (Line, error) {
 	l.Hash = ""
 	if err := e.validate(); err != nil {
 		return Line{}, err
+	}
+	if d, ok := e.(digester); ok {
+		if err := d.checkDigests(); err != nil {
+			return Line{}, err
+		}
 	}
 	payload, err := json.Marshal(e)
 	if err != nil {
