@@ -91,6 +91,7 @@ var strictReasons = []string{
 	"invalid number", "number with a leading zero", "invalid string escape",
 	"control character", "duplicate key", "unknown field",
 	"required field is missing", "must not be null", "wrong type: must be",
+	"number a double cannot hold exactly", "unpaired UTF-16 surrogate escape",
 }
 
 func safeDetail(fe *contracts.FieldError) string {
