@@ -67,26 +67,125 @@ var dynamoCodes = map[string]verdict{
 	"InternalServerError":                    defaultVerdict(KindStoreUnavailable),
 }
 
-// Classify maps err to a kind and a retry policy. A kind stated with *Error
-// or Kinder wins; then context errors; then AWS error codes; anything else
-// is internal. retryAfter is zero when retryable is false.
+// Classify maps err to a kind and a retry policy. The first Kinder in err's
+// chain (errors.As order) whose kind is valid decides the kind; then context
+// errors; then AWS error codes; anything else is internal. The retry policy
+// is that of the first Retrier in the chain stating the decided kind, else
+// the kind's default. retryAfter is zero when retryable is false.
 func Classify(err error) (kind Kind, retryable bool, retryAfter time.Duration) {
 	v := classify(err)
 	return v.kind, v.retryable, v.after
 }
 
 func classify(err error) verdict {
-	var k Kinder
-	if errors.As(err, &k) && k.FailureKind().Valid() {
-		kind := k.FailureKind()
-		// The cause may know more about retrying than the declared kind:
-		// Wrap(KindModelError, "", InternalServerException) stays retryable.
-		if c := classifyCause(err); c.kind == kind {
-			return c
+	var kind Kind
+	find(err, func(e error) bool {
+		k, ok := as[Kinder](e)
+		if ok && k.FailureKind().Valid() {
+			kind = k.FailureKind()
 		}
-		return defaultVerdict(kind)
+		return kind != ""
+	})
+	if kind == "" {
+		return classifyCause(err)
 	}
-	return classifyCause(err)
+	v := defaultVerdict(kind)
+	if find(err, func(e error) bool {
+		r, ok := as[Retrier](e)
+		if !ok || r.FailureKind() != kind {
+			return false
+		}
+		v.retryable, v.after = r.RetryPolicy()
+		if !v.retryable {
+			v.after = 0
+		}
+		return true
+	}) {
+		return v
+	}
+	// The cause may know more about retrying than the declared kind:
+	// Wrap(KindModelError, "", InternalServerException) stays retryable.
+	if c := classifyCause(err); c.kind == kind {
+		return c
+	}
+	return v
+}
+
+// as reports whether e itself (not its chain) is, or by its As method
+// converts to, a T.
+func as[T any](e error) (T, bool) {
+	if t, ok := e.(T); ok {
+		return t, true
+	}
+	var t T
+	if x, ok := e.(interface{ As(any) bool }); ok && x.As(&t) {
+		return t, true
+	}
+	return t, false
+}
+
+// find visits err's chain in the order errors.As does (depth first through
+// joined errors) until visit returns true.
+func find(err error, visit func(error) bool) bool {
+	for err != nil {
+		if visit(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if find(e, visit) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// classified is a dependency's error with the kind its adapter gave it.
+type classified struct {
+	kind      Kind
+	retryable bool
+	after     time.Duration
+	err       error
+}
+
+// Classified marks cause, an error from a dependency, as kind with the
+// kind's default retry policy. It is for the adapter that knows what its
+// dependency's errors mean (pkg/dynamo knows a ThrottlingException is
+// store_throttled). The result says exactly what cause says (its Error() is
+// cause's) and unwraps to cause, so errors.Is/As still see the cause.
+// Classified(kind, nil) is nil.
+func Classified(kind Kind, cause error) error {
+	if cause == nil {
+		return nil
+	}
+	v := defaultVerdict(kind)
+	return &classified{kind: kind, retryable: v.retryable, after: v.after, err: cause}
+}
+
+// Transient is Classified for a transient failure of a kind that is not
+// retryable in general: a brief Bedrock outage is a model_error, but unlike a
+// broken model it is worth retrying after `after` (which should be
+// positive; Retry-After is never below one second).
+func Transient(kind Kind, after time.Duration, cause error) error {
+	if cause == nil {
+		return nil
+	}
+	return &classified{kind: kind, retryable: true, after: after, err: cause}
+}
+
+func (e *classified) Error() string     { return e.err.Error() }
+func (e *classified) Unwrap() error     { return e.err }
+func (e *classified) FailureKind() Kind { return e.kind }
+func (e *classified) RetryPolicy() (bool, time.Duration) {
+	return e.retryable, e.after
 }
 
 func classifyCause(err error) verdict {
