@@ -6,5 +6,5 @@
 // The package knows no AWS service: an adapter that talks to one (pkg/dynamo,
 // pkg/bedrock) knows what its SDK's errors mean and marks them with
 // Classified or Transient before returning them. So this package, and the
-// pure reducer that uses it, link no AWS SDK.
+// pure reducer that uses it, link no AWS SDK (see deps_test.go).
 package failure
