@@ -59,6 +59,7 @@ var suite = []struct {
 	{"RaceSeq16", testRaceSeq},
 	{"RaceDecide8", testRaceDecide},
 	{"RoundTrips", testRoundTrips},
+	{"FailureKinds", testFailureKinds},
 	{"FidelityConsistentReadOnGSI", testFidelityConsistentReadOnGSI},
 	{"FidelityPutAllOld", testFidelityPutAllOld},
 	{"FidelityCancellationReasons", testFidelityCancellationReasons},

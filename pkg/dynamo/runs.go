@@ -272,7 +272,7 @@ func (s *Store) queryLedger(ctx context.Context, pk string, afterSeq, toSeq int6
 		}
 		page, err := s.client.Query(ctx, in)
 		if err != nil {
-			return nil, err
+			return nil, classify(err)
 		}
 		for _, m := range page.Items {
 			it, err := unmarshal[lineItem](m)

@@ -318,17 +318,21 @@ func isPureConflict(err error) bool {
 	return errors.As(err, &tc)
 }
 
+// withConflictRetry runs fn, one DynamoDB write, retrying pure conflicts.
+// Every write goes through it, so the error it returns is classified here:
+// callers that turn a failed condition into a sentinel error keep the SDK
+// error, with its kind, as the cause.
 func (s *Store) withConflictRetry(ctx context.Context, fn func() error) error {
 	backoff := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := fn()
 		if err == nil || attempt == conflictAttempts || !isPureConflict(err) {
-			return err
+			return classify(err)
 		}
 		wait := backoff/2 + rand.N(backoff)
 		select {
 		case <-ctx.Done():
-			return err
+			return classify(err)
 		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, 200*time.Millisecond)
@@ -392,7 +396,7 @@ func (s *Store) getItem(ctx context.Context, pk, sk string) (map[string]types.At
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	if len(out.Item) == 0 {
 		return nil, nil
@@ -409,9 +413,11 @@ func (s *Store) oldImage(ctx context.Context, item map[string]types.AttributeVal
 	return s.getItem(ctx, pk, sk)
 }
 
+// wrap is how errors leave the store: it names the operation and classifies
+// an SDK error (see classify), so pkg/failure needs no DynamoDB knowledge.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("dynamo: %s: %w", op, err)
+	return fmt.Errorf("dynamo: %s: %w", op, classify(err))
 }
