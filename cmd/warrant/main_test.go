@@ -126,7 +126,7 @@ func ledger(t *testing.T, extra ...contracts.Event) [][]byte {
 		&contracts.ToolRequested{Turn: 1, ToolUseID: "t1", ToolName: "file_court_document", Input: input, InputSHA256: h,
 			RiskTier: "high", Action: "require_approval", Reason: "court filing", MatchedPolicy: "tools.file_court_document"},
 		&contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: approval, ToolUseID: "t1",
-			ToolName: "file_court_document", ToolInputHash: h, RiskTier: "high", ExpiresAt: "2026-12-03T10:00:00.000Z"}},
+			ToolName: "file_court_document", ToolInput: input, ToolInputHash: h, RiskTier: "high", ExpiresAt: "2026-12-03T10:00:00.000Z"}},
 		&contracts.ApprovalDecided{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, DecidedBy: userID, ToolInputHash: h},
 		&contracts.RunReleased{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, EffectRef: effect},
 		&contracts.ToolCompleted{ToolUseID: "t1", ToolName: "file_court_document", InputSHA256: h, Status: contracts.ToolSuccess,

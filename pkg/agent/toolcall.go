@@ -47,7 +47,7 @@ func stageOf(err error) failure.Stage {
 // in a resumed step, the warrant allowlist. It returns the tool.completed event
 // the model will see, or held=true when the run now waits on a warrant.
 func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentBlock) (*contracts.ToolCompleted, bool, error) {
-	hash, err := contracts.InputHash(b.Input)
+	input, hash, err := contracts.CanonicalInput(b.Input)
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, failure.Wrap(failure.KindModelMalformedOutput, "the model's tool input is not canonical JSON", err))
 	}
@@ -57,7 +57,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 		decision = toolpolicy.Decision{ToolName: b.Name, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
 			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: s.b.policy.Version()}
 	}
-	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: b.Input, InputSHA256: hash,
+	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: input, InputSHA256: hash,
 		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy}
 	finish := func(status, msg string) (*contracts.ToolCompleted, bool, error) {
 		tc := &contracts.ToolCompleted{ToolUseID: b.ToolUseID, ToolName: b.Name, InputSHA256: hash, Status: status, Result: errorResult(msg)}
@@ -74,7 +74,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 			return finish(contracts.ToolDenied, "denied by policy: "+decision.Reason)
 		}
 		return finish(contracts.ToolDenied, ReasonToolUnavailable)
-	case !validInput(tool.schema, b.Input):
+	case !validInput(tool.schema, input):
 		return finish(contracts.ToolError, ReasonInvalidInput)
 	}
 	switch decision.Action {
@@ -193,7 +193,7 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL)}
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,
-		ToolName: w.ToolName, ToolInputHash: w.ToolInputHash, RiskTier: w.RiskTier, Reason: w.Reason,
+		ToolName: w.ToolName, ToolInput: w.Input, ToolInputHash: w.ToolInputHash, RiskTier: w.RiskTier, Reason: w.Reason,
 		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt)}}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		return s.b.store.CreateWarrantRequest(ctx, w, lines...)

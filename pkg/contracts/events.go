@@ -154,16 +154,20 @@ type ToolCompleted struct {
 	Result      json.RawMessage `json:"result"`
 }
 
-// BlockedApproval is the warrant a held run waits on.
+// BlockedApproval is the warrant a held run waits on. ToolInput is the exact
+// input counsel is asked to sign (canonical, re-hashed against ToolInputHash
+// whenever the line is parsed), so the record of what counsel was shown is
+// in the ledger itself.
 type BlockedApproval struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	ToolUseID         string `json:"tool_use_id"`
-	ToolName          string `json:"tool_name"`
-	ToolInputHash     string `json:"tool_input_hash"`
-	RiskTier          string `json:"risk_tier"`
-	Reason            string `json:"reason"`
-	HumanSummary      string `json:"human_summary"`
-	ExpiresAt         string `json:"expires_at"`
+	ApprovalRequestID string          `json:"approval_request_id"`
+	ToolUseID         string          `json:"tool_use_id"`
+	ToolName          string          `json:"tool_name"`
+	ToolInput         json.RawMessage `json:"tool_input"`
+	ToolInputHash     string          `json:"tool_input_hash"`
+	RiskTier          string          `json:"risk_tier"`
+	Reason            string          `json:"reason"`
+	HumanSummary      string          `json:"human_summary"`
+	ExpiresAt         string          `json:"expires_at"`
 }
 
 // RunBlocked holds the run on a warrant request.
@@ -428,11 +432,29 @@ func (e *ToolRequested) checkDigests() error {
 	return nil
 }
 
+// checkDigests re-derives the warrant's hash from the input counsel is shown.
+func (e *RunBlocked) checkDigests() error {
+	h, err := InputHash(e.Approval.ToolInput)
+	if err != nil {
+		return prefixed("payload.approval.tool_input", err)
+	}
+	if h != e.Approval.ToolInputHash {
+		return fieldErr("payload.approval.tool_input_hash", "does not match the tool input")
+	}
+	return nil
+}
+
 // prefixed re-roots a FieldError found inside a nested document at path.
 func prefixed(path string, err error) error {
 	var fe *FieldError
-	if errors.As(err, &fe) {
-		return fieldErr(joinPath(path, fe.Path), "%s", fe.Reason)
+	if !errors.As(err, &fe) {
+		return err
 	}
-	return err
+	if fe.Path == "" {
+		return fieldErr(path, "%s", fe.Reason)
+	}
+	if strings.HasPrefix(fe.Path, "[") {
+		return fieldErr(path+fe.Path, "%s", fe.Reason)
+	}
+	return fieldErr(joinPath(path, fe.Path), "%s", fe.Reason)
 }

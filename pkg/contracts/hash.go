@@ -35,14 +35,23 @@ func transform(doc []byte) ([]byte, error) {
 // would round it, so 9007199254740993 and 9007199254740992 would share a
 // hash) or an unpaired surrogate escape.
 func InputHash(input []byte) (string, error) {
+	_, h, err := CanonicalInput(input)
+	return h, err
+}
+
+// CanonicalInput returns the canonical bytes of a tool input and their
+// tool_input_hash, refusing what InputHash refuses. The brain hands these
+// bytes, not the model's, to the ledger, the warrant and the tool, so what
+// counsel reads, signs and runs is one byte string.
+func CanonicalInput(input []byte) (canonical []byte, hash string, err error) {
 	if _, err := parseDocument(input); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	c, err := transform(input)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return sha256Hex(c), nil
+	return c, sha256Hex(c), nil
 }
 
 func sha256Hex(b []byte) string {

@@ -35,7 +35,7 @@ func sampleEvents() []Event {
 		&ToolRequested{Turn: 1, ToolUseID: "tooluse_1", ToolName: "file_court_document", Input: input, InputSHA256: h,
 			RiskTier: "high", Action: "require_approval", Reason: "Irreversible external court filing that must not run without human approval.", MatchedPolicy: "tools.file_court_document"},
 		&RunBlocked{Approval: BlockedApproval{ApprovalRequestID: uApprove, ToolUseID: "tooluse_1", ToolName: "file_court_document",
-			ToolInputHash: h, RiskTier: "high", Reason: "court filing", HumanSummary: "File a motion", ExpiresAt: "2026-12-03T10:00:00.123Z"}},
+			ToolInput: input, ToolInputHash: h, RiskTier: "high", Reason: "court filing", HumanSummary: "File a motion", ExpiresAt: "2026-12-03T10:00:00.123Z"}},
 		&ApprovalDecided{ApprovalRequestID: uApprove, Decision: warrant.DecisionApproved, DecidedBy: uUser, ToolInputHash: h},
 		&RunReleased{ApprovalRequestID: uApprove, Decision: warrant.DecisionApproved, EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678"},
 		&ToolCompleted{ToolUseID: "tooluse_1", ToolName: "file_court_document", InputSHA256: h, Status: ToolSuccess,

@@ -222,7 +222,7 @@ func (e *env) newHeld(firm string) *held {
 		expires: e.clock.Now().Add(warrant.DefaultWarrantTTL)}
 	req := e.line(r, requested(h.tool, "require_approval"))
 	blocked := e.line(r, &contracts.RunBlocked{Approval: contracts.BlockedApproval{
-		ApprovalRequestID: h.approval, ToolUseID: h.tool.useID, ToolName: h.tool.name, ToolInputHash: h.tool.hash,
+		ApprovalRequestID: h.approval, ToolUseID: h.tool.useID, ToolName: h.tool.name, ToolInput: h.tool.input, ToolInputHash: h.tool.hash,
 		RiskTier: "high", Reason: "files with a court", HumanSummary: "File the motion",
 		ExpiresAt: contracts.FormatTime(h.expires),
 	}})

@@ -71,7 +71,7 @@ func TestUnreachableStoreIsStoreUnavailable(t *testing.T) {
 		req, err := c.Append(requested(other, "require_approval"))
 		must(t, err)
 		blocked, err := c.Append(&contracts.RunBlocked{Approval: contracts.BlockedApproval{
-			ApprovalRequestID: id(), ToolUseID: other.useID, ToolName: other.name, ToolInputHash: other.hash,
+			ApprovalRequestID: id(), ToolUseID: other.useID, ToolName: other.name, ToolInput: other.input, ToolInputHash: other.hash,
 			RiskTier: "high", Reason: "r", HumanSummary: "s", ExpiresAt: contracts.FormatTime(e.clock.Now().Add(time.Hour))}})
 		must(t, err)
 		return []contracts.Line{req, blocked}

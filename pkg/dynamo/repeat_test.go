@@ -29,7 +29,7 @@ func testRepeatsAreIdempotent(t *testing.T, ep *dynamotest.Endpoint) {
 	h := &held{run: r, approval: id(), tool: newToolCall(t, "file_court_document")}
 	h.expires = e.clock.Now().Add(warrant.DefaultWarrantTTL)
 	blocked := e.line(r, &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: h.approval,
-		ToolName: h.tool.name, ToolInputHash: h.tool.hash, ExpiresAt: contracts.FormatTime(h.expires)}})
+		ToolName: h.tool.name, ToolInput: h.tool.input, ToolInputHash: h.tool.hash, ExpiresAt: contracts.FormatTime(h.expires)}})
 	must(t, e.store.CreateWarrantRequest(e.ctx, e.warrant(h), blocked))
 	before = e.partition(r.firm, r.id)
 	must(t, e.store.CreateWarrantRequest(e.ctx, e.warrant(h), blocked))

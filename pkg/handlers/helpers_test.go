@@ -106,8 +106,9 @@ func envLookup(env map[string]string) func(string) (string, bool) {
 }
 
 type stackOptions struct {
-	newID func() string // the invoke handler's run id source
-	env   map[string]string
+	newID  func() string // the invoke handler's run id source
+	env    map[string]string
+	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -125,7 +126,11 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	}
 	clk := &clock{}
 	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now))
-	fake := bedrocktest.New(bedrocktest.DemoScript())
+	script := bedrocktest.DemoScript()
+	if opt.script != nil {
+		script = *opt.script
+	}
+	fake := bedrocktest.New(script)
 	t.Cleanup(fake.Close)
 	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
 	rt := bedrock.NewRuntime(ctx, awsCfg, fake.URL(), bedrock.WithMaxAttempts(2), bedrock.WithBackoff(bedrock.NoBackoff()))

@@ -66,7 +66,7 @@ func (c call) completed(status, effectRef string, result string) *contracts.Tool
 
 func (c call) blocked() *contracts.RunBlocked {
 	return &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: approvalID, ToolUseID: c.id,
-		ToolName: c.name, ToolInputHash: c.hash(), RiskTier: c.tier, Reason: "needs a lawyer's warrant",
+		ToolName: c.name, ToolInput: c.input, ToolInputHash: c.hash(), RiskTier: c.tier, Reason: "needs a lawyer's warrant",
 		HumanSummary: "File the motion to compel", ExpiresAt: "2026-12-03T10:00:00.123Z"}}
 }
 
