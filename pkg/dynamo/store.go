@@ -78,9 +78,9 @@ func ParseRunKey(pk string) (firm, run string, ok bool) {
 	}
 	return firm, run, true
 }
-func pendingPK(firm string) string  { return "FIRM#" + firm + "#WARRANTS#pending" }
-func evtSK(seq int64) string        { return fmt.Sprintf("%s%012d", skEvt, seq) }
-func aprSK(id string) string        { return skApr + id }
+func pendingPK(firm string) string { return "FIRM#" + firm + "#WARRANTS#pending" }
+func evtSK(seq int64) string       { return fmt.Sprintf("%s%012d", skEvt, seq) }
+func aprSK(id string) string       { return skApr + id }
 func effSK(tool, hash string) string {
 	return skEff + tool + "#" + hash
 }
