@@ -37,6 +37,9 @@ type RunState struct {
 	// HeldOn is the approval_request_id the run waits on; empty unless held.
 	HeldOn          string                     `json:"held_on"`
 	PendingApproval *contracts.BlockedApproval `json:"pending_approval"`
+	// Decided is counsel's decision on the warrant the run is held on, once
+	// approval.decided is in the ledger; a release needs it.
+	Decided warrant.Decision `json:"decided,omitempty"`
 
 	StopReason   string `json:"stop_reason"`
 	FinalText    string `json:"final_text"`
@@ -99,6 +102,8 @@ var (
 	ErrHeld          = errors.New("reducer: the run is held on a warrant")
 	ErrNotHeld       = errors.New("reducer: the run is not held")
 	ErrWrongApproval = errors.New("reducer: the line does not match the warrant the run is held on")
+	ErrNotDecided    = errors.New("reducer: counsel has not decided the warrant the run is held on")
+	ErrDecided       = errors.New("reducer: counsel already decided the warrant the run is held on")
 	ErrOverflow      = errors.New("reducer: a counter would overflow or go negative")
 )
 
@@ -187,12 +192,24 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if s.PendingApproval == nil || ev.ToolInputHash != s.PendingApproval.ToolInputHash {
 			return s, RuleApproval, fmt.Errorf("%w: tool_input_hash differs", ErrWrongApproval)
 		}
+		if s.Decided != "" {
+			return s, RuleApproval, ErrDecided
+		}
+		s.Decided = ev.Decision
 
 	case *contracts.RunReleased:
 		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
 			return s, rule, err
 		}
-		s.Status, s.HeldOn, s.PendingApproval = warrant.RunRunning, "", nil
+		// A warrant releases the run only as counsel decided it, and only
+		// after the decision is on the record.
+		switch {
+		case s.Decided == "":
+			return s, RuleApproval, ErrNotDecided
+		case ev.Decision != s.Decided:
+			return s, RuleApproval, fmt.Errorf("%w: released as %s, decided %s", ErrWrongApproval, ev.Decision, s.Decided)
+		}
+		s.Status, s.HeldOn, s.PendingApproval, s.Decided = warrant.RunRunning, "", nil, ""
 
 	case *contracts.TurnDelta:
 		if err := s.mustRun(); err != nil {
@@ -246,7 +263,7 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		// The pre-flight cost check fails the run before the cap is crossed,
 		// so cost_cap_exceeded here is a failure, not an abort.
 		s.Status, s.FailureKind, s.FailureStage = warrant.RunFailed, ev.FailureKind, ev.FailureStage
-		s.HeldOn, s.PendingApproval = "", nil
+		s.HeldOn, s.PendingApproval, s.Decided = "", nil, ""
 
 	default:
 		return s, RuleEvent, fmt.Errorf("%w: %T", contracts.ErrUnknownEvent, l.Event)

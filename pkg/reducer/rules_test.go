@@ -83,6 +83,17 @@ func TestRuleViolations(t *testing.T) {
 			d.ToolInputHash = search.hash()
 			return appendOne(t, c, &d)
 		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"release before counsel decided", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, released)
+		}, reducer.RuleApproval, reducer.ErrNotDecided},
+		{"release under another decision", append(append([]contracts.Event{}, held...), decided), func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied})
+		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"second decision", append(append([]contracts.Event{}, held...), decided), func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := *decided
+			d.Decision = warrant.DecisionDenied
+			return appendOne(t, c, &d)
+		}, reducer.RuleApproval, reducer.ErrDecided},
 		{"release while running", running, func(t *testing.T, c *contracts.Chain) contracts.Line {
 			return appendOne(t, c, released)
 		}, reducer.RuleLifecycle, reducer.ErrNotHeld},
