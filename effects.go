@@ -8,12 +8,25 @@ import (
 // ClaimState is the state of an effect claim.
 type ClaimState string
 
-// Claim states (closed).
+// Claim states (closed). A claim is created claimed (its creator executes)
+// or declined (counsel declined the call: nobody ever executes it in this
+// run); a claimed one ends completed or failed.
 const (
 	ClaimClaimed   ClaimState = "claimed"
 	ClaimCompleted ClaimState = "completed"
 	ClaimFailed    ClaimState = "failed"
+	ClaimDeclined  ClaimState = "declined"
 )
+
+// EffectKey names one attempt at an effect in a run: the tool, the hash of
+// its canonical input, and the attempt. Attempt 1 is the call itself; a
+// warranted call whose attempt failed may be retried as attempt n+1, a new
+// effect with its own claim and effect_ref, under a warrant of its own.
+// Attempt 0 means 1.
+type EffectKey struct {
+	ToolName, InputSHA256 string
+	Attempt               int
+}
 
 // Claim is the effect claim of one tool call and input in a run: the single
 // linearization point of an irreversible act (DESIGN §10). Only the writer
@@ -21,6 +34,7 @@ const (
 // downstream as the idempotency key.
 type Claim struct {
 	FirmID, RunID, ToolName, InputSHA256, EffectRef, ApprovalID, Owner string
+	Attempt                                                            int
 	LeaseUntil, ClaimedAt, CompletedAt                                 time.Time
 	State                                                              ClaimState
 	ToolStatus                                                         string
@@ -36,7 +50,13 @@ func (c Claim) OutcomeUnknown(now time.Time) bool {
 	return c.State == ClaimClaimed && !now.Before(c.LeaseUntil)
 }
 
-// ClaimInput asks for the claim of one effect.
+// Key is the claim's effect key.
+func (c Claim) Key() EffectKey {
+	return EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: c.Attempt}
+}
+
+// ClaimInput asks for the claim of one effect (its first attempt: an
+// allowed call never retries on its own).
 type ClaimInput struct {
 	FirmID, RunID, ToolName, InputSHA256, EffectRef, Owner string
 	LeaseUntil                                             time.Time
@@ -50,10 +70,12 @@ type Completion struct {
 }
 
 // ResumeClaim is the resume critical section's input. For an approved
-// warrant the effect of ToolName/InputSHA256 is claimed with EffectRef by
-// Owner until LeaseUntil; a denied one claims nothing.
+// warrant the effect of ToolName/InputSHA256 at Attempt is claimed with
+// EffectRef by Owner until LeaseUntil; for a denied one the same key is
+// claimed declined, so no later path in the run can execute that call.
 type ResumeClaim struct {
 	FirmID, RunID, ApprovalID, ToolName, InputSHA256, EffectRef, Owner string
+	Attempt                                                            int
 	Decision                                                           Decision
 	LeaseUntil                                                         time.Time
 }

@@ -41,14 +41,17 @@ func (d Decision) Valid() bool { return d == DecisionApproved || d == DecisionDe
 // its outcome.
 type Warrant struct {
 	FirmID, RunID, ApprovalID, MatterID, ToolName, ToolUseID, ToolInputHash string
-	Input                                                                   json.RawMessage
-	RiskTier, Reason, HumanSummary, RequestedBy                             string
-	RequestedAt, ExpiresAt                                                  time.Time
-	Status                                                                  WarrantStatus
-	Decision                                                                Decision // once decided, kept after consume
-	DecidedBy                                                               string
-	DecidedAt                                                               time.Time
-	Note                                                                    string
+	// Attempt is the attempt of the effect this warrant covers: 1, or n+1
+	// for the retry of a warranted attempt n that failed.
+	Attempt                                     int
+	Input                                       json.RawMessage
+	RiskTier, Reason, HumanSummary, RequestedBy string
+	RequestedAt, ExpiresAt                      time.Time
+	Status                                      WarrantStatus
+	Decision                                    Decision // once decided, kept after consume
+	DecidedBy                                   string
+	DecidedAt                                   time.Time
+	Note                                        string
 }
 
 // CounselDecision is counsel's answer to one warrant request. PresentedHash

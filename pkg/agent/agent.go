@@ -48,8 +48,10 @@ type ApprovalStore interface {
 // EffectStore claims effects once and records their outcomes.
 type EffectStore interface {
 	ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, lines ...contracts.Line) (bool, *warrant.Claim, error)
-	CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256, owner string, c warrant.Completion, lines ...contracts.Line) error
-	FlagForReconciliation(ctx context.Context, firm, run, tool, inputSHA256 string) error
+	CompleteEffect(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, c warrant.Completion, lines ...contracts.Line) error
+	FlagForReconciliation(ctx context.Context, firm, run string, k warrant.EffectKey) error
+	// LatestEffect is the latest attempt's claim of a call (nil: never claimed).
+	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
 }
 
 // Store is every flow's store: what a Brain runs on.

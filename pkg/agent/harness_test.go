@@ -39,6 +39,8 @@ type harness struct {
 	firm   string
 	user   string
 	matter string
+	model  agent.Converser
+	cfg    config.Config
 }
 
 type syncBuffer struct {
@@ -85,7 +87,7 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.ep, h.store, h.table, h.fake, h.brain, h.logs = ep, store, table, fake, brain, logs
+	h.ep, h.store, h.table, h.fake, h.brain, h.logs, h.model, h.cfg = ep, store, table, fake, brain, logs, model, fnCfg
 	return h
 }
 
@@ -93,11 +95,17 @@ func demo(*harness) bedrocktest.Script { return bedrocktest.DemoScript() }
 
 func (h *harness) start(text, capUSD string) agent.Result {
 	h.t.Helper()
+	return h.startRun(uuid.NewString(), text, capUSD)
+}
+
+// startRun is start with a run id chosen by the test.
+func (h *harness) startRun(runID, text, capUSD string) agent.Result {
+	h.t.Helper()
 	if capUSD == "" {
 		capUSD = "1.00"
 	}
 	inv := contracts.AgentInvoke{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke,
-		Meta:           contracts.InvokeMeta{RunID: uuid.NewString(), FirmID: h.firm, UserID: h.user, MatterID: h.matter},
+		Meta:           contracts.InvokeMeta{RunID: runID, FirmID: h.firm, UserID: h.user, MatterID: h.matter},
 		History:        []contracts.HistoryMessage{},
 		CounselMessage: text}
 	res, err := h.brain.Run(context.Background(), inv, agent.StartOptions{CostCapUSD: capUSD})

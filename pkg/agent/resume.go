@@ -74,8 +74,11 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 
 	approved := w.Decision == warrant.DecisionApproved
 	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}
+	// A declined warrant claims its call too, as declined: every copy of the
+	// call, in this step or a later turn, is then answered "declined" and
+	// nothing can execute it in this run.
 	claim := warrant.ResumeClaim{FirmID: r.FirmID, RunID: r.RunID, ApprovalID: w.ApprovalID, Decision: w.Decision,
-		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
+		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
 	if approved {
 		claim.EffectRef = b.cfg.NewID()
 		released.EffectRef = claim.EffectRef
@@ -88,7 +91,10 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 	// From here the run is ours: every failure lands in the ledger as run.failed.
 	var tc *contracts.ToolCompleted
 	if approved {
-		tc, _, err = s.run(ctx, req, tool, claim.EffectRef)
+		// The warrant's own input runs: the bytes counsel was shown and
+		// signed (tamperCheck tied them to the ledger's call).
+		key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
+		tc, _, err = s.run(ctx, req, tool, w.Input, key, claim.EffectRef)
 	} else {
 		tc = &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 			Status: contracts.ToolDeclined, Result: errorResult(ReasonDeclinedByCounsel)}

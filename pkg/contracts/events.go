@@ -164,10 +164,13 @@ type BlockedApproval struct {
 	ToolName          string          `json:"tool_name"`
 	ToolInput         json.RawMessage `json:"tool_input"`
 	ToolInputHash     string          `json:"tool_input_hash"`
-	RiskTier          string          `json:"risk_tier"`
-	Reason            string          `json:"reason"`
-	HumanSummary      string          `json:"human_summary"`
-	ExpiresAt         string          `json:"expires_at"`
+	// Attempt is the effect attempt the warrant covers, when it is a retry
+	// of a warranted attempt that failed (2, 3, ...); omitted for the first.
+	Attempt      int64  `json:"attempt,omitempty"`
+	RiskTier     string `json:"risk_tier"`
+	Reason       string `json:"reason"`
+	HumanSummary string `json:"human_summary"`
+	ExpiresAt    string `json:"expires_at"`
 }
 
 // RunBlocked holds the run on a warrant request.
@@ -351,6 +354,9 @@ func (e *RunBlocked) validate() error {
 	}
 	if err := checkHash("payload.approval.tool_input_hash", a.ToolInputHash); err != nil {
 		return err
+	}
+	if a.Attempt == 1 || a.Attempt < 0 || a.Attempt > 9999 {
+		return fieldErr("payload.approval.attempt", "a retry's attempt is 2 to 9999; the first attempt omits it")
 	}
 	return checkTime("payload.approval.expires_at", a.ExpiresAt)
 }

@@ -40,7 +40,7 @@ func BenchmarkGovernedToolCall(b *testing.B) {
 			b.Fatal(claimed, err)
 		}
 		done, _ := chain.Append(completed(tc, ref))
-		must(b, store.CompleteEffect(ctx, firm, runID, tc.name, tc.hash, "bench",
+		must(b, store.CompleteEffect(ctx, firm, runID, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "bench",
 			warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}, done))
 	}
 	b.StopTimer()

@@ -51,6 +51,7 @@ var suite = []struct {
 	{"ListPendingWarrants", testListPendingWarrants},
 	{"ClaimOnceAndComplete", testClaimOnceAndComplete},
 	{"ClaimLease", testClaimLease},
+	{"EffectAttempts", testEffectAttempts},
 	{"Outbound", testOutbound},
 	{"RepeatsAreIdempotent", testRepeatsAreIdempotent},
 	{"FirmScoping", testFirmScoping},
@@ -88,7 +89,7 @@ var (
 	_ func(context.Context, string, string, string, string) (warrant.Warrant, error)                                  = (*dynamo.Store)(nil).GetReleaseAuthorizedRequest
 	_ func(context.Context, warrant.ResumeClaim, contracts.Line) error                                                = (*dynamo.Store)(nil).ResumeClaim
 	_ func(context.Context, warrant.ClaimInput, ...contracts.Line) (bool, *warrant.Claim, error)                      = (*dynamo.Store)(nil).ClaimToolEffectOnce
-	_ func(context.Context, string, string, string, string, string, warrant.Completion, ...contracts.Line) error      = (*dynamo.Store)(nil).CompleteEffect
+	_ func(context.Context, string, string, warrant.EffectKey, string, warrant.Completion, ...contracts.Line) error   = (*dynamo.Store)(nil).CompleteEffect
 	_ func(context.Context, string, string, int64, warrant.Projection) error                                          = (*dynamo.Store)(nil).UpdateProjection
 	_ func(context.Context, warrant.Outbound) (bool, error)                                                           = (*dynamo.Store)(nil).RecordOutbound
 	_ func(time.Time) bool                                                                                            = warrant.Claim{}.OutcomeUnknown
@@ -251,10 +252,10 @@ func (e *env) decide(h *held, decision warrant.Decision) (warrant.Warrant, error
 // resume builds a ResumeClaim and its released line (not advanced).
 func (e *env) resume(h *held, decision warrant.Decision) (warrant.ResumeClaim, contracts.Line) {
 	e.t.Helper()
-	c := warrant.ResumeClaim{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, Decision: decision, Owner: "lambda-" + id()[:8]}
+	c := warrant.ResumeClaim{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, Decision: decision, Owner: "lambda-" + id()[:8],
+		ToolName: h.tool.name, InputSHA256: h.tool.hash}
 	if decision == warrant.DecisionApproved {
-		c.ToolName, c.InputSHA256, c.EffectRef = h.tool.name, h.tool.hash, id()
-		c.LeaseUntil = e.clock.Now().Add(time.Minute)
+		c.EffectRef, c.LeaseUntil = id(), e.clock.Now().Add(time.Minute)
 	}
 	l := e.next(h.run, &contracts.RunReleased{ApprovalRequestID: h.approval, Decision: decision, EffectRef: c.EffectRef})
 	return c, l

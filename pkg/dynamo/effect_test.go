@@ -52,13 +52,13 @@ func testClaimOnceAndComplete(t *testing.T, ep *dynamotest.Endpoint) {
 	// Only the owner completes, once.
 	res := json.RawMessage(`{"message_id":"m-1"}`)
 	done := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: res}
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-b", done, e.next(r, completed(tc, in.EffectRef))),
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-b", done, e.next(r, completed(tc, in.EffectRef))),
 		warrant.ErrNotClaimOwner, "completion by another owner")
 	e.unchanged(before, r.firm, r.id, "completion by another owner")
 
 	cl := e.line(r, completed(tc, in.EffectRef))
-	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", done, cl))
-	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-a", done, cl))
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
 	must(t, err)
 	if got.State != warrant.ClaimCompleted || got.ToolStatus != "success" || string(got.Result) != string(res) ||
 		got.CompletedAt.IsZero() || got.EffectRef != in.EffectRef || got.OutcomeUnknown(e.clock.Now().Add(time.Hour)) {
@@ -66,19 +66,19 @@ func testClaimOnceAndComplete(t *testing.T, ep *dynamotest.Endpoint) {
 	}
 	// The same completion again (a retry whose answer was lost) is fine;
 	// a different one is not.
-	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", done, cl))
+	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-a", done, cl))
 	before = e.partition(r.firm, r.id)
 	failed := warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError}
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", failed),
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-a", failed),
 		warrant.ErrNotClaimOwner, "second, different completion")
 	e.unchanged(before, r.firm, r.id, "second, different completion")
 
 	other := newToolCall(t, "send_email")
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, other.name, other.hash, "owner-a", done),
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: other.name, InputSHA256: other.hash}, "owner-a", done),
 		warrant.ErrNotFound, "completion of an unknown claim")
-	_, err = e.store.GetEffect(e.ctx, r.firm, r.id, other.name, other.hash)
+	_, err = e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: other.name, InputSHA256: other.hash})
 	wantErr(t, err, warrant.ErrNotFound, "GetEffect of an unknown claim")
-	wantErr(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, other.name, other.hash), warrant.ErrNotFound, "flag of an unknown claim")
+	wantErr(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: other.name, InputSHA256: other.hash}), warrant.ErrNotFound, "flag of an unknown claim")
 	e.unchanged(before, r.firm, r.id, "operations on an unknown claim")
 }
 
@@ -107,12 +107,12 @@ func testClaimLease(t *testing.T, ep *dynamotest.Endpoint) {
 	e.unchanged(before, r.firm, r.id, "claim after lease")
 
 	// The retrying Lambda is not the owner: it cannot write an outcome.
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "lambda-2",
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "lambda-2",
 		warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}), warrant.ErrNotClaimOwner, "stale owner completion")
 	e.unchanged(before, r.firm, r.id, "stale owner completion")
 
-	must(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, tc.name, tc.hash))
-	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	must(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}))
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
 	must(t, err)
 	if !got.NeedsReconciliation || got.State != warrant.ClaimClaimed || got.EffectRef != first.EffectRef {
 		t.Errorf("flagged claim = %+v", got)

@@ -49,7 +49,7 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 	if err != nil {
 		return false, nil, err
 	}
-	pk, sk := runPK(c.FirmID, c.RunID), effSK(c.ToolName, c.InputSHA256)
+	pk, sk := runPK(c.FirmID, c.RunID), effSK(warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256})
 	item, err := marshal(claimItem{
 		PK: pk, SK: sk, FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
 		EffectRef: c.EffectRef, Owner: c.Owner, LeaseUntil: fmtTime(c.LeaseUntil),
@@ -116,14 +116,15 @@ var errClaimVanished = &storeError{kind: warrant.ErrNotFound, detail: "effect cl
 // and only once: a stale owner (or a second completion) is
 // ErrNotClaimOwner, a missing claim ErrNotFound. Repeating a completion that
 // was stored exactly succeeds.
-func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256, owner string, c warrant.Completion, lines ...contracts.Line) error {
+func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, c warrant.Completion, lines ...contracts.Line) error {
 	const op = "complete effect"
 	if c.State != warrant.ClaimCompleted && c.State != warrant.ClaimFailed {
 		return invalid(op, "completion state must be completed or failed, got %q", c.State)
 	}
-	if err := checkTool(op, tool, inputSHA256); err != nil {
+	if err := checkKey(op, k); err != nil {
 		return err
 	}
+	tool, inputSHA256 := k.ToolName, k.InputSHA256
 	if !idsOK(firm, run) {
 		return fail(warrant.ErrNotFound, nil, "effect %s", tool)
 	}
@@ -134,7 +135,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256
 	if err != nil {
 		return err
 	}
-	pk, sk := runPK(firm, run), effSK(tool, inputSHA256)
+	pk, sk := runPK(firm, run), effSK(k)
 	upd := s.txUpdate(key(pk, sk),
 		newUpdate().set("state", str(string(c.State))).setStr("tool_status", c.ToolStatus).
 			setStr("result", string(c.Result)).set("completed_at", str(fmtTime(s.nowUTC()))),
@@ -194,17 +195,17 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256
 	return fail(warrant.ErrNotClaimOwner, cause, "effect %s is %s, owned by %q", tool, it.State, it.Owner)
 }
 
-// GetEffect reads an effect claim (consistently).
-func (s *Store) GetEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (warrant.Claim, error) {
-	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
-		return warrant.Claim{}, fail(warrant.ErrNotFound, nil, "effect %q", tool)
+// GetEffect reads one attempt's effect claim (consistently).
+func (s *Store) GetEffect(ctx context.Context, firm, run string, k warrant.EffectKey) (warrant.Claim, error) {
+	if !idsOK(firm, run) || checkKey("", k) != nil {
+		return warrant.Claim{}, fail(warrant.ErrNotFound, nil, "effect %q", k.ToolName)
 	}
-	m, err := s.getItem(ctx, runPK(firm, run), effSK(tool, inputSHA256))
+	m, err := s.getItem(ctx, runPK(firm, run), effSK(k))
 	if err != nil {
 		return warrant.Claim{}, wrap("get effect", err)
 	}
 	if m == nil {
-		return warrant.Claim{}, fail(warrant.ErrNotFound, nil, "effect %s %s", tool, inputSHA256)
+		return warrant.Claim{}, fail(warrant.ErrNotFound, nil, "effect %s %s", k.ToolName, k.InputSHA256)
 	}
 	it, err := unmarshal[claimItem](m)
 	if err != nil {
@@ -213,14 +214,51 @@ func (s *Store) GetEffect(ctx context.Context, firm, run, tool, inputSHA256 stri
 	return it.claim(), nil
 }
 
+// LatestEffect reads the claim of the latest attempt at a call in a run
+// (consistently): nil, nil when the call was never claimed. The brain
+// consults it before asking counsel, so a call that completed, was declined
+// or has an unknown outcome is answered from the record rather than held
+// on a warrant that could never run.
+func (s *Store) LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error) {
+	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
+		return nil, nil
+	}
+	// The first attempt's key is a prefix of every retry's, and retries
+	// sort by attempt: the last item under the prefix is the latest.
+	const kc = "#PK = :pk AND begins_with(#SK, :eff)"
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                aws.String(s.table),
+		KeyConditionExpression:   aws.String(kc),
+		ExpressionAttributeNames: names(kc),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(firm, run)), ":eff": str(effSK(warrant.EffectKey{ToolName: tool, InputSHA256: inputSHA256})),
+		},
+		ScanIndexForward: aws.Bool(false),
+		Limit:            aws.Int32(1),
+		ConsistentRead:   aws.Bool(true),
+	})
+	if err != nil {
+		return nil, wrap("latest effect", err)
+	}
+	if len(out.Items) == 0 {
+		return nil, nil
+	}
+	it, err := unmarshal[claimItem](out.Items[0])
+	if err != nil {
+		return nil, wrap("latest effect", err)
+	}
+	c := it.claim()
+	return &c, nil
+}
+
 // FlagForReconciliation marks a claim whose outcome is unknown for a human to
 // reconcile. Missing is ErrNotFound.
-func (s *Store) FlagForReconciliation(ctx context.Context, firm, run, tool, inputSHA256 string) error {
+func (s *Store) FlagForReconciliation(ctx context.Context, firm, run string, k warrant.EffectKey) error {
 	const op = "flag for reconciliation"
-	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
-		return fail(warrant.ErrNotFound, nil, "effect %q", tool)
+	if !idsOK(firm, run) || checkKey("", k) != nil {
+		return fail(warrant.ErrNotFound, nil, "effect %q", k.ToolName)
 	}
-	upd := s.txUpdate(key(runPK(firm, run), effSK(tool, inputSHA256)),
+	upd := s.txUpdate(key(runPK(firm, run), effSK(k)),
 		newUpdate().set("needs_reconciliation", &types.AttributeValueMemberBOOL{Value: true}),
 		// The claim must exist: flagging never creates a claim (which would
 		// block the effect's first real execution).
@@ -234,7 +272,7 @@ func (s *Store) FlagForReconciliation(ctx context.Context, firm, run, tool, inpu
 		return err
 	})
 	if _, ok := conditionFailed(err); ok {
-		return fail(warrant.ErrNotFound, err, "effect %s %s", tool, inputSHA256)
+		return fail(warrant.ErrNotFound, err, "effect %s %s", k.ToolName, k.InputSHA256)
 	}
 	return wrap(op, err)
 }

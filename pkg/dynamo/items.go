@@ -84,6 +84,7 @@ type warrantItem struct {
 	ToolName      string `dynamodbav:"tool_name"`
 	ToolUseID     string `dynamodbav:"tool_use_id,omitempty"`
 	ToolInputHash string `dynamodbav:"tool_input_hash"`
+	Attempt       int    `dynamodbav:"attempt,omitempty"`
 	Input         string `dynamodbav:"input,omitempty"`
 	RiskTier      string `dynamodbav:"risk_tier,omitempty"`
 	Reason        string `dynamodbav:"reason,omitempty"`
@@ -106,7 +107,7 @@ func (w warrantItem) warrant() warrant.Warrant {
 	}
 	return warrant.Warrant{
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
-		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: input,
+		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Attempt: max(w.Attempt, 1), Input: input,
 		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
 		RequestedAt: parseTime(w.RequestedAt), ExpiresAt: parseTime(w.ExpiresAt),
 		Status: warrant.WarrantStatus(w.Status), Decision: warrant.Decision(w.Decision), DecidedBy: w.DecidedBy,
@@ -121,10 +122,11 @@ type claimItem struct {
 	RunID               string `dynamodbav:"run_id"`
 	ToolName            string `dynamodbav:"tool_name"`
 	InputSHA256         string `dynamodbav:"input_sha256"`
-	EffectRef           string `dynamodbav:"effect_ref"`
+	Attempt             int    `dynamodbav:"attempt,omitempty"`
+	EffectRef           string `dynamodbav:"effect_ref,omitempty"`
 	ApprovalID          string `dynamodbav:"approval_id,omitempty"`
-	Owner               string `dynamodbav:"owner"`
-	LeaseUntil          string `dynamodbav:"lease_until"`
+	Owner               string `dynamodbav:"owner,omitempty"`
+	LeaseUntil          string `dynamodbav:"lease_until,omitempty"`
 	State               string `dynamodbav:"state"`
 	ClaimedAt           string `dynamodbav:"claimed_at"`
 	CompletedAt         string `dynamodbav:"completed_at,omitempty"`
@@ -139,7 +141,7 @@ func (c claimItem) claim() warrant.Claim {
 		result = json.RawMessage(c.Result)
 	}
 	return warrant.Claim{
-		FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
+		FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: max(c.Attempt, 1),
 		EffectRef: c.EffectRef, ApprovalID: c.ApprovalID, Owner: c.Owner,
 		LeaseUntil: parseTime(c.LeaseUntil), ClaimedAt: parseTime(c.ClaimedAt),
 		CompletedAt: parseTime(c.CompletedAt), State: warrant.ClaimState(c.State),

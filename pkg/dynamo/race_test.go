@@ -71,7 +71,7 @@ func testRaceClaim(t *testing.T, ep *dynamotest.Endpoint) {
 			t.Errorf("racer %d: existing %+v, want the winner's effect_ref", i, existing[i])
 		}
 	}
-	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
 	must(t, err)
 	last, err := e.store.LastLine(e.ctx, r.firm, r.id)
 	must(t, err)
@@ -115,7 +115,7 @@ func testRaceResume(t *testing.T, ep *dynamotest.Endpoint) {
 	must(t, err)
 	r, err := e.store.GetRun(e.ctx, h.firm, h.id)
 	must(t, err)
-	c, err := e.store.GetEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
+	c, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
 	must(t, err)
 	last, err := e.store.LastLine(e.ctx, h.firm, h.id)
 	must(t, err)

@@ -35,7 +35,7 @@ func testRoundTrips(t *testing.T, ep *dynamotest.Endpoint) {
 	})
 	governed := ep.Counter.Count()
 	trips("CompleteEffect with the tool.completed line", 1, func() {
-		must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner",
+		must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner",
 			warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}, e.line(r, completed(tc, in.EffectRef))))
 	})
 	if governed += ep.Counter.Count(); governed != 2 {

@@ -59,7 +59,7 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 		nf(err, "GetReleaseAuthorizedRequest")
 		_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, b.approval, firmA, ra.id, ra.matter)
 		nf(err, "GetReleaseAuthorizedRequest of B's approval under A's run")
-		_, err = e.store.GetEffect(e.ctx, firmA, b.id, bTool.name, bTool.hash)
+		_, err = e.store.GetEffect(e.ctx, firmA, b.id, warrant.EffectKey{ToolName: bTool.name, InputSHA256: bTool.hash})
 		nf(err, "GetEffect")
 		out, err := e.store.ListOutbound(e.ctx, firmA, b.id)
 		if err != nil || len(out) != 0 {
@@ -95,8 +95,8 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 	nf(e.store.UpdateProjection(e.ctx, firmA, b1.id, 0, warrant.Projection{LastSeq: 9}), "UpdateProjection")
 	nf(e.store.UpdateProjection(e.ctx, firmA, b1.id, 3, warrant.Projection{LastSeq: 9}), "UpdateProjection at B's seq")
 	done := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}
-	nf(e.store.CompleteEffect(e.ctx, firmA, b1.id, bTool.name, bTool.hash, "b-owner", done), "CompleteEffect")
-	nf(e.store.FlagForReconciliation(e.ctx, firmA, b1.id, bTool.name, bTool.hash), "FlagForReconciliation")
+	nf(e.store.CompleteEffect(e.ctx, firmA, b1.id, warrant.EffectKey{ToolName: bTool.name, InputSHA256: bTool.hash}, "b-owner", done), "CompleteEffect")
+	nf(e.store.FlagForReconciliation(e.ctx, firmA, b1.id, warrant.EffectKey{ToolName: bTool.name, InputSHA256: bTool.hash}), "FlagForReconciliation")
 	w := e.warrant(b1)
 	w.FirmID, w.ApprovalID = firmA, id()
 	nf(e.store.CreateWarrantRequest(e.ctx, w, e.next(fb1, delta("x"))), "CreateWarrantRequest")

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
@@ -81,9 +82,20 @@ func ParseRunKey(pk string) (firm, run string, ok bool) {
 func pendingPK(firm string) string { return "FIRM#" + firm + "#WARRANTS#pending" }
 func evtSK(seq int64) string       { return fmt.Sprintf("%s%012d", skEvt, seq) }
 func aprSK(id string) string       { return skApr + id }
-func effSK(tool, hash string) string {
-	return skEff + tool + "#" + hash
+
+// effSK is the claim of one attempt at an effect: EFF#<tool>#<hash> for the
+// first, EFF#<tool>#<hash>#<attempt, 4 digits> for a retry, so a run's
+// attempts at one call sort in attempt order under one prefix.
+func effSK(k warrant.EffectKey) string {
+	if k.Attempt <= 1 {
+		return skEff + k.ToolName + "#" + k.InputSHA256
+	}
+	return fmt.Sprintf("%s%s#%s#%04d", skEff, k.ToolName, k.InputSHA256, k.Attempt)
 }
+
+// maxAttempt keeps attempt numbers within effSK's four digits.
+const maxAttempt = 9999
+
 func outSK(ref string) string { return skOut + ref }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -141,6 +153,13 @@ func idsOK(ids ...string) bool {
 		}
 	}
 	return true
+}
+
+func checkKey(op string, k warrant.EffectKey) error {
+	if k.Attempt < 0 || k.Attempt > maxAttempt {
+		return invalid(op, "attempt %d is out of range", k.Attempt)
+	}
+	return checkTool(op, k.ToolName, k.InputSHA256)
 }
 
 func checkTool(op, tool, hash string) error {

@@ -77,7 +77,7 @@ func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
 	if w.Status != warrant.WarrantConsumed || w.Decision != "approved" {
 		t.Errorf("warrant after resume = %s (decision %s)", w.Status, w.Decision)
 	}
-	claim, err := e.store.GetEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
+	claim, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
 	must(t, err)
 	if claim.EffectRef != c.EffectRef || claim.ApprovalID != h.approval || claim.Owner != c.Owner ||
 		claim.State != warrant.ClaimClaimed || !claim.LeaseUntil.Equal(c.LeaseUntil) {
@@ -132,7 +132,8 @@ func testWarrantDeniedResumeOnce(t *testing.T, ep *dynamotest.Endpoint) {
 	wantErr(t, e.store.ResumeClaim(e.ctx, ca, la), warrant.ErrWarrantNotDecided, "approved resume of a denied warrant")
 	e.unchanged(before, h.firm, h.id, "approved resume of a denied warrant")
 
-	// A declined warrant releases the run once, claiming no effect.
+	// A declined warrant releases the run once, claiming its call as
+	// declined: no effect_ref, no owner, and nothing can claim it again.
 	c, l := e.resume(h, warrant.DecisionDenied)
 	must(t, e.store.ResumeClaim(e.ctx, c, l))
 	h.chain.Advance(l)
@@ -141,8 +142,15 @@ func testWarrantDeniedResumeOnce(t *testing.T, ep *dynamotest.Endpoint) {
 	if r.Status != warrant.RunRunning {
 		t.Errorf("run after declined resume: %s", r.Status)
 	}
-	_, err = e.store.GetEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
-	wantErr(t, err, warrant.ErrNotFound, "effect of a declined warrant")
+	declined, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
+	must(t, err)
+	if declined.State != warrant.ClaimDeclined || declined.EffectRef != "" || declined.Owner != "" || declined.ApprovalID != h.approval {
+		t.Errorf("claim of a declined warrant: %+v", declined)
+	}
+	if claimed, _, err := e.store.ClaimToolEffectOnce(e.ctx, warrant.ClaimInput{FirmID: h.firm, RunID: h.id, ToolName: h.tool.name,
+		InputSHA256: h.tool.hash, EffectRef: id(), Owner: "another", LeaseUntil: e.clock.Now().Add(time.Minute)}); err != nil || claimed {
+		t.Errorf("a declined call was claimed again: %v %v", claimed, err)
+	}
 	w, err := e.store.GetWarrant(e.ctx, h.firm, h.id, h.approval)
 	must(t, err)
 	if w.Status != warrant.WarrantConsumed || w.Decision != "denied" {

@@ -24,7 +24,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 	if err := checkIDs(op, "firm_id", w.FirmID, "run_id", w.RunID, "approval_id", w.ApprovalID); err != nil {
 		return err
 	}
-	if err := checkTool(op, w.ToolName, w.ToolInputHash); err != nil {
+	if err := checkKey(op, warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}); err != nil {
 		return err
 	}
 	// Counsel reads Input and signs ToolInputHash: they must be the same
@@ -54,7 +54,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		GSI1PK: pendingPK(w.FirmID), GSI1SK: fmtTime(w.RequestedAt) + "#" + w.ApprovalID,
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: string(w.Input),
-		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
+		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
 		RequestedAt: fmtTime(w.RequestedAt), ExpiresAt: fmtTime(w.ExpiresAt), Status: string(warrant.WarrantPending),
 	})
 	if err != nil {
@@ -290,8 +290,10 @@ func releaseRefusal(it warrantItem, decision warrant.Decision, now time.Time, ca
 
 // ResumeClaim releases a held run under its decided warrant in ONE
 // TransactWriteItems: burn the warrant (approved|denied -> consumed), release
-// the run (held on this warrant -> running), claim the effect (approved
-// only), store the run.released line. All or nothing. A failure says which
+// the run (held on this warrant -> running), claim the warrant's effect
+// attempt (approved: claimed by Owner; denied: declined, so nothing in the
+// run can execute that call later), store the run.released line. All or
+// nothing. A failure says which
 // condition failed: the warrant (ErrWarrantConsumed, ErrWarrantNotDecided,
 // ErrWarrantExpired, ErrHashMismatch, ErrNotFound), the run
 // (ErrRunNotInState), the effect (ErrEffectClaimed) or the line
@@ -305,10 +307,11 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 	if !idsOK(c.FirmID, c.RunID, c.ApprovalID) {
 		return fail(warrant.ErrNotFound, nil, "approval %q", c.ApprovalID)
 	}
+	k := warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: c.Attempt}
+	if err := checkKey(op, k); err != nil {
+		return err
+	}
 	if approved {
-		if err := checkTool(op, c.ToolName, c.InputSHA256); err != nil {
-			return err
-		}
 		if err := checkIDs(op, "effect_ref", c.EffectRef); err != nil {
 			return err
 		}
@@ -329,12 +332,15 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 
 	// Item order matters: minidyn reports only the first failing item, so
 	// the most telling condition goes first (warrant, run, effect, line).
-	aprCond := "#status = :decision AND #expires_at > :now"
-	aprVals := map[string]types.AttributeValue{":decision": str(string(c.Decision)), ":now": str(fmtTime(now))}
-	if approved {
-		// The claim is for the very call counsel signed.
-		aprCond += " AND #tool_name = :tool AND #tool_input_hash = :hash"
-		aprVals[":tool"], aprVals[":hash"] = str(c.ToolName), str(c.InputSHA256)
+	// The claim (or the decline) is for the very call counsel decided.
+	aprCond := "#status = :decision AND #expires_at > :now AND #tool_name = :tool AND #tool_input_hash = :hash"
+	aprVals := map[string]types.AttributeValue{":decision": str(string(c.Decision)), ":now": str(fmtTime(now)),
+		":tool": str(c.ToolName), ":hash": str(c.InputSHA256)}
+	if k.Attempt > 1 {
+		aprCond += " AND #attempt = :attempt"
+		aprVals[":attempt"] = num(int64(k.Attempt))
+	} else {
+		aprCond += " AND attribute_not_exists(#attempt)"
 	}
 	items := []types.TransactWriteItem{
 		{Update: s.txUpdate(key(pk, aprSK(c.ApprovalID)),
@@ -352,17 +358,19 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 			"#status = :held AND #held_on = :approval",
 			map[string]types.AttributeValue{":held": str(string(warrant.RunHeld)), ":approval": str(c.ApprovalID)})},
 	}
-	if approved {
-		claim, err := marshal(claimItem{
-			PK: pk, SK: effSK(c.ToolName, c.InputSHA256), FirmID: c.FirmID, RunID: c.RunID,
-			ToolName: c.ToolName, InputSHA256: c.InputSHA256, EffectRef: c.EffectRef, ApprovalID: c.ApprovalID,
-			Owner: c.Owner, LeaseUntil: fmtTime(c.LeaseUntil), State: string(warrant.ClaimClaimed), ClaimedAt: fmtTime(now),
-		})
-		if err != nil {
-			return wrap(op, err)
-		}
-		items = append(items, types.TransactWriteItem{Put: s.claimPut(claim)})
+	ci := claimItem{
+		PK: pk, SK: effSK(k), FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
+		ApprovalID: c.ApprovalID, State: string(warrant.ClaimDeclined), ClaimedAt: fmtTime(now),
 	}
+	ci.Attempt = attemptAttr(k.Attempt)
+	if approved {
+		ci.EffectRef, ci.Owner, ci.LeaseUntil, ci.State = c.EffectRef, c.Owner, fmtTime(c.LeaseUntil), string(warrant.ClaimClaimed)
+	}
+	claim, err := marshal(ci)
+	if err != nil {
+		return wrap(op, err)
+	}
+	items = append(items, types.TransactWriteItem{Put: s.claimPut(claim)})
 	items = append(items, types.TransactWriteItem{Put: s.linePut(pk, parsed[0])})
 
 	err = s.transact(ctx, items)
@@ -386,14 +394,14 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 		if rerr := releaseRefusal(it, c.Decision, now, err); rerr != nil {
 			return rerr
 		}
-		if approved && (it.ToolName != c.ToolName || it.ToolInputHash != c.InputSHA256) {
+		if it.ToolName != c.ToolName || it.ToolInputHash != c.InputSHA256 || max(it.Attempt, 1) != max(c.Attempt, 1) {
 			return fail(warrant.ErrHashMismatch, err, "approval %s signs another tool call", c.ApprovalID)
 		}
 		return fail(warrant.ErrWarrantConsumed, err, "approval %s changed while resuming", c.ApprovalID)
 	case cf.index == 1:
 		return s.runNotInState(ctx, cf.item, pk, c.RunID, err)
-	case approved && cf.index == 2:
-		return fail(warrant.ErrEffectClaimed, err, "%s %s", c.ToolName, c.InputSHA256)
+	case cf.index == 2:
+		return fail(warrant.ErrEffectClaimed, err, "%s %s attempt %d", c.ToolName, c.InputSHA256, max(c.Attempt, 1))
 	default:
 		return &SeqTakenError{Seq: parsed[0].Seq, Err: err}
 	}
@@ -443,4 +451,13 @@ func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int)
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+}
+
+// attemptAttr is the stored attempt: absent for the first, so items written
+// before retries existed read the same.
+func attemptAttr(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return n
 }
