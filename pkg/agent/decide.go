@@ -13,6 +13,7 @@ import (
 // DecideStore is what counsel's decision needs of the store.
 type DecideStore interface {
 	reducer.Source
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
 	DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error)
 }
 
@@ -22,9 +23,13 @@ type DecideStore interface {
 // the store's conditional update is the guard (pending, same hash,
 // unexpired), and the line is written in the same transaction.
 //
+// Under the firm's separation of duties (on unless the firm turned it off),
+// the user who started the run cannot decide its warrant; the line records
+// the requester and whether separation applied.
+//
 // Errors (failure kinds): not_found, conflict (not pending, hash mismatch, a
-// concurrent ledger write), expired, invalid_request (decision not closed,
-// hash not a digest), ledger_corrupt.
+// concurrent ledger write), expired, self_approval, invalid_request
+// (decision not closed, hash not a digest), ledger_corrupt.
 func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d warrant.CounselDecision, now func() time.Time) (warrant.Warrant, error) {
 	if !d.Decision.Valid() {
 		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field decision: must be approved or denied")
@@ -36,12 +41,25 @@ func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d
 	if err != nil {
 		return warrant.Warrant{}, err
 	}
+	settings, err := st.GetFirmSettings(ctx, firm)
+	if err != nil {
+		return warrant.Warrant{}, err
+	}
+	separation := contracts.SeparationWaived
+	if settings.SeparationOfDuties {
+		separation = contracts.SeparationEnforced
+		if d.DecidedBy == folded.State.UserID {
+			return warrant.Warrant{}, failure.New(failure.KindSelfApproval,
+				"separation of duties: the counsel who decides a warrant must not be the user who started the run")
+		}
+	}
 	chain := contracts.ChainAfter(folded.Last)
 	if now != nil {
 		chain.Now = now
 	}
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
-		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note})
+		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
+		RequestedBy: folded.State.UserID, Separation: separation})
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}

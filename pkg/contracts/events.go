@@ -185,7 +185,18 @@ type ApprovalDecided struct {
 	DecidedBy         string           `json:"decided_by"`
 	ToolInputHash     string           `json:"tool_input_hash"`
 	Note              string           `json:"note,omitempty"`
+	// RequestedBy is the user who started the run, and Separation whether
+	// the firm's separation of duties applied to this decision (absent on
+	// lines written before it was recorded: read as enforced).
+	RequestedBy string `json:"requested_by,omitempty"`
+	Separation  string `json:"separation,omitempty"`
 }
+
+// Separation of duties, as approval.decided records it (closed).
+const (
+	SeparationEnforced = "enforced" // the decider is not the requester
+	SeparationWaived   = "waived"   // the firm allows self-approval
+)
 
 // RunReleased records that a held run resumed under its warrant. EffectRef is
 // empty when the warrant was declined (nothing is claimed).
@@ -370,6 +381,14 @@ func (e *ApprovalDecided) validate() error {
 	}
 	if err := mustNotEmpty("payload.decided_by", e.DecidedBy); err != nil {
 		return err
+	}
+	if e.Separation != "" {
+		if err := oneOf("payload.separation", e.Separation, SeparationEnforced, SeparationWaived); err != nil {
+			return err
+		}
+	}
+	if e.Separation == SeparationEnforced && e.RequestedBy == e.DecidedBy {
+		return fieldErr("payload.decided_by", "separation of duties: the requester cannot decide")
 	}
 	return checkHash("payload.tool_input_hash", e.ToolInputHash)
 }

@@ -67,3 +67,25 @@ func testEffectAttempts(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Fatalf("the failed attempt changed: %+v, %v", old, err)
 	}
 }
+
+// testFirmSettings: a firm that saved nothing has the strict defaults; saved
+// settings are read back, and one firm's settings are not another's.
+func testFirmSettings(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	a, b := id(), id()
+	got, err := e.store.GetFirmSettings(e.ctx, a)
+	if err != nil || got != warrant.DefaultFirmSettings(a) || !got.SeparationOfDuties {
+		t.Fatalf("defaults: %+v, %v", got, err)
+	}
+	must(t, e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: a, SeparationOfDuties: false}))
+	got, err = e.store.GetFirmSettings(e.ctx, a)
+	if err != nil || got.SeparationOfDuties || got.FirmID != a || got.UpdatedAt.IsZero() {
+		t.Fatalf("saved: %+v, %v", got, err)
+	}
+	if other, err := e.store.GetFirmSettings(e.ctx, b); err != nil || !other.SeparationOfDuties {
+		t.Fatalf("another firm: %+v, %v", other, err)
+	}
+	if err := e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: "FIRM#x"}); err == nil {
+		t.Fatal("saved settings under a firm id that is not a UUID")
+	}
+}

@@ -52,6 +52,7 @@ var suite = []struct {
 	{"ClaimOnceAndComplete", testClaimOnceAndComplete},
 	{"ClaimLease", testClaimLease},
 	{"EffectAttempts", testEffectAttempts},
+	{"FirmSettings", testFirmSettings},
 	{"Outbound", testOutbound},
 	{"RepeatsAreIdempotent", testRepeatsAreIdempotent},
 	{"FirmScoping", testFirmScoping},

@@ -14,6 +14,7 @@ func TestStatus(t *testing.T) {
 		failure.KindInvalidRequest:       400,
 		failure.KindUnauthenticated:      401,
 		failure.KindForbidden:            403,
+		failure.KindSelfApproval:         403,
 		failure.KindNotFound:             404,
 		failure.KindConflict:             409,
 		failure.KindStoreConflict:        409,

@@ -31,8 +31,10 @@ type ApproveBody struct {
 // warrant is simply not found.
 //
 // Answers: 200 with the warrant view. Errors (problem+json): 400 invalid body or
-// path, 401 missing claims, 403 not counsel, 404 no such run or warrant in this
-// firm, 409 not pending or hash mismatch, 410 expired.
+// path, 401 missing claims, 403 not counsel (forbidden) or the counsel who
+// started the run under the firm's separation of duties (self_approval), 404
+// no such run or warrant in this firm, 409 not pending or hash mismatch, 410
+// expired.
 type Approve struct {
 	Store agent.DecideStore
 	HTTP  httpapi.Config

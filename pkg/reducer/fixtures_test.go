@@ -15,6 +15,7 @@ const (
 	firmID     = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
 	matterID   = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 	userID     = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
+	counselID  = "c0c0c0c0-1111-4222-8333-444455556666"
 	approvalID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
 	otherID    = "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e"
 	effectID   = "1d2c3b4a-5e6f-4789-8abc-def012345678"
@@ -132,7 +133,8 @@ var scenarios = []struct {
 			filing.requested(1),
 			filing.blocked(),
 			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
-				DecidedBy: userID, ToolInputHash: filing.hash(), Note: "Approved as drafted."},
+				DecidedBy: counselID, ToolInputHash: filing.hash(), Note: "Approved as drafted.",
+				RequestedBy: userID, Separation: contracts.SeparationEnforced},
 			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: effectID},
 			filing.completed(contracts.ToolSuccess, effectID, `{"filing_id":"F-1"}`),
 			endTurn(2, "The motion is filed."),
@@ -148,7 +150,7 @@ var scenarios = []struct {
 			filing.requested(1),
 			filing.blocked(),
 			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied,
-				DecidedBy: userID, ToolInputHash: filing.hash()},
+				DecidedBy: counselID, ToolInputHash: filing.hash(), RequestedBy: userID, Separation: contracts.SeparationEnforced},
 			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied},
 			filing.completed(contracts.ToolDeclined, "", `{"error":"counsel declined the filing"}`),
 			endTurn(2, "Counsel declined; nothing was filed."),

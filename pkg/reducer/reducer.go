@@ -25,6 +25,8 @@ type RunState struct {
 	AgentKey string `json:"agent_key"`
 	ModelID  string `json:"model_id"`
 	MatterID string `json:"matter_id"`
+	// UserID started the run (run.started).
+	UserID string `json:"user_id,omitempty"`
 
 	InputTokens           int64        `json:"input_tokens"`
 	OutputTokens          int64        `json:"output_tokens"`
@@ -104,6 +106,7 @@ var (
 	ErrWrongApproval = errors.New("reducer: the line does not match the warrant the run is held on")
 	ErrNotDecided    = errors.New("reducer: counsel has not decided the warrant the run is held on")
 	ErrDecided       = errors.New("reducer: counsel already decided the warrant the run is held on")
+	ErrSelfApproval  = errors.New("reducer: the user who started the run decided its warrant under separation of duties")
 	ErrOverflow      = errors.New("reducer: a counter would overflow or go negative")
 )
 
@@ -195,6 +198,14 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if s.Decided != "" {
 			return s, RuleApproval, ErrDecided
 		}
+		// Separation of duties: unless the line says the firm waived it, the
+		// user who started the run cannot decide its warrant.
+		if ev.RequestedBy != "" && ev.RequestedBy != s.UserID {
+			return s, RuleApproval, fmt.Errorf("%w: requested_by is not the user who started the run", ErrWrongApproval)
+		}
+		if ev.Separation != contracts.SeparationWaived && ev.DecidedBy == s.UserID {
+			return s, RuleApproval, ErrSelfApproval
+		}
 		s.Decided = ev.Decision
 
 	case *contracts.RunReleased:
@@ -282,7 +293,7 @@ func start(l contracts.Line) (RunState, string, error) {
 	}
 	return RunState{
 		RunID: l.RunID, FirmID: l.FirmID, Status: warrant.RunRunning,
-		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID,
+		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID, UserID: ev.UserID,
 		CostCap: limit,
 	}, "", nil
 }

@@ -19,7 +19,7 @@ func TestRuleViolations(t *testing.T) {
 	running := []contracts.Event{started("1.00")}
 	released := &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: effectID}
 	decided := &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
-		DecidedBy: userID, ToolInputHash: filing.hash()}
+		DecidedBy: counselID, ToolInputHash: filing.hash()}
 
 	tests := []struct {
 		name   string
@@ -81,6 +81,16 @@ func TestRuleViolations(t *testing.T) {
 		{"decision over another input", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
 			d := *decided
 			d.ToolInputHash = search.hash()
+			return appendOne(t, c, &d)
+		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"self-approval under separation of duties", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := *decided
+			d.DecidedBy = userID
+			return appendOne(t, c, &d)
+		}, reducer.RuleApproval, reducer.ErrSelfApproval},
+		{"requested_by is not the run's user", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := *decided
+			d.RequestedBy = otherID
 			return appendOne(t, c, &d)
 		}, reducer.RuleApproval, reducer.ErrWrongApproval},
 		{"release before counsel decided", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
