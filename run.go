@@ -32,6 +32,20 @@ type Run struct {
 	HeldOn                                                                                       string // approval id the run is held on
 	CreatedAt, UpdatedAt                                                                         time.Time
 	Projection                                                                                   Projection
+	// Head is the ledger's signed head, moved in the transaction of every
+	// append.
+	Head LedgerHead
+}
+
+// LedgerHead is a run's last ledger line (its seq and hash) with the MAC the
+// store's key made over them, bound to the firm and the run. A reader that
+// holds the key can tell a ledger rewritten and re-chained by someone with
+// table access: its head would not verify.
+type LedgerHead struct {
+	Seq   int64
+	Hash  string
+	MAC   string // hex; empty when the store signs no heads
+	KeyID string
 }
 
 // Projection is the reducer's view of the run, kept on the run item.
