@@ -31,6 +31,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seed-f6d3920e/warrant/internal/proc"
 )
 
 // InvokePath is the emulator's invoke route (the Lambda Invoke API's).
@@ -53,8 +55,8 @@ func Binary(ctx context.Context) (string, error) {
 		return binary.path, nil
 	}
 	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
-	cmd.SysProcAttr = sysProcAttr() // its compiler processes die with it
-	cmd.Cancel = func() error { killGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
+	cmd.SysProcAttr = proc.Group() // its compiler processes die with it
+	cmd.Cancel = func() error { proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -167,8 +169,8 @@ func goBuild(ctx context.Context, out string, pkgs ...string) error {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
 	// A group of its own, killed whole when ctx ends: the compiler and
 	// linker processes go with it.
-	cmd.SysProcAttr = sysProcAttr()
-	cmd.Cancel = func() error { killGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
+	cmd.SysProcAttr = proc.Group()
+	cmd.Cancel = func() error { proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
 	cmd.WaitDelay = 5 * time.Second
 	b, err := cmd.CombinedOutput()
 	if err == nil {
@@ -331,7 +333,7 @@ func start(ctx context.Context, bin string, opts Options) (*Emulator, error) {
 	cmd.Env = env
 	cmd.Dir = filepath.Dir(opts.Bootstrap)
 	cmd.Stdout, cmd.Stderr = e.tail, e.tail
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = proc.Group()
 	// The bootstrap inherits the output pipe; if it outlived the emulator,
 	// Wait would block on it.
 	cmd.WaitDelay = 2 * time.Second
@@ -415,7 +417,7 @@ func (e *Emulator) noteChildren() {
 		return // its children, if any, are no longer its children
 	default:
 	}
-	kids := childrenOf(e.PID())
+	kids := proc.Children(e.PID())
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, k := range kids {
@@ -547,14 +549,14 @@ func (e *Emulator) stop() error {
 	pid := e.PID()
 	signalAll := func(sig syscall.Signal) {
 		for _, k := range kids {
-			if alive(k) {
-				killGroup(k, sig)
+			if proc.Alive(k) {
+				proc.KillGroup(k, sig)
 			}
 		}
 		select {
 		case <-e.done:
 		default:
-			killGroup(pid, sig)
+			proc.KillGroup(pid, sig)
 		}
 	}
 	signalAll(syscall.SIGTERM)
@@ -565,7 +567,7 @@ func (e *Emulator) stop() error {
 			return false
 		}
 		for _, k := range kids {
-			if alive(k) {
+			if proc.Alive(k) {
 				return false
 			}
 		}
@@ -603,9 +605,6 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-// Alive reports whether a process with this PID is running (a zombie is not).
-func Alive(pid int) bool { return alive(pid) }
 
 // tailWriter fans the output out to sinks and keeps its last max bytes.
 type tailWriter struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
@@ -195,7 +196,7 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 			t.Errorf("saw only PIDs %v: each emulator should have started a bootstrap", pids)
 		}
 		for _, pid := range pids {
-			if rie.Alive(pid) {
+			if proc.Alive(pid) {
 				t.Errorf("process %d is still running after Stop", pid)
 			}
 		}
@@ -329,7 +330,7 @@ func TestConfigFailure(t *testing.T) {
 			t.Error(err)
 		}
 		for _, pid := range pids {
-			if rie.Alive(pid) {
+			if proc.Alive(pid) {
 				t.Errorf("process %d is still running after Stop", pid)
 			}
 		}
