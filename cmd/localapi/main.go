@@ -38,9 +38,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/seed-f6d3920e/warrant/cmd/demo/walkthrough"
 	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
