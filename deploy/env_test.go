@@ -3,10 +3,7 @@ package deploy
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,26 +22,13 @@ var envReaders = map[string]bool{
 
 var envName = regexp.MustCompile(`^[A-Z][A-Z0-9_]+$`)
 
-// envNamesRead returns the environment variables the package in dir reads:
+// envNamesRead returns the environment variables the package p reads:
 // string literals (or constants of the same package defined as literals)
-// passed to an envReaders function, in every non-test file of the package.
-func envNamesRead(dir string) (map[string]token.Position, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		return nil, err
-	}
-	fset := token.NewFileSet()
-	var parsed []*ast.File
+// passed to an envReaders function, in every file of the package that the
+// Lambda build compiles (tests excluded).
+func envNamesRead(fset *token.FileSet, p *srcPkg) map[string]token.Position {
 	consts := map[string]string{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		parsed = append(parsed, af)
+	for _, af := range p.files {
 		ast.Inspect(af, func(n ast.Node) bool {
 			if vs, ok := n.(*ast.ValueSpec); ok {
 				for i, name := range vs.Names {
@@ -61,7 +45,7 @@ func envNamesRead(dir string) (map[string]token.Position, error) {
 		})
 	}
 	names := map[string]token.Position{}
-	for _, af := range parsed {
+	for _, af := range p.files {
 		ast.Inspect(af, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -94,7 +78,7 @@ func envNamesRead(dir string) (map[string]token.Position, error) {
 			return true
 		})
 	}
-	return names, nil
+	return names
 }
 
 // templateEnv is the environment the template gives fnID: Globals merged by
@@ -122,31 +106,49 @@ func templateEnv(raw object, fnID string) map[string]string {
 	return env
 }
 
-// TestEnvironmentCoversWhatMainsRead checks each function's environment two
-// ways: against the names its package's source passes to an environment
-// reader (envNamesRead), and against config.FunctionVars, the list pkg/config
-// keeps of what each function reads through config.Load (the mains pass
-// os.LookupEnv to it, so the names are not at the call site).
+// TestEnvironmentCoversWhatMainsRead checks that the template gives each
+// function every variable the function reads, found two ways:
+//
+//   - in the source: the names passed to an environment reader
+//     (envNamesRead) anywhere in the function's package or the module
+//     packages it imports, directly or not, as the Lambda build compiles
+//     them (goSource.closure). So a main that leaves its wiring to a shared
+//     package of the module is checked through that package;
+//   - config.FunctionVars, the list pkg/config keeps of what each function
+//     reads through config.Load (which gets os.LookupEnv from the function's
+//     wiring, so the names are at no call site). It applies because the
+//     function reaches pkg/config; the test checks that it does.
+//
+// And the template sets nothing FunctionVars does not list. AWS_* variables
+// are Lambda's own (or the SDK's AWS_ENDPOINT_URL_* for local runs), and
+// config.Optional ones may be left unset.
 func TestEnvironmentCoversWhatMainsRead(t *testing.T) {
 	raw := rawTemplate(t)
+	src := newGoSource(t)
+	configPath := src.module + "/pkg/config"
 	for _, fnID := range keys(functionPackages) {
 		pkg := functionPackages[fnID]
 		set := templateEnv(raw, fnID)
-		dir := filepath.Join(functionsDir, pkg)
-		if _, err := os.Stat(filepath.Join(dir, "main.go")); err != nil {
+		pkgs, err := src.closure(src.functionPath(pkg))
+		if err != nil {
 			t.Errorf("%s: cannot check its environment: %v", fnID, err)
 			continue
 		}
-		read, err := envNamesRead(dir)
-		if err != nil {
-			t.Errorf("%s: %v", fnID, err)
-			continue
+		read := map[string]token.Position{}
+		reachesConfig := false
+		for _, p := range pkgs {
+			reachesConfig = reachesConfig || p.path == configPath
+			for name, pos := range envNamesRead(src.fset, p) {
+				read[name] = pos
+			}
 		}
 		for _, name := range keys(read) {
-			if _, ok := set[name]; !ok && !strings.HasPrefix(name, "AWS_") {
-				// AWS_* are Lambda's own, or the SDK's AWS_ENDPOINT_URL_* for local runs.
+			if _, ok := set[name]; !ok && !config.Optional[name] && !strings.HasPrefix(name, "AWS_") {
 				t.Errorf("%s reads %s (%s) but the template does not set it", fnID, name, read[name])
 			}
+		}
+		if !reachesConfig {
+			t.Errorf("%s: functions/%s never imports %s, even indirectly, so config.FunctionVars does not say what it reads", fnID, pkg, configPath)
 		}
 		vars, ok := config.FunctionVars[pkg]
 		if !ok {
@@ -162,6 +164,13 @@ func TestEnvironmentCoversWhatMainsRead(t *testing.T) {
 			if !slices.Contains(vars, name) {
 				t.Errorf("%s: the template sets %s, which config.FunctionVars[%q] does not list", fnID, name, pkg)
 			}
+		}
+		if testing.Verbose() {
+			var where []string
+			for _, name := range keys(read) {
+				where = append(where, fmt.Sprintf("%s (%s)", name, read[name]))
+			}
+			t.Logf("%s: %d module packages; env reads in source: %v", fnID, len(pkgs), where)
 		}
 	}
 }

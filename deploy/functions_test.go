@@ -1,14 +1,9 @@
 package deploy
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -150,40 +145,21 @@ func TestMakefileBuildsEachFunction(t *testing.T) {
 	}
 }
 
+// TestFunctionPackagesStartLambda: each function package is a main whose
+// func main leads to lambda.Start, itself or through the module's packages
+// it calls (a shared wiring package, say): see goSource.startsLambda.
 func TestFunctionPackagesStartLambda(t *testing.T) {
+	src := newGoSource(t)
 	for _, id := range keys(functionPackages) {
-		main := filepath.Join(functionsDir, functionPackages[id], "main.go")
-		f, err := parser.ParseFile(token.NewFileSet(), main, nil, 0)
-		if err != nil {
+		path := src.functionPath(functionPackages[id])
+		chain, ok, err := src.startsLambda(path)
+		switch {
+		case err != nil:
 			t.Errorf("%s: %v", id, err)
-			continue
-		}
-		if f.Name.Name != "main" {
-			t.Errorf("%s: %s is package %s, want main", id, main, f.Name.Name)
-		}
-		lambdaName := ""
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == lambdaImport {
-				lambdaName = "lambda"
-				if imp.Name != nil {
-					lambdaName = imp.Name.Name
-				}
-			}
-		}
-		started := false
-		ast.Inspect(f, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok {
-				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-					if x, ok := sel.X.(*ast.Ident); ok && lambdaName != "" && x.Name == lambdaName &&
-						(sel.Sel.Name == "Start" || sel.Sel.Name == "StartWithOptions") {
-						started = true
-					}
-				}
-			}
-			return !started
-		})
-		if !started {
-			t.Errorf("%s: %s never calls %s.Start", id, main, lambdaImport)
+		case !ok:
+			t.Errorf("%s: func main of %s never leads to %s.Start", id, path, lambdaImport)
+		default:
+			t.Logf("%s: %s", id, strings.Join(chain, " -> "))
 		}
 	}
 

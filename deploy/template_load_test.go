@@ -4,7 +4,8 @@ package deploy
 // (the functions, their build targets and packages, architectures, logging),
 // api_test.go (routes, authorizer, access log), table_test.go (the table and
 // its stream mapping), iam_test.go (the roles), env_test.go (each function's
-// environment). This file loads the template for all of them.
+// environment); gosrc_test.go reads the functions' Go source for the
+// functions and environment checks. This file loads the template for all.
 //
 // These tests read template.yaml two ways:
 //
