@@ -122,7 +122,7 @@ func TestMakefileBuildsEachFunction(t *testing.T) {
 		target := "build-" + id
 		recipe, ok := mf.rules[target]
 		if !ok {
-			t.Errorf("Makefile has no %s target: sam build (BuildMethod: makefile) runs it; the rules are in docs/DEPLOY.md", target)
+			t.Errorf("Makefile has no %s target: sam build (BuildMethod: makefile) runs it; write it like the other build-<LogicalId> targets (docs/DEPLOY.md lists them)", target)
 			continue
 		}
 		cmd := mf.expand(strings.Join(recipe, " ; "))

@@ -40,7 +40,8 @@ package deploy
 //     TestStreamMapping reads the stream event raw.
 //
 // Some checks fail until other parts of the tree exist: the build-<LogicalId>
-// targets in ../Makefile (docs/DEPLOY.md has them) and functions/<pkg>/main.go.
+// targets in ../Makefile (docs/DEPLOY.md says what each is for) and the
+// functions/<pkg> packages.
 
 import (
 	"encoding/json"
