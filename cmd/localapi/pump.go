@@ -267,7 +267,7 @@ func (p *Pump) record(item map[string]types.AttributeValue) events.DynamoDBEvent
 	img := map[string]events.DynamoDBAttributeValue{}
 	size := 0
 	for k, v := range item {
-		img[k] = toStreamAttr(v)
+		img[k] = eventAttr(v)
 		size += len(k) + attrSize(v)
 	}
 	var id [16]byte
@@ -288,40 +288,6 @@ func (p *Pump) record(item map[string]types.AttributeValue) events.DynamoDBEvent
 		},
 		EventSourceArn: p.arn,
 	}
-}
-
-func toStreamAttr(v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(v.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(v.Value)
-	case *types.AttributeValueMemberB:
-		return events.NewBinaryAttribute(v.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(v.Value)
-	case *types.AttributeValueMemberNULL:
-		return events.NewNullAttribute()
-	case *types.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(v.Value)
-	case *types.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(v.Value)
-	case *types.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(v.Value)
-	case *types.AttributeValueMemberL:
-		l := make([]events.DynamoDBAttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = toStreamAttr(e)
-		}
-		return events.NewListAttribute(l)
-	case *types.AttributeValueMemberM:
-		m := make(map[string]events.DynamoDBAttributeValue, len(v.Value))
-		for k, e := range v.Value {
-			m[k] = toStreamAttr(e)
-		}
-		return events.NewMapAttribute(m)
-	}
-	return events.NewNullAttribute()
 }
 
 func attrSize(v types.AttributeValue) int {

@@ -253,8 +253,8 @@ func toEventRecord(r st.Record, arn string) (events.DynamoDBEventRecord, bool) {
 		AWSRegion:      aws.ToString(r.AwsRegion),
 		EventSourceArn: arn,
 		Change: events.DynamoDBStreamRecord{
-			Keys:           streamImage(d.Keys),
-			NewImage:       streamImage(d.NewImage),
+			Keys:           eventImage(fromStreamsImage(d.Keys)),
+			NewImage:       eventImage(fromStreamsImage(d.NewImage)),
 			SequenceNumber: aws.ToString(d.SequenceNumber),
 			SizeBytes:      aws.ToInt64(d.SizeBytes),
 			StreamViewType: string(d.StreamViewType),
@@ -267,43 +267,4 @@ func toEventRecord(r st.Record, arn string) (events.DynamoDBEventRecord, bool) {
 		rec.EventSource = "aws:dynamodb"
 	}
 	return rec, true
-}
-
-func streamImage(m map[string]st.AttributeValue) map[string]events.DynamoDBAttributeValue {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]events.DynamoDBAttributeValue, len(m))
-	for k, v := range m {
-		out[k] = streamAttr(v)
-	}
-	return out
-}
-
-func streamAttr(v st.AttributeValue) events.DynamoDBAttributeValue {
-	switch v := v.(type) {
-	case *st.AttributeValueMemberS:
-		return events.NewStringAttribute(v.Value)
-	case *st.AttributeValueMemberN:
-		return events.NewNumberAttribute(v.Value)
-	case *st.AttributeValueMemberB:
-		return events.NewBinaryAttribute(v.Value)
-	case *st.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(v.Value)
-	case *st.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(v.Value)
-	case *st.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(v.Value)
-	case *st.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(v.Value)
-	case *st.AttributeValueMemberL:
-		l := make([]events.DynamoDBAttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = streamAttr(e)
-		}
-		return events.NewListAttribute(l)
-	case *st.AttributeValueMemberM:
-		return events.NewMapAttribute(streamImage(v.Value))
-	}
-	return events.NewNullAttribute()
 }
