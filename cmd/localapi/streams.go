@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 )
 
 // StreamTail is the Feed for an endpoint with DynamoDB Streams (moto,
@@ -228,7 +230,7 @@ func seqOf(r events.DynamoDBEventRecord) int64 {
 }
 
 func runOfPK(pk string) string {
-	if _, run, ok := strings.Cut(pk, "#RUN#"); ok {
+	if _, run, ok := dynamo.ParseRunKey(pk); ok {
 		return "run " + run
 	}
 	return pk

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // TestVerify: the walkthrough's last step reads the exported file back and
@@ -29,7 +30,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 	lines := int64(bytes.Count(golden, []byte("\n")))
-	if state.Status != reducer.StatusCompleted || state.LastSeq != lines || len(state.HeadHash) != 64 {
+	if state.Status != warrant.RunCompleted || state.LastSeq != lines || len(state.HeadHash) != 64 {
 		t.Fatalf("verify: status %s through seq %d (head %q), want completed through %d", state.Status, state.LastSeq, state.HeadHash, lines)
 	}
 

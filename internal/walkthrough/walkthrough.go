@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
 
@@ -365,7 +366,7 @@ func (w *walk) run(ctx context.Context) error {
 	if err != nil {
 		return &StepError{"ledger verify", "the export to verify (reducer.Verify, as warrant ledger verify)", err.Error()}
 	}
-	if state.Status != reducer.StatusCompleted || state.LastSeq != last {
+	if state.Status != warrant.RunCompleted || state.LastSeq != last {
 		return &StepError{"ledger verify", fmt.Sprintf("status completed through seq %d", last),
 			fmt.Sprintf("status %s through seq %d", state.Status, state.LastSeq)}
 	}

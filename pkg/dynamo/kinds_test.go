@@ -133,8 +133,13 @@ func TestUnreachableStoreIsStoreUnavailable(t *testing.T) {
 			return dead.CompleteEffect(ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner",
 				warrant.Completion{State: warrant.ClaimCompleted, Result: json.RawMessage(`{}`)}, e.next(r, completed(tc, id())))
 		},
-		"GetEffect":             func() error { _, err := dead.GetEffect(ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}); return err },
-		"FlagForReconciliation": func() error { return dead.FlagForReconciliation(ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}) },
+		"GetEffect": func() error {
+			_, err := dead.GetEffect(ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
+			return err
+		},
+		"FlagForReconciliation": func() error {
+			return dead.FlagForReconciliation(ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
+		},
 		"RecordOutbound": func() error {
 			_, err := dead.RecordOutbound(ctx, warrant.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: id(), Kind: "email"})
 			return err

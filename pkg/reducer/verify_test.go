@@ -13,6 +13,8 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // TestVerifyGolden: Verify folds each golden ledger export in testdata to
@@ -77,7 +79,7 @@ func joinLines(lines [][]byte) []byte { return append(bytes.Join(lines, []byte("
 
 func TestVerifyRefuses(t *testing.T) {
 	good := verifyLedger(t)
-	if state, err := reducer.Verify(bytes.NewReader(joinLines(good))); err != nil || state.Status != reducer.StatusCompleted {
+	if state, err := reducer.Verify(bytes.NewReader(joinLines(good))); err != nil || state.Status != warrant.RunCompleted {
 		t.Fatalf("the fixture does not verify: %v (%+v)", err, state)
 	}
 	// A line the reducer refuses: anything after a terminal line.
