@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,10 @@ func TestAmbiguousInputsAreRefused(t *testing.T) {
 		{"too many digits", `{"x":0.10000000000000001}`, "x"},
 		{"exponent beyond a double", `{"x":1e400}`, "x"},
 		{"nested", `{"a":[{"b":[1,2,18446744073709551616]}]}`, "a[0].b[2]"},
+		// Cheap to refuse: no exact comparison of huge powers of ten.
+		{"tiny exponent", `{"x":1e-999999999}`, "x"},
+		{"huge exponent", `{"x":1e999999999}`, "x"},
+		{"long literal", `{"x":1.` + strings.Repeat("0", 100) + `1}`, "x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := InputHash([]byte(tc.in))

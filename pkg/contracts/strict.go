@@ -373,6 +373,19 @@ func (s *scanner) number(path string) error {
 // the hash would cover another number than the one sent, and two different
 // inputs (9007199254740993 and 9007199254740992) would share a hash.
 func exactNumber(num []byte) bool {
+	// Bounds first, so the exact comparison below stays cheap: no double is
+	// written with more than 24 characters, and none has a decimal exponent
+	// beyond ±400. A longer literal or a larger exponent could still be
+	// exact (1.000…0, 0e-999999); refusing it is the safe side.
+	if len(num) > 64 {
+		return false
+	}
+	if i := bytes.IndexAny(num, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(string(num[i+1:]), "+"))
+		if err != nil || exp > 400 || exp < -400 {
+			return false
+		}
+	}
 	f, err := strconv.ParseFloat(string(num), 64)
 	if err != nil || math.IsInf(f, 0) {
 		return false
