@@ -17,7 +17,24 @@ import (
 // ErrInvalid is matched by every strict-decoding and validation error.
 var ErrInvalid = errors.New("invalid input")
 
-// FieldError names the JSON path of the offending member ("" for the document itself).
+// FieldError names the JSON path of the offending member ("" for the document
+// itself) and a fixed reason. Paths reach problem details and logs, so they
+// never hold a key the client chose freely:
+//
+//   - A key is named only when it is a known field of the target struct or a
+//     short identifier (see isShortKey). A path of named keys keeps its plain
+//     form: "agent_key", "payload.x", "history[0].role", "[2].a".
+//   - Any other key is rendered by its position, and the whole path is then
+//     written JSONPath-style, rooted at "$": a member of an object is "[n]",
+//     n being its 0-based position among the object's members in document
+//     order, as an array element is "[i]"; named keys are ".name". So an
+//     unknown 5,000-character key as the fourth member of history[0] is
+//     "$.history[0][3]", and a duplicate "client's memo" key as the third
+//     member of meta is "$.meta[2]". Whether "[n]" counts object members or
+//     array elements is told by the document itself.
+//
+// Error() renders "field <path>: <reason>", or "invalid JSON: <reason>" when
+// the path is empty.
 type FieldError struct {
 	Path   string
 	Reason string
@@ -61,9 +78,12 @@ func decodeNode(data []byte, n *node, v any) error {
 	if err := json.Unmarshal(data[n.start:n.end], v); err != nil {
 		var te *json.UnmarshalTypeError
 		// Reasons are fixed texts: encoding/json's messages quote the input's
-		// values, and these errors reach clients and logs.
+		// values, and these errors reach clients and logs. The path is ours,
+		// found from the error's offset: te.Field is encoding/json's, which
+		// omits array indexes and, built with GOEXPERIMENT=jsonv2, holds
+		// map keys verbatim.
 		if errors.As(err, &te) {
-			return fieldErr(te.Field, "wrong type or out of range")
+			return fieldErr(pathAt(n, n.start+int(te.Offset)), "wrong type or out of range")
 		}
 		return fieldErr("", "a value has an invalid form")
 	}
@@ -197,7 +217,8 @@ func (s *scanner) object(path string, depth int) (*node, error) {
 		if k := len(n.keys); (k > 0 && n.keys[k-1] >= key) || !isASCII(key) {
 			s.nonCanonical = true
 		}
-		child := joinPath(path, key)
+		// The scanner does not know the target type: only short keys are named.
+		child := memberPath(path, key, len(n.keys), false)
 		if len(n.keys) >= 8 && seen == nil {
 			seen = make(map[string]struct{}, 16)
 			for _, k := range n.keys {
@@ -470,11 +491,150 @@ func isASCII(s string) bool {
 	return true
 }
 
-func joinPath(path, key string) string {
+// joinPath appends child to path. child is a name the code chose (a known
+// field) or a whole path found inside a nested value; a "$"-rooted child
+// re-roots the result, so "payload.input" and "$[2]" join as
+// "$.payload.input[2]". Keys read from a document go through memberPath.
+func joinPath(path, child string) string {
 	if path == "" {
-		return key
+		return child
 	}
-	return path + "." + key
+	if strings.HasPrefix(child, "$") {
+		return rooted(path) + child[1:]
+	}
+	return path + "." + child
+}
+
+// memberPath is the path of the member key, at position idx among its
+// object's members, of the object at path (see FieldError). known says the
+// key is a field of the target struct, so the code, not the client, chose it.
+func memberPath(path, key string, idx int, known bool) string {
+	if known || isShortKey(key) {
+		return joinPath(path, key)
+	}
+	return rooted(path) + "[" + strconv.Itoa(idx) + "]"
+}
+
+// rooted writes path in its "$"-rooted form.
+func rooted(path string) string {
+	switch {
+	case path == "":
+		return "$"
+	case path[0] == '$':
+		return path
+	case path[0] == '[':
+		return "$" + path
+	}
+	return "$." + path
+}
+
+// maxKeyName is the longest key an error path names.
+const maxKeyName = 64
+
+// isShortKey reports whether an object key may be named in an error path:
+// 1 to 64 ASCII letters, digits, '_' or '-', the first a letter or '_'.
+// Such a key reads as a field name, and it cannot carry what a free-form key
+// can: whitespace, quotes, newlines, control, bidi or other non-ASCII
+// characters (log injection, spoofed text), path syntax ('.', '[', ']', '$',
+// which would make a path ambiguous; a leading digit or '-' would read as an
+// index or a number), or more than 64 bytes of client text. Every JSON name
+// of the contract structs fits, so every message naming them keeps its form.
+func isShortKey(k string) bool {
+	if k == "" || len(k) > maxKeyName {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case (c >= '0' && c <= '9' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidPath reports whether p has the form of the paths this package writes
+// (see FieldError): empty, or named segments that are short keys and "[n]"
+// indexes, in the plain form or rooted at "$". A caller that passes a
+// FieldError's path on to a client can check it, so a path built elsewhere
+// from a client's key is not echoed.
+func ValidPath(p string) bool {
+	if p == "" {
+		return true
+	}
+	i := 0
+	switch p[0] {
+	case '$':
+		i = 1
+	case '[':
+	default:
+		if i = keyLen(p); i == 0 {
+			return false
+		}
+	}
+	for i < len(p) {
+		switch p[i] {
+		case '.':
+			n := keyLen(p[i+1:])
+			if n == 0 {
+				return false
+			}
+			i += 1 + n
+		case '[':
+			j := i + 1
+			for j < len(p) && p[j] >= '0' && p[j] <= '9' {
+				j++
+			}
+			if j == i+1 || j == len(p) || p[j] != ']' {
+				return false
+			}
+			i = j + 1
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// keyLen is the length of the short key p starts with (up to a '.' or '['),
+// or 0 if there is none.
+func keyLen(p string) int {
+	n := strings.IndexAny(p, ".[")
+	if n < 0 {
+		n = len(p)
+	}
+	if !isShortKey(p[:n]) {
+		return 0
+	}
+	return n
+}
+
+// pathAt is the path, relative to n, of the deepest value in n's tree whose
+// bytes span offset off (an encoding/json error offset: just past a
+// literal, or just inside an object or array). Keys are named as the
+// scanner names them.
+func pathAt(n *node, off int) string {
+	path := ""
+	for {
+		next := -1
+		for i, v := range n.vals {
+			if v.start <= off && off <= v.end {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			return path
+		}
+		if n.kind == '{' {
+			path = memberPath(path, n.keys[next], next, false)
+		} else {
+			path += "[" + strconv.Itoa(next) + "]"
+		}
+		n = n.vals[next]
+	}
 }
 
 var (
@@ -552,10 +712,10 @@ func checkNode(n *node, t reflect.Type, path string) error {
 		for k, key := range n.keys {
 			fi, ok := si.byName[key]
 			if !ok {
-				return fieldErr(joinPath(path, key), "unknown field")
+				return fieldErr(memberPath(path, key, k, false), "unknown field")
 			}
 			present[fi] = true
-			if err := checkNode(n.vals[k], si.fields[fi].typ, joinPath(path, key)); err != nil {
+			if err := checkNode(n.vals[k], si.fields[fi].typ, memberPath(path, key, k, true)); err != nil {
 				return err
 			}
 		}
@@ -571,7 +731,7 @@ func checkNode(n *node, t reflect.Type, path string) error {
 			break
 		}
 		for k, key := range n.keys {
-			if err := checkNode(n.vals[k], t.Elem(), joinPath(path, key)); err != nil {
+			if err := checkNode(n.vals[k], t.Elem(), memberPath(path, key, k, false)); err != nil {
 				return err
 			}
 		}

@@ -26,6 +26,7 @@ type RunsStore interface {
 //
 //	GET /v1/runs/{run_id}[?consistent=true]     the run view: the stream projection, or a fold of the ledger
 //	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M]  ledger lines as NDJSON; X-Next-After-Seq when more remain
+//	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
 //
 // Errors (problem+json): 400 invalid path or query, 401 missing claims, 404 no
@@ -137,15 +138,48 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	lines := make([][]byte, len(items))
-	for i, it := range items {
-		lines[i] = it.Raw
+	// The page ends at limit lines or before the body would pass
+	// maxEventsBodyBytes, whichever comes first, and always holds a line
+	// when one exists.
+	lines := make([][]byte, 0, len(items))
+	size := 0
+	for _, it := range items {
+		n := escapedLineLen(it.Raw)
+		if len(lines) > 0 && size+n > maxEventsBodyBytes {
+			more = true
+			break
+		}
+		lines = append(lines, it.Raw)
+		size += n
 	}
 	extra := map[string]string{}
-	if more && len(items) > 0 {
-		extra["X-Next-After-Seq"] = strconv.FormatInt(items[len(items)-1].Seq, 10)
+	if more && len(lines) > 0 {
+		extra["X-Next-After-Seq"] = strconv.FormatInt(items[len(lines)-1].Seq, 10)
 	}
 	return httpapi.NDJSON(200, lines, id.CorrelationID, extra), nil
+}
+
+// maxEventsBodyBytes bounds the NDJSON body of one events page as the
+// Lambda runtime serializes it. Lambda refuses a synchronous response
+// payload over 6 MB (6,291,456 bytes), and that payload is the API Gateway
+// proxy response as JSON, which carries the body as a JSON string: each
+// body byte costs what its escape costs (see escapedLineLen). 5 MiB
+// (5,242,880 bytes) leaves 1 MiB for the rest of the payload (status code,
+// the four headers, member names: about 250 bytes today), so the limit
+// holds with room for any header added later. A line is at most
+// contracts.MaxLineBytes (400 KiB), 2.4 MB even if every byte escaped to 6,
+// so a page's first line always fits.
+const maxEventsBodyBytes = 5 << 20
+
+// escapedLineLen is what line and its newline add to the serialized
+// response: the length of line as a JSON string without its quotes, as
+// encoding/json writes it ('"' and '\' take 2 bytes, U+2028 and U+2029 6,
+// and '<', '>', '&' 6 with HTML escaping on), plus 2 for the escaped "\n".
+// aws-lambda-go leaves HTML escaping off by default, so counting it makes
+// the size an upper bound, true whichever way the runtime is configured.
+func escapedLineLen(line []byte) int {
+	b, _ := json.Marshal(string(line)) // a string always encodes
+	return len(b) - len(`""`) + len(`\n`)
 }
 
 func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {

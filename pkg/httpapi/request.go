@@ -94,17 +94,25 @@ var strictReasons = []string{
 	"number a double cannot hold exactly", "unpaired UTF-16 surrogate escape",
 }
 
+// safeDetail is the client's (and the log's) text for fe. DecodeStrict
+// names only short keys and renders any other key by its position (see
+// contracts.FieldError), so the path holds no client text; a path of
+// another form is dropped all the same, as an unknown reason is replaced.
 func safeDetail(fe *contracts.FieldError) string {
+	path := fe.Path
+	if !contracts.ValidPath(path) {
+		path = ""
+	}
 	for _, r := range strictReasons {
 		if strings.HasPrefix(fe.Reason, r) {
-			return fe.Error()
+			return (&contracts.FieldError{Path: path, Reason: fe.Reason}).Error()
 		}
 	}
 	reason := "a value is not valid for its field"
 	if strings.HasPrefix(fe.Reason, "wrong type") {
 		reason = "wrong type or out of range"
 	}
-	return (&contracts.FieldError{Path: fe.Path, Reason: reason}).Error()
+	return (&contracts.FieldError{Path: path, Reason: reason}).Error()
 }
 
 // checkContentType allows an absent Content-Type or application/json with
