@@ -372,8 +372,10 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.LineNo, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// MaxLineBytes bounds one ledger line (DynamoDB's item limit is 400 KB).
-const MaxLineBytes = 400 * 1024
+// MaxLineBytes bounds one ledger line. DynamoDB's item limit is 400 KB for
+// the whole item, names included; the line's item also carries its keys, seq,
+// type and created_at (about 150 bytes), so a line keeps a 4 KiB margin.
+const MaxLineBytes = 396 * 1024
 
 // ReadLedger parses and chain-verifies an NDJSON ledger, calling fn for each
 // line in order. It stops at the first bad line with a *LineError.

@@ -318,6 +318,7 @@ type problem struct {
 	Detail        string `json:"detail"`
 	CorrelationID string `json:"correlation_id"`
 	Kind          string `json:"kind"`
+	FailureID     string `json:"failure_id"`
 }
 
 // leaks are texts a problem body must never hold: raw Go error text, SDK
