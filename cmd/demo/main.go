@@ -17,7 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/seed-f6d3920e/warrant/cmd/demo/walkthrough"
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 )
 
 func main() {

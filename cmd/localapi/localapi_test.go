@@ -22,7 +22,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 )
 
@@ -46,8 +46,8 @@ func localapi(ctx context.Context, args ...string) *exec.Cmd {
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
 		return strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") || strings.HasPrefix(kv, "MODEL_BACKEND=") || strings.HasPrefix(kv, "TABLE_NAME=")
 	})
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = proc.Group()
+	cmd.Cancel = func() error { proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
 	return cmd
 }
 
@@ -125,7 +125,7 @@ func demoHeadless(t *testing.T, env []string) string {
 		case strings.HasPrefix(f[1], "bootstrap:"):
 			bootstraps++
 		}
-		if rie.Alive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("%s (pid %d) is still running after localapi exited", f[1], pid)
 		}
 	}

@@ -38,8 +38,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/seed-f6d3920e/warrant/cmd/demo/walkthrough"
+	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -354,7 +355,7 @@ func stillRunning(logDir string) []int {
 		if len(f) == 0 {
 			continue
 		}
-		if pid, err := strconv.Atoi(f[0]); err == nil && rie.Alive(pid) {
+		if pid, err := strconv.Atoi(f[0]); err == nil && proc.Alive(pid) {
 			left = append(left, pid)
 		}
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/google/uuid"
 
 	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 )
 
 // Feed delivers new ledger lines to stream-reduce as DynamoDB stream
@@ -112,8 +112,8 @@ func NewPump(ddb *dynamodb.Client, table, region string, batchSize int, d *Deliv
 
 // Track registers a run partition; new lines in it will be delivered.
 func (p *Pump) Track(firm, run string) {
-	if !isUUID(firm) || !isUUID(run) {
-		return
+	if _, _, ok := dynamo.ParseRunKey(dynamo.RunKey(firm, run)); !ok {
+		return // not ids of a run: nothing of a run lives there
 	}
 	p.mu.Lock()
 	k := runKey{firm, run}
@@ -188,7 +188,7 @@ func (p *Pump) deliver(ctx context.Context, k runKey) (more bool, err error) {
 	after := m.delivered
 	p.mu.Unlock()
 
-	pk := "FIRM#" + k.firm + "#RUN#" + k.run
+	pk := dynamo.RunKey(k.firm, k.run)
 	const kc = "#PK = :pk AND #SK BETWEEN :from AND :to"
 	out, err := p.DDB.Query(ctx, &dynamodb.QueryInput{
 		TableName:                aws.String(p.Table),
@@ -267,7 +267,7 @@ func (p *Pump) record(item map[string]types.AttributeValue) events.DynamoDBEvent
 	img := map[string]events.DynamoDBAttributeValue{}
 	size := 0
 	for k, v := range item {
-		img[k] = toStreamAttr(v)
+		img[k] = eventAttr(v)
 		size += len(k) + attrSize(v)
 	}
 	var id [16]byte
@@ -288,40 +288,6 @@ func (p *Pump) record(item map[string]types.AttributeValue) events.DynamoDBEvent
 		},
 		EventSourceArn: p.arn,
 	}
-}
-
-func toStreamAttr(v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(v.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(v.Value)
-	case *types.AttributeValueMemberB:
-		return events.NewBinaryAttribute(v.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(v.Value)
-	case *types.AttributeValueMemberNULL:
-		return events.NewNullAttribute()
-	case *types.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(v.Value)
-	case *types.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(v.Value)
-	case *types.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(v.Value)
-	case *types.AttributeValueMemberL:
-		l := make([]events.DynamoDBAttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = toStreamAttr(e)
-		}
-		return events.NewListAttribute(l)
-	case *types.AttributeValueMemberM:
-		m := make(map[string]events.DynamoDBAttributeValue, len(v.Value))
-		for k, e := range v.Value {
-			m[k] = toStreamAttr(e)
-		}
-		return events.NewMapAttribute(m)
-	}
-	return events.NewNullAttribute()
 }
 
 func attrSize(v types.AttributeValue) int {
@@ -348,10 +314,4 @@ func attrN(v types.AttributeValue) string {
 		return n.Value
 	}
 	return ""
-}
-
-// isUUID accepts the canonical lowercase form only, as the store does.
-func isUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	st "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 )
 
 // StreamTail is the Feed for an endpoint with DynamoDB Streams (moto,
@@ -228,7 +230,7 @@ func seqOf(r events.DynamoDBEventRecord) int64 {
 }
 
 func runOfPK(pk string) string {
-	if _, run, ok := strings.Cut(pk, "#RUN#"); ok {
+	if _, run, ok := dynamo.ParseRunKey(pk); ok {
 		return "run " + run
 	}
 	return pk
@@ -253,8 +255,8 @@ func toEventRecord(r st.Record, arn string) (events.DynamoDBEventRecord, bool) {
 		AWSRegion:      aws.ToString(r.AwsRegion),
 		EventSourceArn: arn,
 		Change: events.DynamoDBStreamRecord{
-			Keys:           streamImage(d.Keys),
-			NewImage:       streamImage(d.NewImage),
+			Keys:           eventImage(fromStreamsImage(d.Keys)),
+			NewImage:       eventImage(fromStreamsImage(d.NewImage)),
 			SequenceNumber: aws.ToString(d.SequenceNumber),
 			SizeBytes:      aws.ToInt64(d.SizeBytes),
 			StreamViewType: string(d.StreamViewType),
@@ -267,43 +269,4 @@ func toEventRecord(r st.Record, arn string) (events.DynamoDBEventRecord, bool) {
 		rec.EventSource = "aws:dynamodb"
 	}
 	return rec, true
-}
-
-func streamImage(m map[string]st.AttributeValue) map[string]events.DynamoDBAttributeValue {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]events.DynamoDBAttributeValue, len(m))
-	for k, v := range m {
-		out[k] = streamAttr(v)
-	}
-	return out
-}
-
-func streamAttr(v st.AttributeValue) events.DynamoDBAttributeValue {
-	switch v := v.(type) {
-	case *st.AttributeValueMemberS:
-		return events.NewStringAttribute(v.Value)
-	case *st.AttributeValueMemberN:
-		return events.NewNumberAttribute(v.Value)
-	case *st.AttributeValueMemberB:
-		return events.NewBinaryAttribute(v.Value)
-	case *st.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(v.Value)
-	case *st.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(v.Value)
-	case *st.AttributeValueMemberNS:
-		return events.NewNumberSetAttribute(v.Value)
-	case *st.AttributeValueMemberBS:
-		return events.NewBinarySetAttribute(v.Value)
-	case *st.AttributeValueMemberL:
-		l := make([]events.DynamoDBAttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = streamAttr(e)
-		}
-		return events.NewListAttribute(l)
-	case *st.AttributeValueMemberM:
-		return events.NewMapAttribute(streamImage(v.Value))
-	}
-	return events.NewNullAttribute()
 }

@@ -123,17 +123,13 @@ func verifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer closeFn()
-	var state reducer.RunState
-	err = contracts.ReadLedger(r, func(l contracts.Line) error {
-		next, err := reducer.Apply(state, l)
-		state = next
-		return err
-	})
+	state, err := reducer.Verify(r)
 	if err != nil {
-		return err
-	}
-	if state.LastSeq == 0 {
-		return fmt.Errorf("%s: %w: the ledger has no lines", name, reducer.ErrNotStarted)
+		var le *contracts.LineError
+		if errors.As(err, &le) {
+			return err // "line N: why", as run prints it
+		}
+		return fmt.Errorf("%s: %w", name, err) // the ledger has no lines
 	}
 	return writeJSON(stdout, state)
 }

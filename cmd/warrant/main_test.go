@@ -13,6 +13,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 const (
@@ -124,9 +126,9 @@ func ledger(t *testing.T, extra ...contracts.Event) [][]byte {
 		&contracts.ToolRequested{Turn: 1, ToolUseID: "t1", ToolName: "file_court_document", Input: input, InputSHA256: h,
 			RiskTier: "high", Action: "require_approval", Reason: "court filing", MatchedPolicy: "tools.file_court_document"},
 		&contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: approval, ToolUseID: "t1",
-			ToolName: "file_court_document", ToolInputHash: h, RiskTier: "high", ExpiresAt: "2026-12-03T10:00:00.000Z"}},
-		&contracts.ApprovalDecided{ApprovalRequestID: approval, Decision: contracts.DecisionApproved, DecidedBy: userID, ToolInputHash: h},
-		&contracts.RunReleased{ApprovalRequestID: approval, Decision: contracts.DecisionApproved, EffectRef: effect},
+			ToolName: "file_court_document", ToolInput: input, ToolInputHash: h, RiskTier: "high", ExpiresAt: "2026-12-03T10:00:00.000Z"}},
+		&contracts.ApprovalDecided{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, DecidedBy: "c0c0c0c0-1111-4222-8333-444455556666", ToolInputHash: h},
+		&contracts.RunReleased{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, EffectRef: effect},
 		&contracts.ToolCompleted{ToolUseID: "t1", ToolName: "file_court_document", InputSHA256: h, Status: contracts.ToolSuccess,
 			EffectRef: effect, Result: json.RawMessage(`{"filing_id":"F-1"}`)},
 		&contracts.RunCompleted{StopReason: "end_turn", FinalText: "Filed."},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -12,11 +11,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Converser is the model (pkg/bedrock's Client satisfies it). onDelta receives
@@ -25,19 +26,39 @@ type Converser interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, onDelta func(text string)) (*bedrockruntime.ConverseOutput, error)
 }
 
-// Store is what the brain needs of the DynamoDB store (pkg/dynamo).
-type Store interface {
-	CreateRun(ctx context.Context, r dynamo.Run, first contracts.Line) error
-	GetRun(ctx context.Context, firm, run string) (dynamo.Run, error)
+// The brain's store, per flow, in the domain's nouns (pkg/dynamo's Store
+// implements them; internal/wire checks it at compile time).
+
+// RunStore keeps runs and their ledgers.
+type RunStore interface {
+	reducer.Source
+	CreateRun(ctx context.Context, r warrant.Run, first contracts.Line) error
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	AppendEvents(ctx context.Context, firm, run string, lines ...contracts.Line) error
-	FinishRun(ctx context.Context, firm, run string, to dynamo.RunStatus, lines ...contracts.Line) error
-	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]dynamo.LedgerItem, bool, error)
-	CreateWarrantRequest(ctx context.Context, w dynamo.Warrant, lines ...contracts.Line) error
-	GetReleaseAuthorizedRequest(ctx context.Context, approvalID, firmID, runID, matterID string) (dynamo.Warrant, error)
-	ResumeClaim(ctx context.Context, c dynamo.ResumeClaim, released contracts.Line) error
-	ClaimToolEffectOnce(ctx context.Context, c dynamo.ClaimInput, lines ...contracts.Line) (bool, *dynamo.Claim, error)
-	CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256, owner string, c dynamo.Completion, lines ...contracts.Line) error
-	FlagForReconciliation(ctx context.Context, firm, run, tool, inputSHA256 string) error
+	FinishRun(ctx context.Context, firm, run string, to warrant.RunStatus, lines ...contracts.Line) error
+}
+
+// ApprovalStore holds runs on warrants and releases them.
+type ApprovalStore interface {
+	CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lines ...contracts.Line) error
+	GetReleaseAuthorizedRequest(ctx context.Context, approvalID, firmID, runID, matterID string) (warrant.Warrant, error)
+	ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released contracts.Line) error
+}
+
+// EffectStore claims effects once and records their outcomes.
+type EffectStore interface {
+	ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, lines ...contracts.Line) (bool, *warrant.Claim, error)
+	CompleteEffect(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, c warrant.Completion, lines ...contracts.Line) error
+	FlagForReconciliation(ctx context.Context, firm, run string, k warrant.EffectKey) error
+	// LatestEffect is the latest attempt's claim of a call (nil: never claimed).
+	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
+}
+
+// Store is every flow's store: what a Brain runs on.
+type Store interface {
+	RunStore
+	ApprovalStore
+	EffectStore
 }
 
 // Definition is one agent: its prompt, model and tools.
@@ -65,7 +86,7 @@ type Config struct {
 	ModelID    string
 	MaxTokens  int32         // maxTokens of every model call (default 1024)
 	StepLimit  int           // model calls per run (default 12)
-	WarrantTTL time.Duration // default dynamo.DefaultWarrantTTL
+	WarrantTTL time.Duration // default warrant.DefaultWarrantTTL
 	Lease      time.Duration // effect claim lease when ctx has no deadline (default 5m)
 	Now        func() time.Time
 	NewID      func() string
@@ -99,7 +120,7 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 		cfg.StepLimit = 12
 	}
 	if cfg.WarrantTTL <= 0 {
-		cfg.WarrantTTL = dynamo.DefaultWarrantTTL
+		cfg.WarrantTTL = warrant.DefaultWarrantTTL
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 5 * time.Minute
@@ -146,14 +167,4 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 		b.agents[d.Key] = d
 	}
 	return b, nil
-}
-
-// Agents lists the registered agent keys.
-func (b *Brain) Agents() []string {
-	keys := make([]string, 0, len(b.agents))
-	for k := range b.agents {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 func TestRunCompletesWithLowTierTools(t *testing.T) {
@@ -29,7 +31,7 @@ func TestRunCompletesWithLowTierTools(t *testing.T) {
 			h := newHarness(t, demo, options{stream: stream})
 			res := h.start("Summarize the matter for me.", "")
 			h.report("completes ("+map[bool]string{false: "converse", true: "stream"}[stream]+")", res.State.RunID)
-			if res.State.Status != reducer.StatusCompleted || res.State.FinalText != bedrocktest.DemoSummaryText {
+			if res.State.Status != warrant.RunCompleted || res.State.FinalText != bedrocktest.DemoSummaryText {
 				t.Fatalf("state = %+v", res.State)
 			}
 			if got := statusOf(h.completions(res.State.RunID)); !slices.Equal(got, []string{"get_matter_summary:success"}) {
@@ -59,7 +61,7 @@ func TestRunCompletesWithLowTierTools(t *testing.T) {
 func TestHoldApproveResumeExecutesOnce(t *testing.T) {
 	h := newHarness(t, demo, options{})
 	res := h.start("Please file the motion to compel.", "")
-	if res.State.Status != reducer.StatusHeld || res.State.PendingApproval == nil {
+	if res.State.Status != warrant.RunHeld || res.State.PendingApproval == nil {
 		t.Fatalf("not held: %+v", res.State)
 	}
 	p := res.State.PendingApproval
@@ -72,7 +74,7 @@ func TestHoldApproveResumeExecutesOnce(t *testing.T) {
 		t.Fatalf("%d effects before approval", n)
 	}
 	h.ep.Counter.Reset()
-	h.decide(res, contracts.DecisionApproved)
+	h.decide(res, warrant.DecisionApproved)
 	h.report("counsel approves", res.State.RunID)
 	h.ep.Counter.Reset()
 	done, err := h.resume(res)
@@ -80,7 +82,7 @@ func TestHoldApproveResumeExecutesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.report("resume executes once, completes", res.State.RunID)
-	if done.State.Status != reducer.StatusCompleted || done.State.FinalText != bedrocktest.DemoFiledText {
+	if done.State.Status != warrant.RunCompleted || done.State.FinalText != bedrocktest.DemoFiledText {
 		t.Fatalf("after resume: %+v", done.State)
 	}
 	out := h.outbound(res.State.RunID)
@@ -106,7 +108,7 @@ func TestHoldApproveResumeExecutesOnce(t *testing.T) {
 func TestConcurrentResumesExecuteOnce(t *testing.T) {
 	h := newHarness(t, demo, options{})
 	res := h.start("Please file the motion.", "")
-	h.decide(res, contracts.DecisionApproved)
+	h.decide(res, warrant.DecisionApproved)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok, conflicts := 0, 0
@@ -140,12 +142,12 @@ func TestConcurrentResumesExecuteOnce(t *testing.T) {
 func TestDeclineTellsTheModel(t *testing.T) {
 	h := newHarness(t, demo, options{})
 	res := h.start("Please file the motion.", "")
-	h.decide(res, contracts.DecisionDenied)
+	h.decide(res, warrant.DecisionDenied)
 	done, err := h.resume(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.State.Status != reducer.StatusCompleted || done.State.FinalText != bedrocktest.DemoDeclinedText {
+	if done.State.Status != warrant.RunCompleted || done.State.FinalText != bedrocktest.DemoDeclinedText {
 		t.Fatalf("state = %+v", done.State)
 	}
 	if n := len(h.outbound(res.State.RunID)); n != 0 {
@@ -184,7 +186,7 @@ func TestProhibitedAndUnlistedToolsNeverRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, deniedScript(use), options{})
 			res := h.start("Go ahead.", "")
-			if res.State.Status != reducer.StatusCompleted {
+			if res.State.Status != warrant.RunCompleted {
 				t.Fatalf("state = %+v", res.State)
 			}
 			tcs := h.completions(res.State.RunID)
@@ -229,20 +231,20 @@ func TestParallelCallsAndEditedInputAfterResume(t *testing.T) {
 		}}
 	}, options{})
 	res := h.start("Do everything.", "")
-	if res.State.Status != reducer.StatusHeld {
+	if res.State.Status != warrant.RunHeld {
 		t.Fatalf("state = %+v", res.State)
 	}
 	if got := statusOf(h.completions(res.State.RunID)); !slices.Equal(got, []string{"search_matter_documents:success"}) {
 		t.Fatalf("before hold: %v", got)
 	}
-	h.decide(res, contracts.DecisionApproved)
+	h.decide(res, warrant.DecisionApproved)
 	done, err := h.resume(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"search_matter_documents:success", "file_court_document:success", "file_court_document:denied", "get_matter_summary:success"}
 	tcs := h.completions(res.State.RunID)
-	if got := statusOf(tcs); !slices.Equal(got, want) || done.State.Status != reducer.StatusCompleted {
+	if got := statusOf(tcs); !slices.Equal(got, want) || done.State.Status != warrant.RunCompleted {
 		t.Fatalf("after resume: %v %s", got, done.State.Status)
 	}
 	if resultMessage(tcs[2]) != agent.ReasonNotCoveredByWarrant {
@@ -257,7 +259,7 @@ func TestParallelCallsAndEditedInputAfterResume(t *testing.T) {
 func TestTamperedWarrantIsRefused(t *testing.T) {
 	h := newHarness(t, demo, options{})
 	res := h.start("Please file the motion.", "")
-	h.decide(res, contracts.DecisionApproved)
+	h.decide(res, warrant.DecisionApproved)
 	// Someone edits the stored input behind the warrant's back.
 	p := res.State.PendingApproval
 	_, err := h.ep.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
@@ -298,7 +300,7 @@ func TestCostCapStopsBeforeTheCrossingCall(t *testing.T) {
 	// The first call's worst case fits under 2 cents; after it, the second
 	// call's worst case (1024 output tokens at $16.50/M alone is ~1.7 cents) does not.
 	res := h.start("Summarize the matter for me.", "0.02")
-	if res.State.Status != reducer.StatusFailed || res.State.FailureKind != string(failure.KindCostCapExceeded) {
+	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindCostCapExceeded) {
 		t.Fatalf("state = %+v", res.State)
 	}
 	if h.fake.Calls() != 1 || res.State.Cost > res.State.CostCap {
@@ -307,7 +309,7 @@ func TestCostCapStopsBeforeTheCrossingCall(t *testing.T) {
 	h.report("cost cap stops before crossing", res.State.RunID)
 	// A cap below the first call's worst case makes no call at all.
 	res = h.start("Summarize the matter for me.", "0.001")
-	if res.State.Status != reducer.StatusFailed || h.fake.Calls() != 1 {
+	if res.State.Status != warrant.RunFailed || h.fake.Calls() != 1 {
 		t.Fatalf("state = %+v calls=%d", res.State, h.fake.Calls())
 	}
 }
@@ -321,7 +323,7 @@ func TestModelFaultsBecomeRetryableEnvelopes(t *testing.T) {
 				return bedrocktest.Script{Fallback: &bedrocktest.Reply{Fault: fault}}
 			}, options{})
 			res := h.start("Summarize the matter.", "")
-			if res.State.Status != reducer.StatusFailed {
+			if res.State.Status != warrant.RunFailed {
 				t.Fatalf("state = %+v", res.State)
 			}
 			if h.fake.Calls() != 3 {
@@ -358,7 +360,7 @@ func TestNothingPrivilegedInLogs(t *testing.T) {
 		}}
 	}, options{})
 	res := h.start("Our settlement authority is "+secret+". Draft a letter.", "")
-	if res.State.Status != reducer.StatusFailed {
+	if res.State.Status != warrant.RunFailed {
 		t.Fatalf("state = %+v", res.State)
 	}
 	if h.logs.String() == "" {
@@ -406,9 +408,9 @@ func TestStepLimitFailsTheRun(t *testing.T) {
 				raw, _ := json.Marshal(map[string]any{"matter_id": h.matter, "query": "motion " + strings.Repeat("x", len(c.Messages))})
 				return raw
 			}}}}}
-	}, options{cfg: agent.Config{StepLimit: 3}})
+	}, options{env: map[string]string{"STEP_LIMIT": "3"}})
 	res := h.start("Search forever.", "")
-	if res.State.Status != reducer.StatusFailed || res.State.FailureKind != string(failure.KindStepLimitExceeded) || h.fake.Calls() != 3 {
+	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindStepLimitExceeded) || h.fake.Calls() != 3 {
 		t.Fatalf("state = %+v, calls %d", res.State, h.fake.Calls())
 	}
 }
@@ -419,7 +421,7 @@ func TestMalformedToolUseFailsTheRun(t *testing.T) {
 			return bedrocktest.Script{Fallback: &bedrocktest.Reply{Fault: bedrocktest.FaultMalformedToolUse}}
 		}, options{stream: stream})
 		res := h.start("Go.", "")
-		if res.State.Status != reducer.StatusFailed || res.State.FailureKind != string(failure.KindModelMalformedOutput) {
+		if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindModelMalformedOutput) {
 			t.Fatalf("stream=%v: state = %+v", stream, res.State)
 		}
 		if res.State.ToolsRequested != 0 {
@@ -433,7 +435,7 @@ func TestMidStreamExceptionFailsTheRun(t *testing.T) {
 		return bedrocktest.Script{Fallback: &bedrocktest.Reply{Text: "partial answer", Fault: bedrocktest.FaultMidStream}}
 	}, options{stream: true})
 	res := h.start("Go.", "")
-	if res.State.Status != reducer.StatusFailed || res.State.Turns != 0 {
+	if res.State.Status != warrant.RunFailed || res.State.Turns != 0 {
 		t.Fatalf("state = %+v", res.State)
 	}
 }
@@ -442,7 +444,7 @@ func TestMidStreamExceptionFailsTheRun(t *testing.T) {
 func TestResumeWithAToolNoLongerRegistered(t *testing.T) {
 	h := newHarness(t, demo, options{})
 	res := h.start("Please file the motion.", "")
-	h.decide(res, contracts.DecisionApproved)
+	h.decide(res, warrant.DecisionApproved)
 	policy, _ := toolpolicy.Embedded()
 	prices, _ := pricing.Embedded()
 	trimmed := agent.MatterAssistant

@@ -4,51 +4,64 @@ import (
 	"context"
 	"time"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
 
 // DecideStore is what counsel's decision needs of the store.
 type DecideStore interface {
-	LastLine(ctx context.Context, firm, run string) (dynamo.LedgerItem, error)
-	DecideWarrant(ctx context.Context, firm, run, approvalID string, d dynamo.Decision, line contracts.Line) (dynamo.Warrant, error)
+	reducer.Source
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error)
 }
 
 // Decide records counsel's signature (approved) or refusal (denied) of a pending
-// warrant, presenting the tool_input_hash counsel was shown. The store's
-// conditional update is the guard (pending, same hash, unexpired); the
-// approval.decided line is written in the same transaction.
+// warrant, presenting the tool_input_hash counsel was shown. The ledger is
+// folded first, so the approval.decided line extends a chain that verifies;
+// the store's conditional update is the guard (pending, same hash,
+// unexpired), and the line is written in the same transaction.
+//
+// Under the firm's separation of duties (on unless the firm turned it off),
+// the user who started the run cannot decide its warrant; the line records
+// the requester and whether separation applied.
 //
 // Errors (failure kinds): not_found, conflict (not pending, hash mismatch, a
-// concurrent ledger write), expired, invalid_request (decision not closed).
-func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d dynamo.Decision, now func() time.Time) (dynamo.Warrant, error) {
-	if d.Decision != contracts.DecisionApproved && d.Decision != contracts.DecisionDenied {
-		return dynamo.Warrant{}, failure.New(failure.KindInvalidRequest, "field decision: must be one of [approve deny]")
+// concurrent ledger write), expired, self_approval, invalid_request
+// (decision not closed, hash not a digest), ledger_corrupt.
+func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d warrant.CounselDecision, now func() time.Time) (warrant.Warrant, error) {
+	if !d.Decision.Valid() {
+		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field decision: must be approved or denied")
 	}
 	if !contracts.IsHash(d.PresentedHash) {
-		return dynamo.Warrant{}, failure.New(failure.KindInvalidRequest, "field tool_input_hash: must be a lowercase hex SHA-256 digest")
+		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field tool_input_hash: must be a lowercase hex SHA-256 digest")
 	}
-	last, err := st.LastLine(ctx, firm, run)
+	folded, err := reducer.Fold(ctx, st, firm, run, reducer.FoldOptions{})
 	if err != nil {
-		return dynamo.Warrant{}, storeError(err)
+		return warrant.Warrant{}, err
 	}
-	head, err := contracts.ParseEventLine(last.Raw)
+	settings, err := st.GetFirmSettings(ctx, firm)
 	if err != nil {
-		return dynamo.Warrant{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not parse", err)
+		return warrant.Warrant{}, err
 	}
-	chain := contracts.ChainAfter(head)
+	separation := contracts.SeparationWaived
+	if settings.SeparationOfDuties {
+		separation = contracts.SeparationEnforced
+		if d.DecidedBy == folded.State.UserID {
+			return warrant.Warrant{}, failure.New(failure.KindSelfApproval,
+				"separation of duties: the counsel who decides a warrant must not be the user who started the run")
+		}
+	}
+	chain := contracts.ChainAfter(folded.Last)
 	if now != nil {
 		chain.Now = now
 	}
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
-		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note})
+		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
+		RequestedBy: folded.State.UserID, Separation: separation})
 	if err != nil {
-		return dynamo.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
+		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}
-	w, err := st.DecideWarrant(ctx, firm, run, approvalID, d, line)
-	if err != nil {
-		return dynamo.Warrant{}, storeError(err)
-	}
-	return w, nil
+	return st.DecideWarrant(ctx, firm, run, approvalID, d, line)
 }

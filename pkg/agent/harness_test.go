@@ -12,26 +12,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/google/uuid"
 
+	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
+	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
-	"github.com/seed-f6d3920e/warrant/pkg/pricing"
-	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 const testModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
-
-var (
-	_ agent.Store       = (*dynamo.Store)(nil)
-	_ agent.DecideStore = (*dynamo.Store)(nil)
-	_ agent.Converser   = (*bedrock.Client)(nil)
-	_ tools.Outbox      = (*dynamo.Store)(nil)
-)
 
 // harness is one brain over minidyn and the fake Bedrock, with counters.
 type harness struct {
@@ -45,6 +39,8 @@ type harness struct {
 	firm   string
 	user   string
 	matter string
+	model  agent.Converser
+	cfg    config.Config
 }
 
 type syncBuffer struct {
@@ -61,7 +57,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 type options struct {
 	stream bool
-	cfg    agent.Config
+	env    map[string]string // the function's environment beyond TABLE_NAME and MODEL_ID
 }
 
 // newHarness builds the brain; script gets the harness so rules can name its matter.
@@ -77,25 +73,21 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
 	rt := bedrock.NewRuntime(context.Background(), cfg, fake.URL(), bedrock.WithMaxAttempts(3), bedrock.WithBackoff(bedrock.NoBackoff()))
 	model := bedrock.New(rt, bedrock.Options{Stream: opt.stream})
-	policy, err := toolpolicy.Embedded()
-	if err != nil {
-		t.Fatal(err)
+	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel}
+	for k, v := range opt.env {
+		env[k] = v
 	}
-	prices, err := pricing.Embedded()
+	fnCfg, err := config.Load(config.Invoke, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	c := opt.cfg
-	if c.ModelID == "" {
-		c.ModelID = testModel
-	}
-	brain, err := agent.New(store, model, policy, prices, failure.NewLogger(logs), c,
-		tools.Reference(store, nil), agent.MatterAssistant)
+	// The brain the invoke and resume functions build (internal/wire).
+	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Store: store, Model: model, Logger: failure.NewLogger(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.ep, h.store, h.table, h.fake, h.brain, h.logs = ep, store, table, fake, brain, logs
+	h.ep, h.store, h.table, h.fake, h.brain, h.logs, h.model, h.cfg = ep, store, table, fake, brain, logs, model, fnCfg
 	return h
 }
 
@@ -103,11 +95,17 @@ func demo(*harness) bedrocktest.Script { return bedrocktest.DemoScript() }
 
 func (h *harness) start(text, capUSD string) agent.Result {
 	h.t.Helper()
+	return h.startRun(uuid.NewString(), text, capUSD)
+}
+
+// startRun is start with a run id chosen by the test.
+func (h *harness) startRun(runID, text, capUSD string) agent.Result {
+	h.t.Helper()
 	if capUSD == "" {
 		capUSD = "1.00"
 	}
 	inv := contracts.AgentInvoke{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke,
-		Meta:           contracts.InvokeMeta{RunID: uuid.NewString(), FirmID: h.firm, UserID: h.user, MatterID: h.matter},
+		Meta:           contracts.InvokeMeta{RunID: runID, FirmID: h.firm, UserID: h.user, MatterID: h.matter},
 		History:        []contracts.HistoryMessage{},
 		CounselMessage: text}
 	res, err := h.brain.Run(context.Background(), inv, agent.StartOptions{CostCapUSD: capUSD})
@@ -117,14 +115,14 @@ func (h *harness) start(text, capUSD string) agent.Result {
 	return res
 }
 
-func (h *harness) decide(res agent.Result, decision string) {
+func (h *harness) decide(res agent.Result, decision warrant.Decision) {
 	h.t.Helper()
 	p := res.State.PendingApproval
 	if p == nil {
 		h.t.Fatalf("run is not held: %+v", res.State)
 	}
 	_, err := agent.Decide(context.Background(), h.store, h.firm, res.State.RunID, p.ApprovalRequestID,
-		dynamo.Decision{Decision: decision, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString()}, nil)
+		warrant.CounselDecision{Decision: decision, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString()}, nil)
 	if err != nil {
 		h.t.Fatalf("decide: %v", err)
 	}
@@ -135,7 +133,7 @@ func (h *harness) resume(res agent.Result) (agent.Result, error) {
 		ApprovalID: res.State.PendingApproval.ApprovalRequestID, UserID: h.user})
 }
 
-func (h *harness) outbound(runID string) []dynamo.Outbound {
+func (h *harness) outbound(runID string) []warrant.Outbound {
 	h.t.Helper()
 	out, err := h.store.ListOutbound(context.Background(), h.firm, runID)
 	if err != nil {

@@ -2,13 +2,13 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // ResumeRequest names the held run and its warrant. Firm and user come from the
@@ -30,24 +30,21 @@ type ResumeRequest struct {
 func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 	run, err := b.store.GetRun(ctx, r.FirmID, r.RunID)
 	if err != nil {
-		return Result{}, storeError(err)
+		return Result{}, err
 	}
 	w, err := b.store.GetReleaseAuthorizedRequest(ctx, r.ApprovalID, r.FirmID, r.RunID, run.MatterID)
 	if err != nil {
-		return Result{}, storeError(err)
+		return Result{}, err
 	}
-	if string(run.Status) != string(reducer.StatusHeld) || run.HeldOn != w.ApprovalID {
+	if run.Status != warrant.RunHeld || run.HeldOn != w.ApprovalID {
 		return Result{}, failure.New(failure.KindConflict, "the run is not held on this warrant")
 	}
-	lines, err := b.readLedger(ctx, r.FirmID, r.RunID)
+	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true})
 	if err != nil {
 		return Result{}, err
 	}
-	state, err := reducer.ReduceAgentRun(lines)
-	if err != nil {
-		return Result{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
-	}
-	if state.Status != reducer.StatusHeld || state.HeldOn != w.ApprovalID {
+	state, lines := folded.State, folded.Lines
+	if state.Status != warrant.RunHeld || state.HeldOn != w.ApprovalID {
 		return Result{}, failure.New(failure.KindConflict, "the run's ledger is not held on this warrant")
 	}
 	view, err := rebuild(lines)
@@ -75,23 +72,29 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 	s.chain.Now = b.cfg.Now
 	s.state, s.msgs, s.allow = state, view.msgs, &w
 
-	approved := w.Decision == contracts.DecisionApproved
+	approved := w.Decision == warrant.DecisionApproved
 	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}
-	claim := dynamo.ResumeClaim{FirmID: r.FirmID, RunID: r.RunID, ApprovalID: w.ApprovalID, Decision: w.Decision,
-		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
+	// A declined warrant claims its call too, as declined: every copy of the
+	// call, in this step or a later turn, is then answered "declined" and
+	// nothing can execute it in this run.
+	claim := warrant.ResumeClaim{FirmID: r.FirmID, RunID: r.RunID, ApprovalID: w.ApprovalID, Decision: w.Decision,
+		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
 	if approved {
 		claim.EffectRef = b.cfg.NewID()
 		released.EffectRef = claim.EffectRef
 	}
 	err = s.commit(ctx, func(ls []contracts.Line) error { return b.store.ResumeClaim(ctx, claim, ls[0]) }, released)
 	if err != nil {
-		return Result{}, storeError(err)
+		return Result{}, err
 	}
 
 	// From here the run is ours: every failure lands in the ledger as run.failed.
 	var tc *contracts.ToolCompleted
 	if approved {
-		tc, _, err = s.run(ctx, req, tool, claim.EffectRef)
+		// The warrant's own input runs: the bytes counsel was shown and
+		// signed (tamperCheck tied them to the ledger's call).
+		key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
+		tc, _, err = s.run(ctx, req, tool, w.Input, key, claim.EffectRef)
 	} else {
 		tc = &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 			Status: contracts.ToolDeclined, Result: errorResult(ReasonDeclinedByCounsel)}
@@ -114,7 +117,7 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 // tamperCheck re-hashes the warrant's stored input and requires it to match the
 // warrant's hash, the ledger's tool.requested line and the model's own tool use,
 // so an edited warrant item cannot smuggle in a different effect.
-func tamperCheck(w dynamo.Warrant, v ledgerView) (*contracts.ToolRequested, error) {
+func tamperCheck(w warrant.Warrant, v ledgerView) (*contracts.ToolRequested, error) {
 	mismatch := failure.New(failure.KindConflict, "the warrant does not match the run's ledger")
 	h, err := contracts.InputHash(w.Input)
 	if err != nil || h != w.ToolInputHash {
@@ -137,51 +140,3 @@ func tamperCheck(w dynamo.Warrant, v ledgerView) (*contracts.ToolRequested, erro
 	}
 	return nil, mismatch
 }
-
-func (b *Brain) readLedger(ctx context.Context, firm, run string) ([]contracts.Line, error) {
-	items, _, err := b.store.ReadLedger(ctx, firm, run, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	lines := make([]contracts.Line, 0, len(items))
-	for _, it := range items {
-		l, err := contracts.ParseEventLine(it.Raw)
-		if err != nil {
-			return nil, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not parse", err)
-		}
-		lines = append(lines, l)
-	}
-	if len(lines) == 0 {
-		return nil, failure.New(failure.KindNotFound, "run not found")
-	}
-	return lines, nil
-}
-
-// storeError gives the store's typed errors their failure kinds and the
-// precise messages the API returns.
-func storeError(err error) error {
-	for _, m := range []struct {
-		target error
-		kind   failure.Kind
-		msg    string
-	}{
-		{dynamo.ErrNotFound, failure.KindNotFound, "run or warrant not found"},
-		{dynamo.ErrWarrantNotDecided, failure.KindConflict, "the warrant is still pending: counsel has not decided"},
-		{dynamo.ErrWarrantConsumed, failure.KindConflict, "the warrant was already used"},
-		{dynamo.ErrWarrantExpired, failure.KindExpired, "the warrant has expired"},
-		{dynamo.ErrRunNotInState, failure.KindConflict, "the run is not held on this warrant"},
-		{dynamo.ErrEffectClaimed, failure.KindConflict, "the warranted effect was already claimed"},
-		{dynamo.ErrSeqTaken, failure.KindConflict, "another writer advanced the run's ledger"},
-		{dynamo.ErrWarrantNotPending, failure.KindConflict, "the warrant is not pending"},
-		{dynamo.ErrHashMismatch, failure.KindConflict, "tool_input_hash does not match the warrant"},
-		{dynamo.ErrRunExists, failure.KindConflict, "the run already exists"},
-	} {
-		if errors.Is(err, m.target) {
-			return failure.Wrap(m.kind, m.msg, err)
-		}
-	}
-	return err
-}
-
-// StoreError is storeError for the handlers, which map the same store errors.
-func StoreError(err error) error { return storeError(err) }

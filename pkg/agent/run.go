@@ -13,18 +13,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Result is where a run stands when the brain returns: completed, failed,
 // aborted, or held on a warrant (State.PendingApproval).
 type Result struct {
 	State reducer.RunState
-	Run   dynamo.Run
+	Run   warrant.Run
 }
 
 // StartOptions are the broker's choices for a new run.
@@ -71,9 +72,9 @@ func (b *Brain) Run(ctx context.Context, inv contracts.AgentInvoke, opts StartOp
 		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}
 	now := b.cfg.Now().UTC()
-	run := dynamo.Run{FirmID: inv.Meta.FirmID, RunID: inv.Meta.RunID, MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
+	run := warrant.Run{FirmID: inv.Meta.FirmID, RunID: inv.Meta.RunID, MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
 		AgentKey: def.Key, ModelID: def.ModelID, PromptVersion: def.PromptVersion, CorrelationID: inv.Meta.CorrelationID,
-		CostCapUSD: opts.CostCapUSD, Status: dynamo.RunStatus(reducer.StatusRunning), CreatedAt: now, UpdatedAt: now}
+		CostCapUSD: opts.CostCapUSD, Status: warrant.RunRunning, CreatedAt: now, UpdatedAt: now}
 	if err := b.store.CreateRun(ctx, run, first); err != nil {
 		return Result{}, err
 	}
@@ -96,7 +97,7 @@ type session struct {
 	msgs  []types.Message
 	owner string
 	// allow is the warrant mounted for the resumed step (nil otherwise).
-	allow *dynamo.Warrant
+	allow *warrant.Warrant
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {
@@ -105,8 +106,8 @@ func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.I
 	return &session{b: b, def: def, meta: meta, chain: c, owner: b.cfg.NewID()}
 }
 
-func (s *session) result(run dynamo.Run) Result {
-	run.Status = dynamo.RunStatus(s.state.Status)
+func (s *session) result(run warrant.Run) Result {
+	run.Status = s.state.Status
 	run.HeldOn = s.state.HeldOn
 	return Result{State: s.state, Run: run}
 }
@@ -156,7 +157,7 @@ func (s *session) commit(ctx context.Context, write func([]contracts.Line) error
 	if write == nil {
 		write = func(ls []contracts.Line) error {
 			if st.Status.Terminal() {
-				return s.b.store.FinishRun(ctx, s.meta.FirmID, s.meta.RunID, dynamo.RunStatus(st.Status), ls...)
+				return s.b.store.FinishRun(ctx, s.meta.FirmID, s.meta.RunID, st.Status, ls...)
 			}
 			return s.b.store.AppendEvents(ctx, s.meta.FirmID, s.meta.RunID, ls...)
 		}
@@ -199,7 +200,7 @@ func errorClass(err error) string {
 
 // loop runs model turns until the run ends or holds.
 func (s *session) loop(ctx context.Context) {
-	for s.state.Status == reducer.StatusRunning {
+	for s.state.Status == warrant.RunRunning {
 		if s.state.ModelCalls >= int64(s.b.cfg.StepLimit) {
 			s.fail(ctx, failure.New(failure.KindStepLimitExceeded, "the run reached its step limit"), failure.StageInvoke)
 			return
@@ -265,7 +266,7 @@ func (s *session) step(ctx context.Context) bool {
 		return false
 	}
 	s.msgs = append(s.msgs, types.Message{Role: types.ConversationRoleAssistant, Content: msg.Value.Content})
-	if s.state.Status != reducer.StatusRunning {
+	if s.state.Status != warrant.RunRunning {
 		return false
 	}
 	return s.runTools(ctx, turn, blocks, nil)
@@ -295,7 +296,7 @@ func (s *session) runTools(ctx context.Context, turn int64, blocks []contracts.C
 	}
 	s.allow = nil // the warrant covered only the step it resumed
 	s.msgs = append(s.msgs, types.Message{Role: types.ConversationRoleUser, Content: results})
-	return s.state.Status == reducer.StatusRunning
+	return s.state.Status == warrant.RunRunning
 }
 
 // request builds the next Converse call from the transcript.

@@ -10,9 +10,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Reasons the model is given when a call does not run.
@@ -46,7 +47,7 @@ func stageOf(err error) failure.Stage {
 // in a resumed step, the warrant allowlist. It returns the tool.completed event
 // the model will see, or held=true when the run now waits on a warrant.
 func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentBlock) (*contracts.ToolCompleted, bool, error) {
-	hash, err := contracts.InputHash(b.Input)
+	input, hash, err := contracts.CanonicalInput(b.Input)
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, failure.Wrap(failure.KindModelMalformedOutput, "the model's tool input is not canonical JSON", err))
 	}
@@ -56,7 +57,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 		decision = toolpolicy.Decision{ToolName: b.Name, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
 			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: s.b.policy.Version()}
 	}
-	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: b.Input, InputSHA256: hash,
+	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: input, InputSHA256: hash,
 		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy}
 	finish := func(status, msg string) (*contracts.ToolCompleted, bool, error) {
 		tc := &contracts.ToolCompleted{ToolUseID: b.ToolUseID, ToolName: b.Name, InputSHA256: hash, Status: status, Result: errorResult(msg)}
@@ -73,28 +74,86 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 			return finish(contracts.ToolDenied, "denied by policy: "+decision.Reason)
 		}
 		return finish(contracts.ToolDenied, ReasonToolUnavailable)
-	case !validInput(tool.schema, b.Input):
+	case !validInput(tool.schema, input):
 		return finish(contracts.ToolError, ReasonInvalidInput)
 	}
 	switch decision.Action {
 	case toolpolicy.ActionDeny:
 		return finish(contracts.ToolDenied, "denied by policy: "+decision.Reason)
 	case toolpolicy.ActionRequireApproval:
-		if s.allow != nil && !(s.allow.ToolName == b.Name && s.allow.ToolInputHash == hash) {
-			// One warrant covers one exact call; anything else needing approval
-			// in the step it resumed is blocked, not silently re-held.
-			return finish(contracts.ToolDenied, ReasonNotCoveredByWarrant)
-		}
-		if s.allow == nil {
-			return nil, true, s.hold(ctx, req, tool)
-		}
-		// The same exact call again in the resumed step: its effect was claimed
-		// under the warrant, so the claim below returns the stored result.
+		return s.warranted(ctx, req, tool, finish)
 	case toolpolicy.ActionAllow:
-	default:
-		return finish(contracts.ToolDenied, "denied by policy: unknown action")
+		return s.execute(ctx, req, tool, decision.Replayable)
 	}
-	return s.execute(ctx, req, tool, decision.Replayable)
+	return finish(contracts.ToolDenied, "denied by policy: unknown action")
+}
+
+// warranted handles a call that needs counsel's warrant. The run's record of
+// the call decides first, so no path executes it twice or on a declined
+// warrant, and no warrant is asked for that could never be used:
+//
+//   - completed: the stored result and effect_ref answer it, no new warrant;
+//   - declined: counsel declined this call in this run; it stays declined;
+//   - claimed: an earlier attempt never reported its outcome; nobody
+//     re-executes it (the run fails with effect_outcome_unknown);
+//   - failed under the warrant this step resumed: the same answer (a copy of
+//     the call in the same turn);
+//   - failed otherwise, or never claimed: a warrant for the next attempt,
+//     unless this is the step a warrant resumed, where anything the warrant
+//     does not cover is denied (one warrant, one exact call).
+func (s *session) warranted(ctx context.Context, req *contracts.ToolRequested, tool registeredTool,
+	finish func(status, msg string) (*contracts.ToolCompleted, bool, error)) (*contracts.ToolCompleted, bool, error) {
+	latest, err := s.b.store.LatestEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256)
+	if err != nil {
+		return nil, false, staged(failure.StageEffectClaim, err)
+	}
+	attempt := 1
+	if latest != nil {
+		switch {
+		case latest.State == warrant.ClaimCompleted || latest.State == warrant.ClaimDeclined,
+			latest.State == warrant.ClaimFailed && s.allow != nil && latest.ApprovalID == s.allow.ApprovalID:
+			return s.answerFromRecord(ctx, req, latest, req)
+		case latest.State == warrant.ClaimClaimed:
+			if err := s.commit(ctx, nil, req); err != nil {
+				return nil, false, staged(failure.StageLedgerWrite, err)
+			}
+			return nil, false, s.outcomeUnknown(ctx, latest)
+		}
+		attempt = latest.Attempt + 1
+	}
+	if s.allow != nil {
+		return finish(contracts.ToolDenied, ReasonNotCoveredByWarrant)
+	}
+	return nil, true, s.hold(ctx, req, tool, attempt)
+}
+
+// answerFromRecord answers a call from its claim without executing it,
+// writing events (the tool.requested, when not yet stored) and the
+// tool.completed.
+func (s *session) answerFromRecord(ctx context.Context, req *contracts.ToolRequested, c *warrant.Claim, events ...contracts.Event) (*contracts.ToolCompleted, bool, error) {
+	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256}
+	if c.State == warrant.ClaimDeclined {
+		tc.Status, tc.Result = contracts.ToolDeclined, errorResult(ReasonDeclinedByCounsel)
+	} else {
+		tc.Status, tc.Result, tc.EffectRef = c.ToolStatus, c.Result, c.EffectRef
+		if tc.Status == "" {
+			tc.Status = contracts.ToolSuccess
+		}
+	}
+	if err := s.commit(ctx, nil, append(events, tc)...); err != nil {
+		return nil, false, staged(failure.StageLedgerWrite, err)
+	}
+	return tc, false, nil
+}
+
+// outcomeUnknown flags a claim whose owner never reported an outcome and
+// fails the step: nobody re-executes an effect on their own (DESIGN §10).
+func (s *session) outcomeUnknown(ctx context.Context, c *warrant.Claim) error {
+	if err := s.b.store.FlagForReconciliation(ctx, s.meta.FirmID, s.meta.RunID, c.Key()); err != nil {
+		s.b.logger.Log(ctx, failure.Build(err, failure.StageEffectClaim, "agent", s.scope()))
+	}
+	return staged(failure.StageEffectClaim, failure.New(failure.KindEffectOutcomeUnknown,
+		"an earlier attempt at this effect did not report its outcome; it is flagged for reconciliation"))
 }
 
 func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
@@ -109,10 +168,10 @@ func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
 // round trips (requested line + claim, completion + completed line).
 func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, replayable bool) (*contracts.ToolCompleted, bool, error) {
 	effectRef := s.b.cfg.NewID()
-	claim := dynamo.ClaimInput{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
+	claim := warrant.ClaimInput{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 		EffectRef: effectRef, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
 	var claimed bool
-	var existing *dynamo.Claim
+	var existing *warrant.Claim
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		var err error
 		claimed, existing, err = s.b.store.ClaimToolEffectOnce(ctx, claim, lines...)
@@ -128,26 +187,31 @@ func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, too
 	if !claimed {
 		return s.reuse(ctx, req, tool, existing, replayable)
 	}
-	return s.run(ctx, req, tool, effectRef)
+	return s.run(ctx, req, tool, req.Input, warrant.EffectKey{ToolName: req.ToolName, InputSHA256: req.InputSHA256}, effectRef)
 }
 
-// run executes a claimed effect and completes the claim (conditioned on this
-// session owning it) together with the tool.completed line.
-func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, effectRef string) (*contracts.ToolCompleted, bool, error) {
-	result, execErr := tool.Execute(s.toolContext(ctx), req.Input, effectRef)
+// run executes a claimed effect attempt on input and completes the claim
+// (conditioned on this session owning it) together with the tool.completed
+// line. A tool's own error never leaves as text: it is logged as a sanitized
+// failure envelope, and the ledger and the model get a fixed message with
+// that envelope's debug ref.
+func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, input json.RawMessage, k warrant.EffectKey, effectRef string) (*contracts.ToolCompleted, bool, error) {
+	result, execErr := tool.Execute(s.toolContext(ctx), input, effectRef)
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result}
-	completion := dynamo.Completion{State: dynamo.ClaimState("completed"), ToolStatus: contracts.ToolSuccess, Result: result}
+	completion := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: result}
 	if execErr != nil || !json.Valid(result) {
-		msg := "tool failed"
-		if execErr != nil {
-			msg = "tool failed: " + execErr.Error()
+		cause := execErr
+		if cause == nil {
+			cause = errToolResultNotJSON
 		}
-		tc.Status, tc.Result = contracts.ToolError, errorResult(msg)
-		completion = dynamo.Completion{State: dynamo.ClaimState("failed"), ToolStatus: contracts.ToolError, Result: tc.Result}
+		env := failure.Build(failure.Wrap(failure.KindToolError, "", cause), failure.StageToolExecute, "tool", s.scope())
+		s.b.logger.Log(ctx, env)
+		tc.Status, tc.Result = contracts.ToolError, errorResult("tool failed (ref "+env.InternalDebugRef+")")
+		completion = warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError, Result: tc.Result}
 	}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
-		return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256, s.owner, completion, lines...)
+		return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, k, s.owner, completion, lines...)
 	}, tc)
 	if err != nil {
 		return nil, false, staged(failure.StageToolExecute, err)
@@ -155,44 +219,43 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 	return tc, false, nil
 }
 
+var errToolResultNotJSON = errors.New("agent: the tool's result is not JSON")
+
 // reuse answers a call whose effect was already claimed: the stored result when
-// it completed, a re-run only for replayable reads, otherwise the outcome is
-// unknown and nobody re-executes it on their own (DESIGN §10).
-func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, c *dynamo.Claim, replayable bool) (*contracts.ToolCompleted, bool, error) {
-	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256, EffectRef: c.EffectRef}
+// it completed (or counsel declined it), a re-run only for replayable reads,
+// otherwise the outcome is unknown and nobody re-executes it on their own
+// (DESIGN §10). The tool.requested line is already stored.
+func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, c *warrant.Claim, replayable bool) (*contracts.ToolCompleted, bool, error) {
 	switch {
-	case c.State == dynamo.ClaimState("completed") || c.State == dynamo.ClaimState("failed"):
-		tc.Status, tc.Result = c.ToolStatus, c.Result
-		if tc.Status == "" {
-			tc.Status = contracts.ToolSuccess
-		}
+	case c.State == warrant.ClaimCompleted || c.State == warrant.ClaimFailed || c.State == warrant.ClaimDeclined:
+		return s.answerFromRecord(ctx, req, c)
 	case replayable:
 		result, err := tool.Execute(s.toolContext(ctx), req.Input, c.EffectRef)
-		tc.Status, tc.Result = contracts.ToolSuccess, result
+		tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
+			EffectRef: c.EffectRef, Status: contracts.ToolSuccess, Result: result}
 		if err != nil || !json.Valid(result) {
 			tc.Status, tc.Result = contracts.ToolError, errorResult("tool failed")
 		}
-	default:
-		_ = s.b.store.FlagForReconciliation(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256)
-		return nil, false, staged(failure.StageEffectClaim, failure.New(failure.KindEffectOutcomeUnknown,
-			"an earlier attempt at this effect did not report its outcome; it is flagged for reconciliation"))
+		if err := s.commit(ctx, nil, tc); err != nil {
+			return nil, false, staged(failure.StageLedgerWrite, err)
+		}
+		return tc, false, nil
 	}
-	if err := s.commit(ctx, nil, tc); err != nil {
-		return nil, false, staged(failure.StageLedgerWrite, err)
-	}
-	return tc, false, nil
+	return nil, false, s.outcomeUnknown(ctx, c)
 }
 
-// hold asks counsel: a warrant request bound to the exact input, the run.blocked
-// line and the run's running -> held, in one transaction.
-func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool registeredTool) error {
+// hold asks counsel: a warrant request bound to the exact input and the
+// effect's attempt, the run.blocked line and the run's running -> held, in
+// one transaction.
+func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, attempt int) error {
 	now := s.b.cfg.Now().UTC()
-	w := dynamo.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
-		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Input: req.Input,
+	w := warrant.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
+		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Attempt: attempt, Input: req.Input,
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL)}
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,
-		ToolName: w.ToolName, ToolInputHash: w.ToolInputHash, RiskTier: w.RiskTier, Reason: w.Reason,
+		ToolName: w.ToolName, ToolInput: w.Input, ToolInputHash: w.ToolInputHash, Attempt: attemptField(attempt),
+		RiskTier: w.RiskTier, Reason: w.Reason,
 		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt)}}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		return s.b.store.CreateWarrantRequest(ctx, w, lines...)
@@ -201,4 +264,12 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 		return staged(failure.StageApproval, err)
 	}
 	return nil
+}
+
+// attemptField is run.blocked's attempt: omitted for a first attempt.
+func attemptField(n int) int64 {
+	if n <= 1 {
+		return 0
+	}
+	return int64(n)
 }

@@ -59,7 +59,8 @@ func (c *Client) MaxTokens(in *bedrockruntime.ConverseInput) int32 {
 // partial output, though onDelta will have seen the text streamed so far.
 //
 // Errors from the SDK are wrapped, so errors.As finds the modeled
-// *types.ThrottlingException etc. Tool use without an id or name, or whose
+// *types.ThrottlingException etc., and classified, so failure.Classify gives
+// their kind (model_throttled...). Tool use without an id or name, or whose
 // input is not a JSON object, yields *MalformedToolUseError.
 func (c *Client) Converse(ctx context.Context, in *bedrockruntime.ConverseInput, onDelta func(text string)) (*bedrockruntime.ConverseOutput, error) {
 	if in == nil {
@@ -79,7 +80,7 @@ func (c *Client) Converse(ctx context.Context, in *bedrockruntime.ConverseInput,
 	}
 	out, err := c.rt.Converse(ctx, &req)
 	if err != nil {
-		return nil, fmt.Errorf("bedrock converse %s: %w", modelID, err)
+		return nil, fmt.Errorf("bedrock converse %s: %w", modelID, classify(err))
 	}
 	if err := validateToolUses(out); err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 func (c *Client) converseStream(ctx context.Context, in *bedrockruntime.ConverseInput, modelID string, onDelta func(string)) (*bedrockruntime.ConverseOutput, error) {
 	out, err := c.rt.ConverseStream(ctx, streamInput(in))
 	if err != nil {
-		return nil, fmt.Errorf("bedrock converse-stream %s: %w", modelID, err)
+		return nil, fmt.Errorf("bedrock converse-stream %s: %w", modelID, classify(err))
 	}
 	stream := out.GetStream()
 	defer stream.Close()
@@ -30,9 +30,10 @@ func (c *Client) converseStream(ctx context.Context, in *bedrockruntime.Converse
 		a.add(ev, onDelta)
 	}
 	// Exception events (modelStreamErrorException, throttlingException...)
-	// end the event channel and surface here as the modeled error type.
+	// end the event channel and surface here as the modeled error type,
+	// without an OperationError; classify needs none to place them.
 	if err := stream.Err(); err != nil {
-		return nil, fmt.Errorf("bedrock converse-stream %s: %w", modelID, err)
+		return nil, fmt.Errorf("bedrock converse-stream %s: %w", modelID, classify(err))
 	}
 	res, err := a.output()
 	if err != nil {

@@ -88,7 +88,7 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")
 	}
-	if function != Invoke && function != Resume {
+	if !c.HasBrain() {
 		return c, nil
 	}
 	defer func() {
@@ -134,6 +134,10 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	}
 	return c, nil
 }
+
+// HasBrain reports whether the function runs the brain (and so has a model,
+// prices and the brain's limits configured).
+func (c Config) HasBrain() bool { return c.Function == Invoke || c.Function == Resume }
 
 // CostCap resolves a run's cap: the default when the request names none, and
 // never above the configured maximum.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // SchemaVersion is the only ledger schema this build understands.
@@ -152,16 +154,23 @@ type ToolCompleted struct {
 	Result      json.RawMessage `json:"result"`
 }
 
-// BlockedApproval is the warrant a held run waits on.
+// BlockedApproval is the warrant a held run waits on. ToolInput is the exact
+// input counsel is asked to sign (canonical, re-hashed against ToolInputHash
+// whenever the line is parsed), so the record of what counsel was shown is
+// in the ledger itself.
 type BlockedApproval struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	ToolUseID         string `json:"tool_use_id"`
-	ToolName          string `json:"tool_name"`
-	ToolInputHash     string `json:"tool_input_hash"`
-	RiskTier          string `json:"risk_tier"`
-	Reason            string `json:"reason"`
-	HumanSummary      string `json:"human_summary"`
-	ExpiresAt         string `json:"expires_at"`
+	ApprovalRequestID string          `json:"approval_request_id"`
+	ToolUseID         string          `json:"tool_use_id"`
+	ToolName          string          `json:"tool_name"`
+	ToolInput         json.RawMessage `json:"tool_input"`
+	ToolInputHash     string          `json:"tool_input_hash"`
+	// Attempt is the effect attempt the warrant covers, when it is a retry
+	// of a warranted attempt that failed (2, 3, ...); omitted for the first.
+	Attempt      int64  `json:"attempt,omitempty"`
+	RiskTier     string `json:"risk_tier"`
+	Reason       string `json:"reason"`
+	HumanSummary string `json:"human_summary"`
+	ExpiresAt    string `json:"expires_at"`
 }
 
 // RunBlocked holds the run on a warrant request.
@@ -169,27 +178,32 @@ type RunBlocked struct {
 	Approval BlockedApproval `json:"approval"`
 }
 
-// Warrant decisions (closed).
-const (
-	DecisionApproved = "approved"
-	DecisionDenied   = "denied"
-)
-
 // ApprovalDecided records counsel's signature or refusal.
 type ApprovalDecided struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	Decision          string `json:"decision"`
-	DecidedBy         string `json:"decided_by"`
-	ToolInputHash     string `json:"tool_input_hash"`
-	Note              string `json:"note,omitempty"`
+	ApprovalRequestID string           `json:"approval_request_id"`
+	Decision          warrant.Decision `json:"decision"`
+	DecidedBy         string           `json:"decided_by"`
+	ToolInputHash     string           `json:"tool_input_hash"`
+	Note              string           `json:"note,omitempty"`
+	// RequestedBy is the user who started the run, and Separation whether
+	// the firm's separation of duties applied to this decision (absent on
+	// lines written before it was recorded: read as enforced).
+	RequestedBy string `json:"requested_by,omitempty"`
+	Separation  string `json:"separation,omitempty"`
 }
+
+// Separation of duties, as approval.decided records it (closed).
+const (
+	SeparationEnforced = "enforced" // the decider is not the requester
+	SeparationWaived   = "waived"   // the firm allows self-approval
+)
 
 // RunReleased records that a held run resumed under its warrant. EffectRef is
 // empty when the warrant was declined (nothing is claimed).
 type RunReleased struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	Decision          string `json:"decision"`
-	EffectRef         string `json:"effect_ref,omitempty"`
+	ApprovalRequestID string           `json:"approval_request_id"`
+	Decision          warrant.Decision `json:"decision"`
+	EffectRef         string           `json:"effect_ref,omitempty"`
 }
 
 // RunCompleted ends a run normally.
@@ -237,7 +251,7 @@ func (e *RunStarted) validate() error {
 	if err := mustNotEmpty(p+"agent_key", e.AgentKey); err != nil {
 		return err
 	}
-	if err := oneOf(p+"mode", e.Mode, ModeInvoke, ModeResume); err != nil {
+	if err := oneOf(p+"mode", e.Mode, ModeInvoke); err != nil {
 		return err
 	}
 	if err := mustNotEmpty(p+"model_id", e.ModelID); err != nil {
@@ -352,6 +366,9 @@ func (e *RunBlocked) validate() error {
 	if err := checkHash("payload.approval.tool_input_hash", a.ToolInputHash); err != nil {
 		return err
 	}
+	if a.Attempt == 1 || a.Attempt < 0 || a.Attempt > 9999 {
+		return fieldErr("payload.approval.attempt", "a retry's attempt is 2 to 9999; the first attempt omits it")
+	}
 	return checkTime("payload.approval.expires_at", a.ExpiresAt)
 }
 
@@ -359,11 +376,19 @@ func (e *ApprovalDecided) validate() error {
 	if err := CheckUUID("payload.approval_request_id", e.ApprovalRequestID); err != nil {
 		return err
 	}
-	if err := oneOf("payload.decision", e.Decision, DecisionApproved, DecisionDenied); err != nil {
+	if err := oneOf("payload.decision", string(e.Decision), string(warrant.DecisionApproved), string(warrant.DecisionDenied)); err != nil {
 		return err
 	}
 	if err := mustNotEmpty("payload.decided_by", e.DecidedBy); err != nil {
 		return err
+	}
+	if e.Separation != "" {
+		if err := oneOf("payload.separation", e.Separation, SeparationEnforced, SeparationWaived); err != nil {
+			return err
+		}
+	}
+	if e.Separation == SeparationEnforced && e.RequestedBy == e.DecidedBy {
+		return fieldErr("payload.decided_by", "separation of duties: the requester cannot decide")
 	}
 	return checkHash("payload.tool_input_hash", e.ToolInputHash)
 }
@@ -372,10 +397,10 @@ func (e *RunReleased) validate() error {
 	if err := CheckUUID("payload.approval_request_id", e.ApprovalRequestID); err != nil {
 		return err
 	}
-	if err := oneOf("payload.decision", e.Decision, DecisionApproved, DecisionDenied); err != nil {
+	if err := oneOf("payload.decision", string(e.Decision), string(warrant.DecisionApproved), string(warrant.DecisionDenied)); err != nil {
 		return err
 	}
-	if e.Decision == DecisionApproved {
+	if e.Decision == warrant.DecisionApproved {
 		return CheckUUID("payload.effect_ref", e.EffectRef)
 	}
 	if e.EffectRef != "" {
@@ -414,4 +439,47 @@ func checkDecimal(path, s string) error {
 
 func unknownEvent(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUnknownEvent}, args...)...)
+}
+
+// digester is an event that states a digest of its own payload.
+type digester interface{ checkDigests() error }
+
+// checkDigests re-derives input_sha256: a rewritten input with its old digest
+// is not a line of any ledger.
+func (e *ToolRequested) checkDigests() error {
+	h, err := InputHash(e.Input)
+	if err != nil {
+		return prefixed("payload.input", err)
+	}
+	if h != e.InputSHA256 {
+		return fieldErr("payload.input_sha256", "does not match the input")
+	}
+	return nil
+}
+
+// checkDigests re-derives the warrant's hash from the input counsel is shown.
+func (e *RunBlocked) checkDigests() error {
+	h, err := InputHash(e.Approval.ToolInput)
+	if err != nil {
+		return prefixed("payload.approval.tool_input", err)
+	}
+	if h != e.Approval.ToolInputHash {
+		return fieldErr("payload.approval.tool_input_hash", "does not match the tool input")
+	}
+	return nil
+}
+
+// prefixed re-roots a FieldError found inside a nested document at path.
+func prefixed(path string, err error) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	if fe.Path == "" {
+		return fieldErr(path, "%s", fe.Reason)
+	}
+	if strings.HasPrefix(fe.Path, "[") {
+		return fieldErr(path+fe.Path, "%s", fe.Reason)
+	}
+	return fieldErr(joinPath(path, fe.Path), "%s", fe.Reason)
 }

@@ -15,10 +15,10 @@ func ExampleInputHash() {
 }
 
 func ExampleDecodeStrict() {
-	var grant contracts.ApprovalGrant
-	err := contracts.DecodeStrict([]byte(`{"approval_request_id":"x","Tool_Name":"file_court_document"}`), &grant)
+	var msg contracts.HistoryMessage
+	err := contracts.DecodeStrict([]byte(`{"role":"user","Text":"File the motion."}`), &msg)
 	fmt.Println(err)
-	// Output: field Tool_Name: unknown field
+	// Output: field Text: unknown field
 }
 
 func ExampleParseEventLine() {

@@ -11,12 +11,17 @@ import (
 const ZeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
 // Canonicalize returns the RFC 8785 (JCS) form of a JSON document. Duplicate
-// keys are an error, not last-wins: two readers of the same bytes must never
-// disagree about what was signed.
+// keys and unpaired surrogate escapes are errors, not last-wins or U+FFFD:
+// two readers of the same bytes must never disagree about what was signed.
+// Numbers are rounded to doubles as RFC 8785 says; InputHash is stricter.
 func Canonicalize(doc []byte) ([]byte, error) {
-	if _, err := parseDocument(doc); err != nil {
+	if _, _, err := parse(&scanner{data: doc, anyNumber: true}); err != nil {
 		return nil, err
 	}
+	return transform(doc)
+}
+
+func transform(doc []byte) ([]byte, error) {
 	out, err := jcs.Transform(doc)
 	if err != nil {
 		return nil, fieldErr("", "not canonicalizable JSON (RFC 8785)")
@@ -25,13 +30,28 @@ func Canonicalize(doc []byte) ([]byte, error) {
 }
 
 // InputHash is the tool_input_hash a warrant is bound to:
-// hex(sha256(JCS(input))).
+// hex(sha256(JCS(input))). An input JCS would change the meaning of is
+// refused with the JSON path: a number a double cannot hold exactly (RFC 8785
+// would round it, so 9007199254740993 and 9007199254740992 would share a
+// hash) or an unpaired surrogate escape.
 func InputHash(input []byte) (string, error) {
-	c, err := Canonicalize(input)
-	if err != nil {
-		return "", err
+	_, h, err := CanonicalInput(input)
+	return h, err
+}
+
+// CanonicalInput returns the canonical bytes of a tool input and their
+// tool_input_hash, refusing what InputHash refuses. The brain hands these
+// bytes, not the model's, to the ledger, the warrant and the tool, so what
+// counsel reads, signs and runs is one byte string.
+func CanonicalInput(input []byte) (canonical []byte, hash string, err error) {
+	if _, err := parseDocument(input); err != nil {
+		return nil, "", err
 	}
-	return sha256Hex(c), nil
+	c, err := transform(input)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, sha256Hex(c), nil
 }
 
 func sha256Hex(b []byte) string {

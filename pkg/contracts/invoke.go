@@ -6,11 +6,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// Modes of an AgentInvoke (closed).
-const (
-	ModeInvoke = "invoke"
-	ModeResume = "resume"
-)
+// ModeInvoke is the only mode of an AgentInvoke: a resume is driven by the
+// run's stored ledger and warrant, never by a second copy of the command
+// (docs/DECISIONS.md).
+const ModeInvoke = "invoke"
 
 // Roles of a HistoryMessage (closed).
 const (
@@ -18,15 +17,14 @@ const (
 	RoleAssistant = "assistant"
 )
 
-// AgentInvoke is the command the broker hands the brain: which agent, for whom,
-// with what conversation, and (on resume only) which warrant.
+// AgentInvoke is the command the broker hands the brain: which agent, for
+// whom, with what conversation.
 type AgentInvoke struct {
 	AgentKey       string           `json:"agent_key"`
 	Mode           string           `json:"mode"`
 	Meta           InvokeMeta       `json:"meta"`
 	History        []HistoryMessage `json:"history"`
 	CounselMessage string           `json:"counsel_message,omitempty"`
-	Approval       *ApprovalGrant   `json:"approval,omitempty"`
 }
 
 // InvokeMeta identifies the run. IDs are canonical lowercase UUID strings.
@@ -41,35 +39,18 @@ type InvokeMeta struct {
 	ChatSessionID string `json:"chat_session_id,omitempty"`
 }
 
-// ApprovalGrant names the warrant a resume runs under.
-type ApprovalGrant struct {
-	ApprovalRequestID string `json:"approval_request_id"`
-	ToolName          string `json:"tool_name"`
-	ToolInputHash     string `json:"tool_input_hash"`
-}
-
 // HistoryMessage is one prior message of the conversation.
 type HistoryMessage struct {
 	Role string `json:"role"`
 	Text string `json:"text"`
 }
 
-// DecodeAgentInvoke strictly decodes and validates an AgentInvoke.
-func DecodeAgentInvoke(data []byte) (AgentInvoke, error) {
-	var a AgentInvoke
-	if err := DecodeStrict(data, &a); err != nil {
-		return AgentInvoke{}, err
-	}
-	return a, a.Validate()
-}
-
-// Validate checks the closed enumerations, the UUIDs and the rule that an
-// approval is present if and only if the mode is resume.
+// Validate checks the closed enumerations and the UUIDs.
 func (a AgentInvoke) Validate() error {
 	if err := mustNotEmpty("agent_key", a.AgentKey); err != nil {
 		return err
 	}
-	if err := oneOf("mode", a.Mode, ModeInvoke, ModeResume); err != nil {
+	if err := oneOf("mode", a.Mode, ModeInvoke); err != nil {
 		return err
 	}
 	if err := a.Meta.Validate("meta"); err != nil {
@@ -79,14 +60,6 @@ func (a AgentInvoke) Validate() error {
 		if err := h.Validate("history[" + itoa(i) + "]"); err != nil {
 			return err
 		}
-	}
-	switch {
-	case a.Mode == ModeResume && a.Approval == nil:
-		return fieldErr("approval", "required when mode is resume")
-	case a.Mode != ModeResume && a.Approval != nil:
-		return fieldErr("approval.approval_request_id", "only a resume may carry an approval")
-	case a.Approval != nil:
-		return a.Approval.Validate("approval")
 	}
 	return nil
 }
@@ -109,17 +82,6 @@ func (m InvokeMeta) Validate(path string) error {
 		}
 	}
 	return nil
-}
-
-// Validate checks the grant's id, tool name and hash.
-func (g ApprovalGrant) Validate(path string) error {
-	if err := CheckUUID(joinPath(path, "approval_request_id"), g.ApprovalRequestID); err != nil {
-		return err
-	}
-	if err := mustNotEmpty(joinPath(path, "tool_name"), g.ToolName); err != nil {
-		return err
-	}
-	return checkHash(joinPath(path, "tool_input_hash"), g.ToolInputHash)
 }
 
 // Validate checks the role enumeration.

@@ -14,16 +14,14 @@ const (
 	aHash    = "4f1d9e7b2c3a5f6e8d0b1a2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60"
 )
 
-func TestDecodeAgentInvoke(t *testing.T) {
+func TestAgentInvokeDecodeAndValidate(t *testing.T) {
 	meta := `"meta":{"run_id":"` + uRun + `","firm_id":"` + uFirm + `","user_id":"` + uUser + `","matter_id":"` + uMatter + `"}`
-	grant := `"approval":{"approval_request_id":"` + uApprove + `","tool_name":"file_court_document","tool_input_hash":"` + aHash + `"}`
 	tests := []struct {
 		name, in, path string
 	}{
 		{"invoke ok", `{"agent_key":"matter_assistant","mode":"invoke",` + meta + `,"history":[{"role":"user","text":"hi"}]}`, ""},
-		{"resume ok", `{"agent_key":"matter_assistant","mode":"resume",` + meta + `,"history":[],` + grant + `}`, ""},
-		{"invoke carrying approval", `{"agent_key":"matter_assistant","mode":"invoke",` + meta + `,"history":[],` + grant + `}`, "approval.approval_request_id"},
-		{"resume without approval", `{"agent_key":"matter_assistant","mode":"resume",` + meta + `,"history":[]}`, "approval"},
+		{"invoke carrying approval", `{"agent_key":"matter_assistant","mode":"invoke",` + meta + `,"history":[],"approval":{}}`, "approval"},
+		{"resume is not a command", `{"agent_key":"matter_assistant","mode":"resume",` + meta + `,"history":[]}`, "mode"},
 		{"unknown mode", `{"agent_key":"matter_assistant","mode":"replay",` + meta + `,"history":[]}`, "mode"},
 		{"unknown role", `{"agent_key":"matter_assistant","mode":"invoke",` + meta + `,"history":[{"role":"system","text":"x"}]}`, "history[0].role"},
 		{"empty text", `{"agent_key":"matter_assistant","mode":"invoke",` + meta + `,"history":[{"role":"user","text":""}]}`, "history[0].text"},
@@ -32,12 +30,15 @@ func TestDecodeAgentInvoke(t *testing.T) {
 		{"uppercase uuid", `{"agent_key":"a","mode":"invoke","meta":{"run_id":"5B0C6A2E-7D4F-4C8E-9A51-0B8F2F3C1D01","firm_id":"` + uFirm + `","user_id":"` + uUser + `"},"history":[]}`, "meta.run_id"},
 		{"braced uuid", `{"agent_key":"a","mode":"invoke","meta":{"run_id":"{` + uRun + `}","firm_id":"` + uFirm + `","user_id":"` + uUser + `"},"history":[]}`, "meta.run_id"},
 		{"bad optional uuid", `{"agent_key":"a","mode":"invoke","meta":{"run_id":"` + uRun + `","firm_id":"` + uFirm + `","user_id":"` + uUser + `","matter_id":"m"},"history":[]}`, "meta.matter_id"},
-		{"bad grant hash", `{"agent_key":"a","mode":"resume",` + meta + `,"history":[],"approval":{"approval_request_id":"` + uApprove + `","tool_name":"t","tool_input_hash":"ABC"}}`, "approval.tool_input_hash"},
 		{"missing history", `{"agent_key":"a","mode":"invoke",` + meta + `}`, "history"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := DecodeAgentInvoke([]byte(tc.in))
+			var a AgentInvoke
+			err := DecodeStrict([]byte(tc.in), &a)
+			if err == nil {
+				err = a.Validate()
+			}
 			if tc.path == "" {
 				if err != nil {
 					t.Fatal(err)

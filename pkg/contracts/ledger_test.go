@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 func fixedChain() *Chain {
@@ -33,9 +35,9 @@ func sampleEvents() []Event {
 		&ToolRequested{Turn: 1, ToolUseID: "tooluse_1", ToolName: "file_court_document", Input: input, InputSHA256: h,
 			RiskTier: "high", Action: "require_approval", Reason: "Irreversible external court filing that must not run without human approval.", MatchedPolicy: "tools.file_court_document"},
 		&RunBlocked{Approval: BlockedApproval{ApprovalRequestID: uApprove, ToolUseID: "tooluse_1", ToolName: "file_court_document",
-			ToolInputHash: h, RiskTier: "high", Reason: "court filing", HumanSummary: "File a motion", ExpiresAt: "2026-12-03T10:00:00.123Z"}},
-		&ApprovalDecided{ApprovalRequestID: uApprove, Decision: DecisionApproved, DecidedBy: uUser, ToolInputHash: h},
-		&RunReleased{ApprovalRequestID: uApprove, Decision: DecisionApproved, EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678"},
+			ToolInput: input, ToolInputHash: h, RiskTier: "high", Reason: "court filing", HumanSummary: "File a motion", ExpiresAt: "2026-12-03T10:00:00.123Z"}},
+		&ApprovalDecided{ApprovalRequestID: uApprove, Decision: warrant.DecisionApproved, DecidedBy: uUser, ToolInputHash: h},
+		&RunReleased{ApprovalRequestID: uApprove, Decision: warrant.DecisionApproved, EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678"},
 		&ToolCompleted{ToolUseID: "tooluse_1", ToolName: "file_court_document", InputSHA256: h, Status: ToolSuccess,
 			EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678", Result: json.RawMessage(`{"filing_id":"F-1"}`)},
 		&RunCompleted{StopReason: "end_turn", FinalText: "Filed."},
@@ -135,7 +137,7 @@ func TestEncodeRejectsInvalidEvents(t *testing.T) {
 	bad := []Event{
 		&RunStarted{AgentKey: "a", Mode: "x"},
 		&ToolCompleted{ToolUseID: "t", ToolName: "n", InputSHA256: ZeroHash, Status: "maybe", Result: json.RawMessage(`{}`)},
-		&RunReleased{ApprovalRequestID: uApprove, Decision: DecisionDenied, EffectRef: uRun},
+		&RunReleased{ApprovalRequestID: uApprove, Decision: warrant.DecisionDenied, EffectRef: uRun},
 		&ModelUsage{ModelID: "m", CostUSD: "-1"},
 		&TurnCompleted{Turn: 1, StopReason: "end_turn", Content: []ContentBlock{{Type: "image"}}},
 	}

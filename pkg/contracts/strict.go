@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -15,7 +17,24 @@ import (
 // ErrInvalid is matched by every strict-decoding and validation error.
 var ErrInvalid = errors.New("invalid input")
 
-// FieldError names the JSON path of the offending member ("" for the document itself).
+// FieldError names the JSON path of the offending member ("" for the document
+// itself) and a fixed reason. Paths reach problem details and logs, so they
+// never hold a key the client chose freely:
+//
+//   - A key is named only when it is a known field of the target struct or a
+//     short identifier (see isShortKey). A path of named keys keeps its plain
+//     form: "agent_key", "payload.x", "history[0].role", "[2].a".
+//   - Any other key is rendered by its position, and the whole path is then
+//     written JSONPath-style, rooted at "$": a member of an object is "[n]",
+//     n being its 0-based position among the object's members in document
+//     order, as an array element is "[i]"; named keys are ".name". So an
+//     unknown 5,000-character key as the fourth member of history[0] is
+//     "$.history[0][3]", and a duplicate "client's memo" key as the third
+//     member of meta is "$.meta[2]". Whether "[n]" counts object members or
+//     array elements is told by the document itself.
+//
+// Error() renders "field <path>: <reason>", or "invalid JSON: <reason>" when
+// the path is empty.
 type FieldError struct {
 	Path   string
 	Reason string
@@ -59,9 +78,12 @@ func decodeNode(data []byte, n *node, v any) error {
 	if err := json.Unmarshal(data[n.start:n.end], v); err != nil {
 		var te *json.UnmarshalTypeError
 		// Reasons are fixed texts: encoding/json's messages quote the input's
-		// values, and these errors reach clients and logs.
+		// values, and these errors reach clients and logs. The path is ours,
+		// found from the error's offset: te.Field is encoding/json's, which
+		// omits array indexes and, built with GOEXPERIMENT=jsonv2, holds
+		// map keys verbatim.
 		if errors.As(err, &te) {
-			return fieldErr(te.Field, "wrong type or out of range")
+			return fieldErr(pathAt(n, n.start+int(te.Offset)), "wrong type or out of range")
 		}
 		return fieldErr("", "a value has an invalid form")
 	}
@@ -85,6 +107,10 @@ type scanner struct {
 	data         []byte
 	i            int
 	nonCanonical bool
+	// anyNumber accepts numbers a double holds only approximately (RFC 8785
+	// itself rounds them); everything that decodes or hashes what counsel
+	// signs refuses them.
+	anyNumber bool
 }
 
 const maxDepth = 64
@@ -96,11 +122,13 @@ func parseDocument(data []byte) (*node, error) {
 
 // parseCanonical parses like parseDocument and reports whether data is
 // already canonical (true is exact; false may be a false negative).
-func parseCanonical(data []byte) (*node, bool, error) {
+func parseCanonical(data []byte) (*node, bool, error) { return parse(&scanner{data: data}) }
+
+func parse(s *scanner) (*node, bool, error) {
+	data := s.data
 	if !utf8.Valid(data) {
 		return nil, false, fieldErr("", "not valid UTF-8")
 	}
-	s := &scanner{data: data}
 	s.skipSpace()
 	if s.i == len(data) {
 		return nil, false, fieldErr("", "empty document")
@@ -189,7 +217,8 @@ func (s *scanner) object(path string, depth int) (*node, error) {
 		if k := len(n.keys); (k > 0 && n.keys[k-1] >= key) || !isASCII(key) {
 			s.nonCanonical = true
 		}
-		child := joinPath(path, key)
+		// The scanner does not know the target type: only short keys are named.
+		child := memberPath(path, key, len(n.keys), false)
 		if len(n.keys) >= 8 && seen == nil {
 			seen = make(map[string]struct{}, 16)
 			for _, k := range n.keys {
@@ -285,6 +314,11 @@ func (s *scanner) str(path string) (string, error) {
 			if !escaped {
 				return string(s.data[start+1 : s.i-1]), nil
 			}
+			if !pairedSurrogates(s.data[start+1 : s.i-1]) {
+				// encoding/json turns them into U+FFFD, so two different
+				// inputs would decode (and hash) the same.
+				return "", fieldErr(path, "unpaired UTF-16 surrogate escape")
+			}
 			var out string
 			if err := json.Unmarshal(s.data[start:s.i], &out); err != nil {
 				return "", fieldErr(path, "invalid string escape")
@@ -348,8 +382,71 @@ func (s *scanner) number(path string) error {
 	num := s.data[start:s.i]
 	if s.i-intStart > 15 || bytes.ContainsAny(num, ".eE") || string(num) == "-0" {
 		s.nonCanonical = true
+		if !s.anyNumber && !exactNumber(num) {
+			return fieldErr(path, "number a double cannot hold exactly (beyond 2^53, or more digits than it keeps); send it as a string")
+		}
 	}
 	return nil
+}
+
+// exactNumber reports whether the decimal value of num is exactly the value
+// RFC 8785 writes for it (the shortest form of the nearest double). If not,
+// the hash would cover another number than the one sent, and two different
+// inputs (9007199254740993 and 9007199254740992) would share a hash.
+func exactNumber(num []byte) bool {
+	// Bounds first, so the exact comparison below stays cheap: no double is
+	// written with more than 24 characters, and none has a decimal exponent
+	// beyond ±400. A longer literal or a larger exponent could still be
+	// exact (1.000…0, 0e-999999); refusing it is the safe side.
+	if len(num) > 64 {
+		return false
+	}
+	if i := bytes.IndexAny(num, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(string(num[i+1:]), "+"))
+		if err != nil || exp > 400 || exp < -400 {
+			return false
+		}
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	sent, ok := new(big.Rat).SetString(string(num))
+	if !ok {
+		return false
+	}
+	written, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return ok && sent.Cmp(written) == 0
+}
+
+// pairedSurrogates reports whether every \uD800-\uDFFF escape in a string's
+// raw bytes is half of a high-low pair. (Raw UTF-8 cannot hold a surrogate:
+// utf8.Valid refuses it.) A malformed escape is left to the decoder to report.
+func pairedSurrogates(raw []byte) bool {
+	highPending := false // the previous unit was a high surrogate escape
+	for i := 0; i < len(raw); {
+		unit, isEscape := -1, false
+		if raw[i] == '\\' && i+1 < len(raw) {
+			isEscape = true
+			if raw[i+1] == 'u' && i+6 <= len(raw) {
+				if v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16); err == nil {
+					unit = int(v)
+				}
+				i += 6
+			} else {
+				i += 2
+			}
+		} else {
+			i++
+		}
+		isHigh := isEscape && unit >= 0xD800 && unit <= 0xDBFF
+		isLow := isEscape && unit >= 0xDC00 && unit <= 0xDFFF
+		if highPending != isLow {
+			return false // a high without its low, or a low without its high
+		}
+		highPending = isHigh
+	}
+	return !highPending
 }
 
 // canonicalEscape reports whether the escape at s.i is one RFC 8785 writes:
@@ -394,11 +491,150 @@ func isASCII(s string) bool {
 	return true
 }
 
-func joinPath(path, key string) string {
+// joinPath appends child to path. child is a name the code chose (a known
+// field) or a whole path found inside a nested value; a "$"-rooted child
+// re-roots the result, so "payload.input" and "$[2]" join as
+// "$.payload.input[2]". Keys read from a document go through memberPath.
+func joinPath(path, child string) string {
 	if path == "" {
-		return key
+		return child
 	}
-	return path + "." + key
+	if strings.HasPrefix(child, "$") {
+		return rooted(path) + child[1:]
+	}
+	return path + "." + child
+}
+
+// memberPath is the path of the member key, at position idx among its
+// object's members, of the object at path (see FieldError). known says the
+// key is a field of the target struct, so the code, not the client, chose it.
+func memberPath(path, key string, idx int, known bool) string {
+	if known || isShortKey(key) {
+		return joinPath(path, key)
+	}
+	return rooted(path) + "[" + strconv.Itoa(idx) + "]"
+}
+
+// rooted writes path in its "$"-rooted form.
+func rooted(path string) string {
+	switch {
+	case path == "":
+		return "$"
+	case path[0] == '$':
+		return path
+	case path[0] == '[':
+		return "$" + path
+	}
+	return "$." + path
+}
+
+// maxKeyName is the longest key an error path names.
+const maxKeyName = 64
+
+// isShortKey reports whether an object key may be named in an error path:
+// 1 to 64 ASCII letters, digits, '_' or '-', the first a letter or '_'.
+// Such a key reads as a field name, and it cannot carry what a free-form key
+// can: whitespace, quotes, newlines, control, bidi or other non-ASCII
+// characters (log injection, spoofed text), path syntax ('.', '[', ']', '$',
+// which would make a path ambiguous; a leading digit or '-' would read as an
+// index or a number), or more than 64 bytes of client text. Every JSON name
+// of the contract structs fits, so every message naming them keeps its form.
+func isShortKey(k string) bool {
+	if k == "" || len(k) > maxKeyName {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case (c >= '0' && c <= '9' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidPath reports whether p has the form of the paths this package writes
+// (see FieldError): empty, or named segments that are short keys and "[n]"
+// indexes, in the plain form or rooted at "$". A caller that passes a
+// FieldError's path on to a client can check it, so a path built elsewhere
+// from a client's key is not echoed.
+func ValidPath(p string) bool {
+	if p == "" {
+		return true
+	}
+	i := 0
+	switch p[0] {
+	case '$':
+		i = 1
+	case '[':
+	default:
+		if i = keyLen(p); i == 0 {
+			return false
+		}
+	}
+	for i < len(p) {
+		switch p[i] {
+		case '.':
+			n := keyLen(p[i+1:])
+			if n == 0 {
+				return false
+			}
+			i += 1 + n
+		case '[':
+			j := i + 1
+			for j < len(p) && p[j] >= '0' && p[j] <= '9' {
+				j++
+			}
+			if j == i+1 || j == len(p) || p[j] != ']' {
+				return false
+			}
+			i = j + 1
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// keyLen is the length of the short key p starts with (up to a '.' or '['),
+// or 0 if there is none.
+func keyLen(p string) int {
+	n := strings.IndexAny(p, ".[")
+	if n < 0 {
+		n = len(p)
+	}
+	if !isShortKey(p[:n]) {
+		return 0
+	}
+	return n
+}
+
+// pathAt is the path, relative to n, of the deepest value in n's tree whose
+// bytes span offset off (an encoding/json error offset: just past a
+// literal, or just inside an object or array). Keys are named as the
+// scanner names them.
+func pathAt(n *node, off int) string {
+	path := ""
+	for {
+		next := -1
+		for i, v := range n.vals {
+			if v.start <= off && off <= v.end {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			return path
+		}
+		if n.kind == '{' {
+			path = memberPath(path, n.keys[next], next, false)
+		} else {
+			path += "[" + strconv.Itoa(next) + "]"
+		}
+		n = n.vals[next]
+	}
 }
 
 var (
@@ -476,10 +712,10 @@ func checkNode(n *node, t reflect.Type, path string) error {
 		for k, key := range n.keys {
 			fi, ok := si.byName[key]
 			if !ok {
-				return fieldErr(joinPath(path, key), "unknown field")
+				return fieldErr(memberPath(path, key, k, false), "unknown field")
 			}
 			present[fi] = true
-			if err := checkNode(n.vals[k], si.fields[fi].typ, joinPath(path, key)); err != nil {
+			if err := checkNode(n.vals[k], si.fields[fi].typ, memberPath(path, key, k, true)); err != nil {
 				return err
 			}
 		}
@@ -495,7 +731,7 @@ func checkNode(n *node, t reflect.Type, path string) error {
 			break
 		}
 		for k, key := range n.keys {
-			if err := checkNode(n.vals[k], t.Elem(), joinPath(path, key)); err != nil {
+			if err := checkNode(n.vals[k], t.Elem(), memberPath(path, key, k, false)); err != nil {
 				return err
 			}
 		}

@@ -19,6 +19,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // The conformance suite: every case runs against every endpoint in
@@ -49,6 +51,8 @@ var suite = []struct {
 	{"ListPendingWarrants", testListPendingWarrants},
 	{"ClaimOnceAndComplete", testClaimOnceAndComplete},
 	{"ClaimLease", testClaimLease},
+	{"EffectAttempts", testEffectAttempts},
+	{"FirmSettings", testFirmSettings},
 	{"Outbound", testOutbound},
 	{"RepeatsAreIdempotent", testRepeatsAreIdempotent},
 	{"FirmScoping", testFirmScoping},
@@ -57,6 +61,7 @@ var suite = []struct {
 	{"RaceSeq16", testRaceSeq},
 	{"RaceDecide8", testRaceDecide},
 	{"RoundTrips", testRoundTrips},
+	{"FailureKinds", testFailureKinds},
 	{"FidelityConsistentReadOnGSI", testFidelityConsistentReadOnGSI},
 	{"FidelityPutAllOld", testFidelityPutAllOld},
 	{"FidelityCancellationReasons", testFidelityCancellationReasons},
@@ -76,21 +81,21 @@ func TestConformance(t *testing.T) {
 
 // Compile-time checks of the API the agent is written against.
 var (
-	_ func(context.Context, dynamo.Run, contracts.Line) error                                                   = (*dynamo.Store)(nil).CreateRun
-	_ func(context.Context, string, string, ...contracts.Line) error                                            = (*dynamo.Store)(nil).AppendEvents
-	_ func(context.Context, string, string, dynamo.RunStatus, ...contracts.Line) error                          = (*dynamo.Store)(nil).FinishRun
-	_ func(context.Context, string, string, int64, int) ([]dynamo.LedgerItem, bool, error)                      = (*dynamo.Store)(nil).ReadLedger
-	_ func(context.Context, dynamo.Warrant, ...contracts.Line) error                                            = (*dynamo.Store)(nil).CreateWarrantRequest
-	_ func(context.Context, string, string, string, dynamo.Decision, contracts.Line) (dynamo.Warrant, error)    = (*dynamo.Store)(nil).DecideWarrant
-	_ func(context.Context, string, string, string, string) (dynamo.Warrant, error)                             = (*dynamo.Store)(nil).GetReleaseAuthorizedRequest
-	_ func(context.Context, dynamo.ResumeClaim, contracts.Line) error                                           = (*dynamo.Store)(nil).ResumeClaim
-	_ func(context.Context, dynamo.ClaimInput, ...contracts.Line) (bool, *dynamo.Claim, error)                  = (*dynamo.Store)(nil).ClaimToolEffectOnce
-	_ func(context.Context, string, string, string, string, string, dynamo.Completion, ...contracts.Line) error = (*dynamo.Store)(nil).CompleteEffect
-	_ func(context.Context, string, string, int64, dynamo.Projection) error                                     = (*dynamo.Store)(nil).UpdateProjection
-	_ func(context.Context, dynamo.Outbound) (bool, error)                                                      = (*dynamo.Store)(nil).RecordOutbound
-	_ func(time.Time) bool                                                                                      = dynamo.Claim{}.OutcomeUnknown
-	_ error                                                                                                     = (*dynamo.SeqTakenError)(nil)
-	_ func(string) *dynamodb.CreateTableInput                                                                   = dynamo.TableDefinition
+	_ func(context.Context, warrant.Run, contracts.Line) error                                                        = (*dynamo.Store)(nil).CreateRun
+	_ func(context.Context, string, string, ...contracts.Line) error                                                  = (*dynamo.Store)(nil).AppendEvents
+	_ func(context.Context, string, string, warrant.RunStatus, ...contracts.Line) error                               = (*dynamo.Store)(nil).FinishRun
+	_ func(context.Context, string, string, int64, int) ([]warrant.LedgerItem, bool, error)                           = (*dynamo.Store)(nil).ReadLedger
+	_ func(context.Context, warrant.Warrant, ...contracts.Line) error                                                 = (*dynamo.Store)(nil).CreateWarrantRequest
+	_ func(context.Context, string, string, string, warrant.CounselDecision, contracts.Line) (warrant.Warrant, error) = (*dynamo.Store)(nil).DecideWarrant
+	_ func(context.Context, string, string, string, string) (warrant.Warrant, error)                                  = (*dynamo.Store)(nil).GetReleaseAuthorizedRequest
+	_ func(context.Context, warrant.ResumeClaim, contracts.Line) error                                                = (*dynamo.Store)(nil).ResumeClaim
+	_ func(context.Context, warrant.ClaimInput, ...contracts.Line) (bool, *warrant.Claim, error)                      = (*dynamo.Store)(nil).ClaimToolEffectOnce
+	_ func(context.Context, string, string, warrant.EffectKey, string, warrant.Completion, ...contracts.Line) error   = (*dynamo.Store)(nil).CompleteEffect
+	_ func(context.Context, string, string, int64, warrant.Projection) error                                          = (*dynamo.Store)(nil).UpdateProjection
+	_ func(context.Context, warrant.Outbound) (bool, error)                                                           = (*dynamo.Store)(nil).RecordOutbound
+	_ func(time.Time) bool                                                                                            = warrant.Claim{}.OutcomeUnknown
+	_ error                                                                                                           = (*dynamo.SeqTakenError)(nil)
+	_ func(string) *dynamodb.CreateTableInput                                                                         = dynamo.TableDefinition
 )
 
 // clock is a settable clock for WithClock.
@@ -148,7 +153,7 @@ func (e *env) newRun(firm string) *run {
 		SchemaVersion: contracts.SchemaVersion, CostCapUSD: "1.00", MaxTokens: 1024,
 		MatterID: r.matter, UserID: r.user, History: []contracts.HistoryMessage{},
 	})
-	must(e.t, e.store.CreateRun(e.ctx, dynamo.Run{
+	must(e.t, e.store.CreateRun(e.ctx, warrant.Run{
 		FirmID: firm, RunID: r.id, MatterID: r.matter, UserID: r.user, AgentKey: "drafting",
 		ModelID: "model-x", PromptVersion: "p1", CorrelationID: "corr-1", CostCapUSD: "1.00",
 	}, first))
@@ -216,10 +221,10 @@ func (e *env) newHeld(firm string) *held {
 	e.t.Helper()
 	r := e.newRun(firm)
 	h := &held{run: r, approval: id(), tool: newToolCall(e.t, "file_court_document"),
-		expires: e.clock.Now().Add(dynamo.DefaultWarrantTTL)}
+		expires: e.clock.Now().Add(warrant.DefaultWarrantTTL)}
 	req := e.line(r, requested(h.tool, "require_approval"))
 	blocked := e.line(r, &contracts.RunBlocked{Approval: contracts.BlockedApproval{
-		ApprovalRequestID: h.approval, ToolUseID: h.tool.useID, ToolName: h.tool.name, ToolInputHash: h.tool.hash,
+		ApprovalRequestID: h.approval, ToolUseID: h.tool.useID, ToolName: h.tool.name, ToolInput: h.tool.input, ToolInputHash: h.tool.hash,
 		RiskTier: "high", Reason: "files with a court", HumanSummary: "File the motion",
 		ExpiresAt: contracts.FormatTime(h.expires),
 	}})
@@ -227,18 +232,18 @@ func (e *env) newHeld(firm string) *held {
 	return h
 }
 
-func (e *env) warrant(h *held) dynamo.Warrant {
-	return dynamo.Warrant{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, MatterID: h.matter,
+func (e *env) warrant(h *held) warrant.Warrant {
+	return warrant.Warrant{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, MatterID: h.matter,
 		ToolName: h.tool.name, ToolUseID: h.tool.useID, ToolInputHash: h.tool.hash, Input: h.tool.input,
 		RiskTier: "high", Reason: "files with a court", HumanSummary: "File the motion", RequestedBy: h.user}
 }
 
-func (e *env) decide(h *held, decision string) (dynamo.Warrant, error) {
+func (e *env) decide(h *held, decision warrant.Decision) (warrant.Warrant, error) {
 	e.t.Helper()
 	l := e.next(h.run, &contracts.ApprovalDecided{ApprovalRequestID: h.approval, Decision: decision,
 		DecidedBy: "counsel-1", ToolInputHash: h.tool.hash, Note: "ok"})
 	w, err := e.store.DecideWarrant(e.ctx, h.firm, h.id, h.approval,
-		dynamo.Decision{Decision: decision, PresentedHash: h.tool.hash, DecidedBy: "counsel-1", Note: "ok"}, l)
+		warrant.CounselDecision{Decision: decision, PresentedHash: h.tool.hash, DecidedBy: "counsel-1", Note: "ok"}, l)
 	if err == nil {
 		h.chain.Advance(l)
 	}
@@ -246,12 +251,12 @@ func (e *env) decide(h *held, decision string) (dynamo.Warrant, error) {
 }
 
 // resume builds a ResumeClaim and its released line (not advanced).
-func (e *env) resume(h *held, decision string) (dynamo.ResumeClaim, contracts.Line) {
+func (e *env) resume(h *held, decision warrant.Decision) (warrant.ResumeClaim, contracts.Line) {
 	e.t.Helper()
-	c := dynamo.ResumeClaim{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, Decision: decision, Owner: "lambda-" + id()[:8]}
-	if decision == contracts.DecisionApproved {
-		c.ToolName, c.InputSHA256, c.EffectRef = h.tool.name, h.tool.hash, id()
-		c.LeaseUntil = e.clock.Now().Add(time.Minute)
+	c := warrant.ResumeClaim{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, Decision: decision, Owner: "lambda-" + id()[:8],
+		ToolName: h.tool.name, InputSHA256: h.tool.hash}
+	if decision == warrant.DecisionApproved {
+		c.EffectRef, c.LeaseUntil = id(), e.clock.Now().Add(time.Minute)
 	}
 	l := e.next(h.run, &contracts.RunReleased{ApprovalRequestID: h.approval, Decision: decision, EffectRef: c.EffectRef})
 	return c, l
@@ -292,7 +297,7 @@ func (e *env) unchanged(before []map[string]any, firm, runID, what string) {
 	}
 }
 
-func (e *env) ledger(r *run) []dynamo.LedgerItem {
+func (e *env) ledger(r *run) []warrant.LedgerItem {
 	e.t.Helper()
 	items, more, err := e.store.ReadLedger(e.ctx, r.firm, r.id, 0, 0)
 	must(e.t, err)

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
-func (e *env) claimInput(r *run, tc toolCall, owner string) dynamo.ClaimInput {
-	return dynamo.ClaimInput{FirmID: r.firm, RunID: r.id, ToolName: tc.name, InputSHA256: tc.hash,
+func (e *env) claimInput(r *run, tc toolCall, owner string) warrant.ClaimInput {
+	return warrant.ClaimInput{FirmID: r.firm, RunID: r.id, ToolName: tc.name, InputSHA256: tc.hash,
 		EffectRef: id(), Owner: owner, LeaseUntil: e.clock.Now().Add(time.Minute)}
 }
 
@@ -37,7 +38,7 @@ func testClaimOnceAndComplete(t *testing.T, ep *dynamotest.Endpoint) {
 	in2 := e.claimInput(r, tc, "owner-b")
 	claimed, existing, err = e.store.ClaimToolEffectOnce(e.ctx, in2, e.next(r, requested(tc, "allow")))
 	must(t, err)
-	if claimed || existing == nil || existing.EffectRef != in.EffectRef || existing.Owner != "owner-a" || existing.State != dynamo.ClaimClaimed {
+	if claimed || existing == nil || existing.EffectRef != in.EffectRef || existing.Owner != "owner-a" || existing.State != warrant.ClaimClaimed {
 		t.Fatalf("second claim: claimed=%v existing=%+v", claimed, existing)
 	}
 	// Without lines it is a plain conditional put; same answer.
@@ -50,34 +51,34 @@ func testClaimOnceAndComplete(t *testing.T, ep *dynamotest.Endpoint) {
 
 	// Only the owner completes, once.
 	res := json.RawMessage(`{"message_id":"m-1"}`)
-	done := dynamo.Completion{State: dynamo.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: res}
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-b", done, e.next(r, completed(tc, in.EffectRef))),
-		dynamo.ErrNotClaimOwner, "completion by another owner")
+	done := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: res}
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-b", done, e.next(r, completed(tc, in.EffectRef))),
+		warrant.ErrNotClaimOwner, "completion by another owner")
 	e.unchanged(before, r.firm, r.id, "completion by another owner")
 
 	cl := e.line(r, completed(tc, in.EffectRef))
-	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", done, cl))
-	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-a", done, cl))
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
 	must(t, err)
-	if got.State != dynamo.ClaimCompleted || got.ToolStatus != "success" || string(got.Result) != string(res) ||
+	if got.State != warrant.ClaimCompleted || got.ToolStatus != "success" || string(got.Result) != string(res) ||
 		got.CompletedAt.IsZero() || got.EffectRef != in.EffectRef || got.OutcomeUnknown(e.clock.Now().Add(time.Hour)) {
 		t.Errorf("completed claim = %+v", got)
 	}
 	// The same completion again (a retry whose answer was lost) is fine;
 	// a different one is not.
-	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", done, cl))
+	must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-a", done, cl))
 	before = e.partition(r.firm, r.id)
-	failed := dynamo.Completion{State: dynamo.ClaimFailed, ToolStatus: contracts.ToolError}
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner-a", failed),
-		dynamo.ErrNotClaimOwner, "second, different completion")
+	failed := warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError}
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner-a", failed),
+		warrant.ErrNotClaimOwner, "second, different completion")
 	e.unchanged(before, r.firm, r.id, "second, different completion")
 
 	other := newToolCall(t, "send_email")
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, other.name, other.hash, "owner-a", done),
-		dynamo.ErrNotFound, "completion of an unknown claim")
-	_, err = e.store.GetEffect(e.ctx, r.firm, r.id, other.name, other.hash)
-	wantErr(t, err, dynamo.ErrNotFound, "GetEffect of an unknown claim")
-	wantErr(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, other.name, other.hash), dynamo.ErrNotFound, "flag of an unknown claim")
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: other.name, InputSHA256: other.hash}, "owner-a", done),
+		warrant.ErrNotFound, "completion of an unknown claim")
+	_, err = e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: other.name, InputSHA256: other.hash})
+	wantErr(t, err, warrant.ErrNotFound, "GetEffect of an unknown claim")
+	wantErr(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: other.name, InputSHA256: other.hash}), warrant.ErrNotFound, "flag of an unknown claim")
 	e.unchanged(before, r.firm, r.id, "operations on an unknown claim")
 }
 
@@ -106,14 +107,14 @@ func testClaimLease(t *testing.T, ep *dynamotest.Endpoint) {
 	e.unchanged(before, r.firm, r.id, "claim after lease")
 
 	// The retrying Lambda is not the owner: it cannot write an outcome.
-	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "lambda-2",
-		dynamo.Completion{State: dynamo.ClaimCompleted, ToolStatus: "success"}), dynamo.ErrNotClaimOwner, "stale owner completion")
+	wantErr(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "lambda-2",
+		warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}), warrant.ErrNotClaimOwner, "stale owner completion")
 	e.unchanged(before, r.firm, r.id, "stale owner completion")
 
-	must(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, tc.name, tc.hash))
-	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	must(t, e.store.FlagForReconciliation(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}))
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
 	must(t, err)
-	if !got.NeedsReconciliation || got.State != dynamo.ClaimClaimed || got.EffectRef != first.EffectRef {
+	if !got.NeedsReconciliation || got.State != warrant.ClaimClaimed || got.EffectRef != first.EffectRef {
 		t.Errorf("flagged claim = %+v", got)
 	}
 }
@@ -122,7 +123,7 @@ func testOutbound(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	r := e.newRun(id())
 	ref := id()
-	o := dynamo.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: ref, ToolName: "file_court_document",
+	o := warrant.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: ref, ToolName: "file_court_document",
 		Kind: "court_filing", Body: json.RawMessage(`{"title":"Motion"}`)}
 	created, err := e.store.RecordOutbound(e.ctx, o)
 	must(t, err)
@@ -136,7 +137,7 @@ func testOutbound(t *testing.T, ep *dynamotest.Endpoint) {
 	if created {
 		t.Error("repeat with the same effect_ref created a second record")
 	}
-	_, err = e.store.RecordOutbound(e.ctx, dynamo.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: id(), Kind: "email"})
+	_, err = e.store.RecordOutbound(e.ctx, warrant.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: id(), Kind: "email"})
 	must(t, err)
 	list, err := e.store.ListOutbound(e.ctx, r.firm, r.id)
 	must(t, err)

@@ -4,51 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
-
-// ClaimState is the state of an effect claim.
-type ClaimState string
-
-// Claim states (closed).
-const (
-	ClaimClaimed   ClaimState = "claimed"
-	ClaimCompleted ClaimState = "completed"
-	ClaimFailed    ClaimState = "failed"
-)
-
-// Claim is the effect claim EFF#<tool>#<input_sha256>: the single
-// linearization point of an irreversible tool call (DESIGN §10). Only the
-// writer whose conditional put created it executes the effect, passing
-// EffectRef downstream as the idempotency key.
-type Claim struct {
-	FirmID, RunID, ToolName, InputSHA256, EffectRef, ApprovalID, Owner string
-	LeaseUntil, ClaimedAt, CompletedAt                                 time.Time
-	State                                                              ClaimState
-	ToolStatus                                                         string
-	Result                                                             json.RawMessage
-	NeedsReconciliation                                                bool
-}
-
-// OutcomeUnknown reports a claim whose owner's lease passed before it
-// completed: the effect may or may not have happened, and nobody re-executes
-// it on their own (DESIGN §10); the run fails with effect_outcome_unknown and
-// the claim is flagged for reconciliation.
-func (c Claim) OutcomeUnknown(now time.Time) bool {
-	return c.State == ClaimClaimed && !now.Before(c.LeaseUntil)
-}
-
-// ClaimInput asks for the claim of one effect.
-type ClaimInput struct {
-	FirmID, RunID, ToolName, InputSHA256, EffectRef, Owner string
-	LeaseUntil                                             time.Time
-}
 
 // claimPut is the conditional put of a new effect claim.
 func (s *Store) claimPut(item map[string]types.AttributeValue) *types.Put {
@@ -71,7 +34,7 @@ func (s *Store) claimPut(item map[string]types.AttributeValue) *types.Put {
 // returns claimed=false, the stored claim and no error, and nothing was
 // written (the caller then writes its own lines). A claim whose lease passed
 // is returned as it is (OutcomeUnknown), never taken over.
-func (s *Store) ClaimToolEffectOnce(ctx context.Context, c ClaimInput, lines ...contracts.Line) (bool, *Claim, error) {
+func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, lines ...contracts.Line) (bool, *warrant.Claim, error) {
 	const op = "claim tool effect"
 	if err := checkIDs(op, "firm_id", c.FirmID, "run_id", c.RunID, "effect_ref", c.EffectRef); err != nil {
 		return false, nil, err
@@ -86,11 +49,11 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c ClaimInput, lines ...
 	if err != nil {
 		return false, nil, err
 	}
-	pk, sk := runPK(c.FirmID, c.RunID), effSK(c.ToolName, c.InputSHA256)
+	pk, sk := runPK(c.FirmID, c.RunID), effSK(warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256})
 	item, err := marshal(claimItem{
 		PK: pk, SK: sk, FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
 		EffectRef: c.EffectRef, Owner: c.Owner, LeaseUntil: fmtTime(c.LeaseUntil),
-		State: string(ClaimClaimed), ClaimedAt: fmtTime(s.nowUTC()),
+		State: string(warrant.ClaimClaimed), ClaimedAt: fmtTime(s.nowUTC()),
 	})
 	if err != nil {
 		return false, nil, wrap(op, err)
@@ -146,30 +109,24 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c ClaimInput, lines ...
 	return false, &existing, nil
 }
 
-var errClaimVanished = &storeError{kind: ErrNotFound, detail: "effect claim condition failed but the claim is missing"}
-
-// Completion is the outcome of a claimed effect.
-type Completion struct {
-	State      ClaimState // completed|failed
-	ToolStatus string
-	Result     json.RawMessage
-}
+var errClaimVanished = &storeError{kind: warrant.ErrNotFound, detail: "effect claim condition failed but the claim is missing"}
 
 // CompleteEffect records the outcome of a claimed effect and stores the lines
 // (tool.completed) in one round trip. Only the claim's owner can complete it,
 // and only once: a stale owner (or a second completion) is
 // ErrNotClaimOwner, a missing claim ErrNotFound. Repeating a completion that
 // was stored exactly succeeds.
-func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256, owner string, c Completion, lines ...contracts.Line) error {
+func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, c warrant.Completion, lines ...contracts.Line) error {
 	const op = "complete effect"
-	if c.State != ClaimCompleted && c.State != ClaimFailed {
+	if c.State != warrant.ClaimCompleted && c.State != warrant.ClaimFailed {
 		return invalid(op, "completion state must be completed or failed, got %q", c.State)
 	}
-	if err := checkTool(op, tool, inputSHA256); err != nil {
+	if err := checkKey(op, k); err != nil {
 		return err
 	}
+	tool, inputSHA256 := k.ToolName, k.InputSHA256
 	if !idsOK(firm, run) {
-		return fail(ErrNotFound, nil, "effect %s", tool)
+		return fail(warrant.ErrNotFound, nil, "effect %s", tool)
 	}
 	if len(c.Result) > 0 && !json.Valid(c.Result) {
 		return invalid(op, "result must be JSON")
@@ -178,7 +135,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256
 	if err != nil {
 		return err
 	}
-	pk, sk := runPK(firm, run), effSK(tool, inputSHA256)
+	pk, sk := runPK(firm, run), effSK(k)
 	upd := s.txUpdate(key(pk, sk),
 		newUpdate().set("state", str(string(c.State))).setStr("tool_status", c.ToolStatus).
 			setStr("result", string(c.Result)).set("completed_at", str(fmtTime(s.nowUTC()))),
@@ -187,7 +144,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256
 		// the outcome is written once. Both fail on a missing claim, so
 		// this update never creates one.
 		"#owner = :owner AND #state = :claimed",
-		map[string]types.AttributeValue{":owner": str(owner), ":claimed": str(string(ClaimClaimed))})
+		map[string]types.AttributeValue{":owner": str(owner), ":claimed": str(string(warrant.ClaimClaimed))})
 	var old map[string]types.AttributeValue
 	if len(parsed) == 0 {
 		err = s.withConflictRetry(ctx, func() error {
@@ -224,7 +181,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256
 		return wrap(op, err)
 	}
 	if old == nil {
-		return fail(ErrNotFound, cause, "effect %s %s", tool, inputSHA256)
+		return fail(warrant.ErrNotFound, cause, "effect %s %s", tool, inputSHA256)
 	}
 	it, _ := unmarshal[claimItem](old)
 	if it.Owner == owner && it.State == string(c.State) && it.ToolStatus == c.ToolStatus && bytes.Equal([]byte(it.Result), c.Result) {
@@ -235,36 +192,73 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run, tool, inputSHA256
 			return nil
 		}
 	}
-	return fail(ErrNotClaimOwner, cause, "effect %s is %s, owned by %q", tool, it.State, it.Owner)
+	return fail(warrant.ErrNotClaimOwner, cause, "effect %s is %s, owned by %q", tool, it.State, it.Owner)
 }
 
-// GetEffect reads an effect claim (consistently).
-func (s *Store) GetEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (Claim, error) {
-	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
-		return Claim{}, fail(ErrNotFound, nil, "effect %q", tool)
+// GetEffect reads one attempt's effect claim (consistently).
+func (s *Store) GetEffect(ctx context.Context, firm, run string, k warrant.EffectKey) (warrant.Claim, error) {
+	if !idsOK(firm, run) || checkKey("", k) != nil {
+		return warrant.Claim{}, fail(warrant.ErrNotFound, nil, "effect %q", k.ToolName)
 	}
-	m, err := s.getItem(ctx, runPK(firm, run), effSK(tool, inputSHA256))
+	m, err := s.getItem(ctx, runPK(firm, run), effSK(k))
 	if err != nil {
-		return Claim{}, wrap("get effect", err)
+		return warrant.Claim{}, wrap("get effect", err)
 	}
 	if m == nil {
-		return Claim{}, fail(ErrNotFound, nil, "effect %s %s", tool, inputSHA256)
+		return warrant.Claim{}, fail(warrant.ErrNotFound, nil, "effect %s %s", k.ToolName, k.InputSHA256)
 	}
 	it, err := unmarshal[claimItem](m)
 	if err != nil {
-		return Claim{}, wrap("get effect", err)
+		return warrant.Claim{}, wrap("get effect", err)
 	}
 	return it.claim(), nil
 }
 
+// LatestEffect reads the claim of the latest attempt at a call in a run
+// (consistently): nil, nil when the call was never claimed. The brain
+// consults it before asking counsel, so a call that completed, was declined
+// or has an unknown outcome is answered from the record rather than held
+// on a warrant that could never run.
+func (s *Store) LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error) {
+	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
+		return nil, nil
+	}
+	// The first attempt's key is a prefix of every retry's, and retries
+	// sort by attempt: the last item under the prefix is the latest.
+	const kc = "#PK = :pk AND begins_with(#SK, :eff)"
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                aws.String(s.table),
+		KeyConditionExpression:   aws.String(kc),
+		ExpressionAttributeNames: names(kc),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(firm, run)), ":eff": str(effSK(warrant.EffectKey{ToolName: tool, InputSHA256: inputSHA256})),
+		},
+		ScanIndexForward: aws.Bool(false),
+		Limit:            aws.Int32(1),
+		ConsistentRead:   aws.Bool(true),
+	})
+	if err != nil {
+		return nil, wrap("latest effect", err)
+	}
+	if len(out.Items) == 0 {
+		return nil, nil
+	}
+	it, err := unmarshal[claimItem](out.Items[0])
+	if err != nil {
+		return nil, wrap("latest effect", err)
+	}
+	c := it.claim()
+	return &c, nil
+}
+
 // FlagForReconciliation marks a claim whose outcome is unknown for a human to
 // reconcile. Missing is ErrNotFound.
-func (s *Store) FlagForReconciliation(ctx context.Context, firm, run, tool, inputSHA256 string) error {
+func (s *Store) FlagForReconciliation(ctx context.Context, firm, run string, k warrant.EffectKey) error {
 	const op = "flag for reconciliation"
-	if !idsOK(firm, run) || checkTool("", tool, inputSHA256) != nil {
-		return fail(ErrNotFound, nil, "effect %q", tool)
+	if !idsOK(firm, run) || checkKey("", k) != nil {
+		return fail(warrant.ErrNotFound, nil, "effect %q", k.ToolName)
 	}
-	upd := s.txUpdate(key(runPK(firm, run), effSK(tool, inputSHA256)),
+	upd := s.txUpdate(key(runPK(firm, run), effSK(k)),
 		newUpdate().set("needs_reconciliation", &types.AttributeValueMemberBOOL{Value: true}),
 		// The claim must exist: flagging never creates a claim (which would
 		// block the effect's first real execution).
@@ -278,23 +272,15 @@ func (s *Store) FlagForReconciliation(ctx context.Context, firm, run, tool, inpu
 		return err
 	})
 	if _, ok := conditionFailed(err); ok {
-		return fail(ErrNotFound, err, "effect %s %s", tool, inputSHA256)
+		return fail(warrant.ErrNotFound, err, "effect %s %s", k.ToolName, k.InputSHA256)
 	}
 	return wrap(op, err)
-}
-
-// Outbound is one record in the reference tools' outbox: a court filing,
-// email or draft, recorded idempotently by effect_ref.
-type Outbound struct {
-	FirmID, RunID, EffectRef, ToolName, Kind string
-	Body                                     json.RawMessage
-	CreatedAt                                time.Time
 }
 
 // RecordOutbound records an outbound effect once per effect_ref: a repeat
 // with the same effect_ref is created=false and no error (effect_ref is the
 // downstream idempotency key), and the first record stays as it was.
-func (s *Store) RecordOutbound(ctx context.Context, o Outbound) (bool, error) {
+func (s *Store) RecordOutbound(ctx context.Context, o warrant.Outbound) (bool, error) {
 	const op = "record outbound"
 	if err := checkIDs(op, "firm_id", o.FirmID, "run_id", o.RunID, "effect_ref", o.EffectRef); err != nil {
 		return false, err
@@ -330,7 +316,7 @@ func (s *Store) RecordOutbound(ctx context.Context, o Outbound) (bool, error) {
 }
 
 // ListOutbound lists a run's outbox (consistently), in effect_ref order.
-func (s *Store) ListOutbound(ctx context.Context, firm, run string) ([]Outbound, error) {
+func (s *Store) ListOutbound(ctx context.Context, firm, run string) ([]warrant.Outbound, error) {
 	if !idsOK(firm, run) {
 		return nil, nil
 	}
@@ -342,7 +328,7 @@ func (s *Store) ListOutbound(ctx context.Context, firm, run string) ([]Outbound,
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(runPK(firm, run)), ":out": str(skOut)},
 		ConsistentRead:            aws.Bool(true),
 	}
-	var out []Outbound
+	var out []warrant.Outbound
 	for {
 		page, err := s.client.Query(ctx, in)
 		if err != nil {

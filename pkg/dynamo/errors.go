@@ -1,47 +1,37 @@
 package dynamo
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
-// The store's typed outcomes. Match them with errors.Is: the concrete error
-// also wraps the SDK error it came from (when there is one), so
-// pkg/failure still sees, for example, a TransactionCanceledException.
-var (
-	ErrNotFound           = errors.New("dynamo: not found")
-	ErrRunExists          = errors.New("dynamo: run already exists")
-	ErrSeqTaken           = errors.New("dynamo: ledger seq already taken")
-	ErrRunNotInState      = errors.New("dynamo: run is not in the required state")
-	ErrWarrantExists      = errors.New("dynamo: approval id already exists")
-	ErrWarrantNotPending  = errors.New("dynamo: warrant is not pending")
-	ErrHashMismatch       = errors.New("dynamo: tool input hash does not match the warrant")
-	ErrWarrantExpired     = errors.New("dynamo: warrant expired")
-	ErrWarrantConsumed    = errors.New("dynamo: warrant already consumed")
-	ErrWarrantNotDecided  = errors.New("dynamo: warrant is not decided")
-	ErrEffectClaimed      = errors.New("dynamo: effect already claimed")
-	ErrNotClaimOwner      = errors.New("dynamo: not the owner of a live effect claim")
-	ErrProjectionConflict = errors.New("dynamo: projection was updated by another writer")
-)
+// The store's typed errors are the sentinels of package warrant (the domain),
+// which carry their failure kinds: errors.Is(err, warrant.ErrSeqTaken) and
+// failure.Classify see through the detail and the SDK cause added here.
 
 // SeqTakenError says which ledger seq another writer already holds. It
-// matches ErrSeqTaken.
+// matches warrant.ErrSeqTaken.
 type SeqTakenError struct {
 	Seq int64
 	Err error // the SDK error, if any
 }
 
 func (e *SeqTakenError) Error() string {
-	return fmt.Sprintf("%v: seq %d", ErrSeqTaken, e.Seq)
+	return fmt.Sprintf("%v: seq %d", warrant.ErrSeqTaken, e.Seq)
 }
 
-// Is makes errors.Is(err, ErrSeqTaken) true.
-func (e *SeqTakenError) Is(target error) bool { return target == ErrSeqTaken }
+// Unwrap returns the sentinel (so errors.Is and the failure kind see it
+// first) and the SDK error.
+func (e *SeqTakenError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{warrant.ErrSeqTaken}
+	}
+	return []error{warrant.ErrSeqTaken, e.Err}
+}
 
-// Unwrap returns the SDK error.
-func (e *SeqTakenError) Unwrap() error { return e.Err }
-
-// storeError is a sentinel with detail and the SDK error that caused it.
+// storeError is a warrant sentinel with detail and the SDK error that caused
+// it.
 type storeError struct {
 	kind   error
 	detail string

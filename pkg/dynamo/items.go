@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // The stored shapes. Times are fixed-width UTC strings (timeLayout); JSON
@@ -42,24 +44,24 @@ type projItem struct {
 	UpdatedAt string `dynamodbav:"updated_at,omitempty"`
 }
 
-func (r runItem) run() Run {
-	out := Run{
+func (r runItem) run() warrant.Run {
+	out := warrant.Run{
 		FirmID: r.FirmID, RunID: r.RunID, MatterID: r.MatterID, UserID: r.UserID,
 		AgentKey: r.AgentKey, ModelID: r.ModelID, PromptVersion: r.PromptVersion,
 		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD,
-		Status:    RunStatus(r.Status),
+		Status:    warrant.RunStatus(r.Status),
 		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
 	}
 	// held_on means something only while held (an endpoint that ignores
 	// REMOVE, like minidyn, may leave a stale one behind).
-	if out.Status == RunHeld {
+	if out.Status == warrant.RunHeld {
 		out.HeldOn = r.HeldOn
 	}
 	if r.ProjLastSeq != nil {
 		out.Projection.LastSeq = *r.ProjLastSeq
 	}
 	if r.Proj != nil {
-		out.Projection.Status, out.Projection.State, out.Projection.Halted = r.Proj.Status, r.Proj.State, r.Proj.Halted
+		out.Projection.Status, out.Projection.State, out.Projection.Halted = warrant.RunStatus(r.Proj.Status), r.Proj.State, r.Proj.Halted
 		out.Projection.UpdatedAt = parseTime(r.Proj.UpdatedAt)
 	}
 	return out
@@ -82,6 +84,7 @@ type warrantItem struct {
 	ToolName      string `dynamodbav:"tool_name"`
 	ToolUseID     string `dynamodbav:"tool_use_id,omitempty"`
 	ToolInputHash string `dynamodbav:"tool_input_hash"`
+	Attempt       int    `dynamodbav:"attempt,omitempty"`
 	Input         string `dynamodbav:"input,omitempty"`
 	RiskTier      string `dynamodbav:"risk_tier,omitempty"`
 	Reason        string `dynamodbav:"reason,omitempty"`
@@ -97,17 +100,17 @@ type warrantItem struct {
 	ConsumedAt    string `dynamodbav:"consumed_at,omitempty"`
 }
 
-func (w warrantItem) warrant() Warrant {
+func (w warrantItem) warrant() warrant.Warrant {
 	var input json.RawMessage
 	if w.Input != "" {
 		input = json.RawMessage(w.Input)
 	}
-	return Warrant{
+	return warrant.Warrant{
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
-		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: input,
+		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Attempt: max(w.Attempt, 1), Input: input,
 		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
 		RequestedAt: parseTime(w.RequestedAt), ExpiresAt: parseTime(w.ExpiresAt),
-		Status: WarrantStatus(w.Status), Decision: w.Decision, DecidedBy: w.DecidedBy,
+		Status: warrant.WarrantStatus(w.Status), Decision: warrant.Decision(w.Decision), DecidedBy: w.DecidedBy,
 		DecidedAt: parseTime(w.DecidedAt), Note: w.Note,
 	}
 }
@@ -119,10 +122,11 @@ type claimItem struct {
 	RunID               string `dynamodbav:"run_id"`
 	ToolName            string `dynamodbav:"tool_name"`
 	InputSHA256         string `dynamodbav:"input_sha256"`
-	EffectRef           string `dynamodbav:"effect_ref"`
+	Attempt             int    `dynamodbav:"attempt,omitempty"`
+	EffectRef           string `dynamodbav:"effect_ref,omitempty"`
 	ApprovalID          string `dynamodbav:"approval_id,omitempty"`
-	Owner               string `dynamodbav:"owner"`
-	LeaseUntil          string `dynamodbav:"lease_until"`
+	Owner               string `dynamodbav:"owner,omitempty"`
+	LeaseUntil          string `dynamodbav:"lease_until,omitempty"`
 	State               string `dynamodbav:"state"`
 	ClaimedAt           string `dynamodbav:"claimed_at"`
 	CompletedAt         string `dynamodbav:"completed_at,omitempty"`
@@ -131,16 +135,16 @@ type claimItem struct {
 	NeedsReconciliation bool   `dynamodbav:"needs_reconciliation,omitempty"`
 }
 
-func (c claimItem) claim() Claim {
+func (c claimItem) claim() warrant.Claim {
 	var result json.RawMessage
 	if c.Result != "" {
 		result = json.RawMessage(c.Result)
 	}
-	return Claim{
-		FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
+	return warrant.Claim{
+		FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: max(c.Attempt, 1),
 		EffectRef: c.EffectRef, ApprovalID: c.ApprovalID, Owner: c.Owner,
 		LeaseUntil: parseTime(c.LeaseUntil), ClaimedAt: parseTime(c.ClaimedAt),
-		CompletedAt: parseTime(c.CompletedAt), State: ClaimState(c.State),
+		CompletedAt: parseTime(c.CompletedAt), State: warrant.ClaimState(c.State),
 		ToolStatus: c.ToolStatus, Result: result, NeedsReconciliation: c.NeedsReconciliation,
 	}
 }
@@ -157,12 +161,12 @@ type outboundItem struct {
 	CreatedAt string `dynamodbav:"created_at"`
 }
 
-func (o outboundItem) outbound() Outbound {
+func (o outboundItem) outbound() warrant.Outbound {
 	var body json.RawMessage
 	if o.Body != "" {
 		body = json.RawMessage(o.Body)
 	}
-	return Outbound{FirmID: o.FirmID, RunID: o.RunID, EffectRef: o.EffectRef, ToolName: o.ToolName,
+	return warrant.Outbound{FirmID: o.FirmID, RunID: o.RunID, EffectRef: o.EffectRef, ToolName: o.ToolName,
 		Kind: o.Kind, Body: body, CreatedAt: parseTime(o.CreatedAt)}
 }
 

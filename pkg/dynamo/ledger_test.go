@@ -8,6 +8,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 func testCreateAndGetRun(t *testing.T, ep *dynamotest.Endpoint) {
@@ -15,7 +17,7 @@ func testCreateAndGetRun(t *testing.T, ep *dynamotest.Endpoint) {
 	r := e.newRun(id())
 	got, err := e.store.GetRun(e.ctx, r.firm, r.id)
 	must(t, err)
-	if got.Status != dynamo.RunRunning || got.FirmID != r.firm || got.RunID != r.id || got.MatterID != r.matter ||
+	if got.Status != warrant.RunRunning || got.FirmID != r.firm || got.RunID != r.id || got.MatterID != r.matter ||
 		got.UserID != r.user || got.AgentKey != "drafting" || got.ModelID != "model-x" || got.PromptVersion != "p1" ||
 		got.CorrelationID != "corr-1" || got.CostCapUSD != "1.00" || got.HeldOn != "" || !got.CreatedAt.Equal(e.clock.Now()) {
 		t.Errorf("GetRun = %+v", got)
@@ -32,14 +34,14 @@ func testCreateAndGetRun(t *testing.T, ep *dynamotest.Endpoint) {
 		PromptVersion: "p", SchemaVersion: "1", CostCapUSD: "2.00", MaxTokens: 1, MatterID: r.matter, UserID: r.user,
 		History: []contracts.HistoryMessage{}})
 	must(t, err)
-	err = e.store.CreateRun(e.ctx, dynamo.Run{FirmID: r.firm, RunID: r.id, Status: dynamo.RunCompleted}, first)
-	wantErr(t, err, dynamo.ErrRunExists, "duplicate CreateRun")
+	err = e.store.CreateRun(e.ctx, warrant.Run{FirmID: r.firm, RunID: r.id, Status: warrant.RunCompleted}, first)
+	wantErr(t, err, warrant.ErrRunExists, "duplicate CreateRun")
 	e.unchanged(before, r.firm, r.id, "duplicate CreateRun")
 
 	_, err = e.store.GetRun(e.ctx, r.firm, id())
-	wantErr(t, err, dynamo.ErrNotFound, "GetRun of an unknown run")
+	wantErr(t, err, warrant.ErrNotFound, "GetRun of an unknown run")
 	_, err = e.store.GetRun(e.ctx, r.firm, "not-a-uuid")
-	wantErr(t, err, dynamo.ErrNotFound, "GetRun of a malformed id")
+	wantErr(t, err, warrant.ErrNotFound, "GetRun of a malformed id")
 }
 
 func testAppendAndReadLedger(t *testing.T, ep *dynamotest.Endpoint) {
@@ -52,7 +54,7 @@ func testAppendAndReadLedger(t *testing.T, ep *dynamotest.Endpoint) {
 	must(t, e.store.AppendEvents(e.ctx, r.firm, r.id)) // nothing to do
 
 	// Other item kinds in the partition must not leak into the ledger.
-	_, err := e.store.RecordOutbound(e.ctx, dynamo.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: id(), Kind: "email"})
+	_, err := e.store.RecordOutbound(e.ctx, warrant.Outbound{FirmID: r.firm, RunID: r.id, EffectRef: id(), Kind: "email"})
 	must(t, err)
 
 	all := e.ledger(r)
@@ -98,7 +100,7 @@ func testAppendAndReadLedger(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Errorf("LastLine = %d", last.Seq)
 	}
 	_, err = e.store.LastLine(e.ctx, r.firm, id())
-	wantErr(t, err, dynamo.ErrNotFound, "LastLine of an unknown run")
+	wantErr(t, err, warrant.ErrNotFound, "LastLine of an unknown run")
 }
 
 func testAppendSeqTaken(t *testing.T, ep *dynamotest.Endpoint) {
@@ -118,7 +120,7 @@ func testAppendSeqTaken(t *testing.T, ep *dynamotest.Endpoint) {
 	before := e.partition(r.firm, r.id)
 	err = e.store.AppendEvents(e.ctx, r.firm, r.id, l2b)
 	var st *dynamo.SeqTakenError
-	if !errors.As(err, &st) || st.Seq != 2 || !errors.Is(err, dynamo.ErrSeqTaken) {
+	if !errors.As(err, &st) || st.Seq != 2 || !errors.Is(err, warrant.ErrSeqTaken) {
 		t.Fatalf("AppendEvents on a taken seq = %v", err)
 	}
 	e.unchanged(before, r.firm, r.id, "single put on a taken seq")
@@ -192,20 +194,20 @@ func testFinishRun(t *testing.T, ep *dynamotest.Endpoint) {
 	r := e.newRun(id())
 	stale := *r.chain
 	done := e.line(r, &contracts.RunCompleted{StopReason: "end_turn", FinalText: "Done."})
-	must(t, e.store.FinishRun(e.ctx, r.firm, r.id, dynamo.RunCompleted, done))
+	must(t, e.store.FinishRun(e.ctx, r.firm, r.id, warrant.RunCompleted, done))
 	got, err := e.store.GetRun(e.ctx, r.firm, r.id)
 	must(t, err)
-	if got.Status != dynamo.RunCompleted {
+	if got.Status != warrant.RunCompleted {
 		t.Errorf("status = %s", got.Status)
 	}
 
 	// Finishing again: ErrRunNotInState, and the line is not stored.
 	before := e.partition(r.firm, r.id)
 	again := e.next(r, &contracts.RunFailed{FailureKind: "internal", FailureStage: "agent"})
-	wantErr(t, e.store.FinishRun(e.ctx, r.firm, r.id, dynamo.RunFailed, again), dynamo.ErrRunNotInState, "second FinishRun")
+	wantErr(t, e.store.FinishRun(e.ctx, r.firm, r.id, warrant.RunFailed, again), warrant.ErrRunNotInState, "second FinishRun")
 	e.unchanged(before, r.firm, r.id, "second FinishRun")
 
-	wantErr(t, e.store.FinishRun(e.ctx, r.firm, id(), dynamo.RunFailed), dynamo.ErrNotFound, "FinishRun of an unknown run")
+	wantErr(t, e.store.FinishRun(e.ctx, r.firm, id(), warrant.RunFailed), warrant.ErrNotFound, "FinishRun of an unknown run")
 
 	// A running run whose final line's seq is taken stays running.
 	r2 := e.newRun(id())
@@ -214,15 +216,15 @@ func testFinishRun(t *testing.T, ep *dynamotest.Endpoint) {
 	late, err := stale.Append(&contracts.RunCompleted{StopReason: "end_turn"})
 	must(t, err)
 	before = e.partition(r2.firm, r2.id)
-	err = e.store.FinishRun(e.ctx, r2.firm, r2.id, dynamo.RunCompleted, late)
-	wantErr(t, err, dynamo.ErrSeqTaken, "FinishRun with a taken seq")
+	err = e.store.FinishRun(e.ctx, r2.firm, r2.id, warrant.RunCompleted, late)
+	wantErr(t, err, warrant.ErrSeqTaken, "FinishRun with a taken seq")
 	e.unchanged(before, r2.firm, r2.id, "FinishRun with a taken seq")
 }
 
 func testUpdateProjection(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	r := e.newRun(id())
-	p := dynamo.Projection{LastSeq: 1, Status: "running", State: []byte(`{"turns":0}`)}
+	p := warrant.Projection{LastSeq: 1, Status: "running", State: []byte(`{"turns":0}`)}
 	must(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 0, p))
 	got, err := e.store.GetRun(e.ctx, r.firm, r.id)
 	must(t, err)
@@ -233,15 +235,15 @@ func testUpdateProjection(t *testing.T, ep *dynamotest.Endpoint) {
 
 	// A writer that read no projection, or an older one, loses.
 	before := e.partition(r.firm, r.id)
-	wantErr(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 0, dynamo.Projection{LastSeq: 3}), dynamo.ErrProjectionConflict, "stale prev 0")
-	wantErr(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 2, dynamo.Projection{LastSeq: 3}), dynamo.ErrProjectionConflict, "wrong prev")
+	wantErr(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 0, warrant.Projection{LastSeq: 3}), warrant.ErrProjectionConflict, "stale prev 0")
+	wantErr(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 2, warrant.Projection{LastSeq: 3}), warrant.ErrProjectionConflict, "wrong prev")
 	e.unchanged(before, r.firm, r.id, "conflicting projections")
 
-	must(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 1, dynamo.Projection{LastSeq: 4, Status: "halted", Halted: "unknown event"}))
+	must(t, e.store.UpdateProjection(e.ctx, r.firm, r.id, 1, warrant.Projection{LastSeq: 4, Status: "halted", Halted: "unknown event"}))
 	got, err = e.store.GetRun(e.ctx, r.firm, r.id)
 	must(t, err)
 	if got.Projection.LastSeq != 4 || got.Projection.Halted != "unknown event" || got.Projection.State != nil {
 		t.Errorf("projection = %+v", got.Projection)
 	}
-	wantErr(t, e.store.UpdateProjection(e.ctx, r.firm, id(), 0, dynamo.Projection{LastSeq: 1}), dynamo.ErrNotFound, "unknown run")
+	wantErr(t, e.store.UpdateProjection(e.ctx, r.firm, id(), 0, warrant.Projection{LastSeq: 1}), warrant.ErrNotFound, "unknown run")
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Races go through the real SDK and HTTP, n goroutines released together.
@@ -35,7 +37,7 @@ func testRaceClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	r := e.newRun(id())
 	tc := newToolCall(t, "file_court_document")
-	ins := make([]dynamo.ClaimInput, n)
+	ins := make([]warrant.ClaimInput, n)
 	lines := make([]contracts.Line, n)
 	for i := range n {
 		ins[i] = e.claimInput(r, tc, fmt.Sprintf("lambda-%d", i))
@@ -44,7 +46,7 @@ func testRaceClaim(t *testing.T, ep *dynamotest.Endpoint) {
 		lines[i] = e.next(r, rq)
 	}
 	claimed := make([]bool, n)
-	existing := make([]*dynamo.Claim, n)
+	existing := make([]*warrant.Claim, n)
 	errs := make([]error, n)
 	race(n, func(i int) { claimed[i], existing[i], errs[i] = e.store.ClaimToolEffectOnce(e.ctx, ins[i], lines[i]) })
 
@@ -69,7 +71,7 @@ func testRaceClaim(t *testing.T, ep *dynamotest.Endpoint) {
 			t.Errorf("racer %d: existing %+v, want the winner's effect_ref", i, existing[i])
 		}
 	}
-	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, tc.name, tc.hash)
+	got, err := e.store.GetEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash})
 	must(t, err)
 	last, err := e.store.LastLine(e.ctx, r.firm, r.id)
 	must(t, err)
@@ -82,12 +84,12 @@ func testRaceResume(t *testing.T, ep *dynamotest.Endpoint) {
 	const n = 64
 	e := newEnv(t, ep)
 	h := e.newHeld(id())
-	_, err := e.decide(h, contracts.DecisionApproved)
+	_, err := e.decide(h, warrant.DecisionApproved)
 	must(t, err)
-	claims := make([]dynamo.ResumeClaim, n)
+	claims := make([]warrant.ResumeClaim, n)
 	lines := make([]contracts.Line, n)
 	for i := range n {
-		claims[i], lines[i] = e.resume(h, contracts.DecisionApproved)
+		claims[i], lines[i] = e.resume(h, warrant.DecisionApproved)
 	}
 	errs := make([]error, n)
 	race(n, func(i int) { errs[i] = e.store.ResumeClaim(e.ctx, claims[i], lines[i]) })
@@ -100,8 +102,8 @@ func testRaceResume(t *testing.T, ep *dynamotest.Endpoint) {
 				t.Fatalf("racers %d and %d both resumed", winner, i)
 			}
 			winner = i
-		case errors.Is(err, dynamo.ErrWarrantConsumed), errors.Is(err, dynamo.ErrRunNotInState),
-			errors.Is(err, dynamo.ErrEffectClaimed), errors.Is(err, dynamo.ErrSeqTaken):
+		case errors.Is(err, warrant.ErrWarrantConsumed), errors.Is(err, warrant.ErrRunNotInState),
+			errors.Is(err, warrant.ErrEffectClaimed), errors.Is(err, warrant.ErrSeqTaken):
 		default:
 			t.Errorf("racer %d: untyped conflict %v", i, err)
 		}
@@ -113,11 +115,11 @@ func testRaceResume(t *testing.T, ep *dynamotest.Endpoint) {
 	must(t, err)
 	r, err := e.store.GetRun(e.ctx, h.firm, h.id)
 	must(t, err)
-	c, err := e.store.GetEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
+	c, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
 	must(t, err)
 	last, err := e.store.LastLine(e.ctx, h.firm, h.id)
 	must(t, err)
-	if w.Status != dynamo.WarrantConsumed || r.Status != dynamo.RunRunning || c.EffectRef != claims[winner].EffectRef ||
+	if w.Status != warrant.WarrantConsumed || r.Status != warrant.RunRunning || c.EffectRef != claims[winner].EffectRef ||
 		string(last.Raw) != string(lines[winner].Raw) {
 		t.Errorf("after the race: warrant %s, run %s, claim %s, winner's line stored %v",
 			w.Status, r.Status, c.EffectRef, string(last.Raw) == string(lines[winner].Raw))
@@ -161,14 +163,14 @@ func testRaceDecide(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	h := e.newHeld(id())
 	lines := make([]contracts.Line, n)
-	decisions := make([]dynamo.Decision, n)
+	decisions := make([]warrant.CounselDecision, n)
 	for i := range n {
-		d := []string{"approved", "denied"}[i%2]
-		decisions[i] = dynamo.Decision{Decision: d, PresentedHash: h.tool.hash, DecidedBy: fmt.Sprintf("counsel-%d", i)}
+		d := []warrant.Decision{warrant.DecisionApproved, warrant.DecisionDenied}[i%2]
+		decisions[i] = warrant.CounselDecision{Decision: d, PresentedHash: h.tool.hash, DecidedBy: fmt.Sprintf("counsel-%d", i)}
 		lines[i] = e.next(h.run, &contracts.ApprovalDecided{ApprovalRequestID: h.approval, Decision: d,
 			DecidedBy: decisions[i].DecidedBy, ToolInputHash: h.tool.hash})
 	}
-	results := make([]dynamo.Warrant, n)
+	results := make([]warrant.Warrant, n)
 	errs := make([]error, n)
 	race(n, func(i int) {
 		results[i], errs[i] = e.store.DecideWarrant(e.ctx, h.firm, h.id, h.approval, decisions[i], lines[i])
@@ -181,7 +183,7 @@ func testRaceDecide(t *testing.T, ep *dynamotest.Endpoint) {
 				t.Fatalf("counsel %d and %d both decided", winner, i)
 			}
 			winner = i
-		case errors.Is(err, dynamo.ErrWarrantNotPending):
+		case errors.Is(err, warrant.ErrWarrantNotPending):
 		default:
 			t.Errorf("counsel %d: %v", i, err)
 		}

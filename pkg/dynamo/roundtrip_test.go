@@ -3,9 +3,9 @@ package dynamo_test
 import (
 	"testing"
 
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // testRoundTrips counts HTTP round trips (dynamotest.Counter) of the calls
@@ -35,8 +35,8 @@ func testRoundTrips(t *testing.T, ep *dynamotest.Endpoint) {
 	})
 	governed := ep.Counter.Count()
 	trips("CompleteEffect with the tool.completed line", 1, func() {
-		must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, tc.name, tc.hash, "owner",
-			dynamo.Completion{State: dynamo.ClaimCompleted, ToolStatus: "success"}, e.line(r, completed(tc, in.EffectRef))))
+		must(t, e.store.CompleteEffect(e.ctx, r.firm, r.id, warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}, "owner",
+			warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}, e.line(r, completed(tc, in.EffectRef))))
 	})
 	if governed += ep.Counter.Count(); governed != 2 {
 		t.Errorf("governed tool call: %d round trips, want 2", governed)
@@ -71,13 +71,13 @@ func testRoundTrips(t *testing.T, ep *dynamotest.Endpoint) {
 	// own committed resume?); the warrant's old image comes back with the
 	// cancellation, so telling why costs nothing more.
 	h := e.newHeld(id())
-	_, err := e.decide(h, contracts.DecisionApproved)
+	_, err := e.decide(h, warrant.DecisionApproved)
 	must(t, err)
-	c, l := e.resume(h, contracts.DecisionApproved)
+	c, l := e.resume(h, warrant.DecisionApproved)
 	trips("ResumeClaim", 1, func() { must(t, e.store.ResumeClaim(e.ctx, c, l)) })
 	h.chain.Advance(l)
-	c, l = e.resume(h, contracts.DecisionApproved)
+	c, l = e.resume(h, warrant.DecisionApproved)
 	trips("refused ResumeClaim", 2, func() {
-		wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrWarrantConsumed, "second resume")
+		wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrWarrantConsumed, "second resume")
 	})
 }

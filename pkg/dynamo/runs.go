@@ -4,55 +4,19 @@ import (
 	"bytes"
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
-// RunStatus is the lifecycle state of a run.
-type RunStatus string
-
-// Run statuses (closed).
-const (
-	RunRunning   RunStatus = "running"
-	RunHeld      RunStatus = "held"
-	RunCompleted RunStatus = "completed"
-	RunFailed    RunStatus = "failed"
-	RunAborted   RunStatus = "aborted"
-)
-
-// Run is the run item.
-type Run struct {
-	FirmID, RunID, MatterID, UserID, AgentKey, ModelID, PromptVersion, CorrelationID, CostCapUSD string
-	Status                                                                                       RunStatus
-	HeldOn                                                                                       string // approval id the run is held on
-	CreatedAt, UpdatedAt                                                                         time.Time
-	Projection                                                                                   Projection
-}
-
-// Projection is the reducer's view of the run, kept on the run item.
-type Projection struct {
-	LastSeq   int64
-	Status    string
-	State     []byte // reducer.RunState JSON, opaque here
-	Halted    string // why the projection stopped, e.g. an unknown event
-	UpdatedAt time.Time
-}
-
-// LedgerItem is one stored ledger line: its seq and its exact bytes.
-type LedgerItem struct {
-	Seq int64
-	Raw []byte
-}
-
 // CreateRun writes the run item (status running) and ledger line 1 in one
 // transaction. A run id that exists is ErrRunExists and nothing is written.
-func (s *Store) CreateRun(ctx context.Context, r Run, first contracts.Line) error {
+func (s *Store) CreateRun(ctx context.Context, r warrant.Run, first contracts.Line) error {
 	const op = "create run"
 	if err := checkIDs(op, "firm_id", r.FirmID, "run_id", r.RunID); err != nil {
 		return err
@@ -73,7 +37,7 @@ func (s *Store) CreateRun(ctx context.Context, r Run, first contracts.Line) erro
 		PK: pk, SK: skRun, FirmID: r.FirmID, RunID: r.RunID, MatterID: r.MatterID, UserID: r.UserID,
 		AgentKey: r.AgentKey, ModelID: r.ModelID, PromptVersion: r.PromptVersion,
 		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD,
-		Status: string(RunRunning), CreatedAt: fmtTime(r.CreatedAt), UpdatedAt: fmtTime(now),
+		Status: string(warrant.RunRunning), CreatedAt: fmtTime(r.CreatedAt), UpdatedAt: fmtTime(now),
 	})
 	if err != nil {
 		return wrap(op, err)
@@ -94,7 +58,7 @@ func (s *Store) CreateRun(ctx context.Context, r Run, first contracts.Line) erro
 			return nil
 		}
 		if c.index == 0 {
-			return fail(ErrRunExists, err, "run %s", r.RunID)
+			return fail(warrant.ErrRunExists, err, "run %s", r.RunID)
 		}
 		return &SeqTakenError{Seq: 1, Err: err}
 	}
@@ -102,20 +66,20 @@ func (s *Store) CreateRun(ctx context.Context, r Run, first contracts.Line) erro
 }
 
 // GetRun reads the run item (consistently).
-func (s *Store) GetRun(ctx context.Context, firm, run string) (Run, error) {
+func (s *Store) GetRun(ctx context.Context, firm, run string) (warrant.Run, error) {
 	if !idsOK(firm, run) {
-		return Run{}, fail(ErrNotFound, nil, "run %q", run)
+		return warrant.Run{}, fail(warrant.ErrNotFound, nil, "run %q", run)
 	}
 	m, err := s.getItem(ctx, runPK(firm, run), skRun)
 	if err != nil {
-		return Run{}, wrap("get run", err)
+		return warrant.Run{}, wrap("get run", err)
 	}
 	if m == nil {
-		return Run{}, fail(ErrNotFound, nil, "run %s", run)
+		return warrant.Run{}, fail(warrant.ErrNotFound, nil, "run %s", run)
 	}
 	it, err := unmarshal[runItem](m)
 	if err != nil {
-		return Run{}, wrap("get run", err)
+		return warrant.Run{}, wrap("get run", err)
 	}
 	return it.run(), nil
 }
@@ -214,13 +178,13 @@ func (s *Store) committed(ctx context.Context, pk string, lines []contracts.Line
 // FinishRun ends a running run (completed, failed or aborted) and stores its
 // final lines in one transaction. A run that is not running is
 // ErrRunNotInState; a missing one ErrNotFound.
-func (s *Store) FinishRun(ctx context.Context, firm, run string, to RunStatus, lines ...contracts.Line) error {
+func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunStatus, lines ...contracts.Line) error {
 	const op = "finish run"
-	if to != RunCompleted && to != RunFailed && to != RunAborted {
+	if to != warrant.RunCompleted && to != warrant.RunFailed && to != warrant.RunAborted {
 		return invalid(op, "a run finishes as completed, failed or aborted, not %q", to)
 	}
 	if !idsOK(firm, run) {
-		return fail(ErrNotFound, nil, "run %q", run)
+		return fail(warrant.ErrNotFound, nil, "run %q", run)
 	}
 	parsed, err := checkLines(op, firm, run, lines)
 	if err != nil {
@@ -233,7 +197,7 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to RunStatus, l
 		// a finished one is final. It also fails on a missing run (no
 		// status), so an update never creates a run item.
 		"#status = :running",
-		map[string]types.AttributeValue{":running": str(string(RunRunning))})}}
+		map[string]types.AttributeValue{":running": str(string(warrant.RunRunning))})}}
 	for _, l := range parsed {
 		items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 	}
@@ -257,16 +221,16 @@ func (s *Store) runNotInState(ctx context.Context, old map[string]types.Attribut
 		return wrap("read run", err)
 	}
 	if old == nil {
-		return fail(ErrNotFound, cause, "run %s", run)
+		return fail(warrant.ErrNotFound, cause, "run %s", run)
 	}
 	it, _ := unmarshal[runItem](old)
-	return fail(ErrRunNotInState, cause, "run %s is %s (held on %q)", run, it.Status, it.HeldOn)
+	return fail(warrant.ErrRunNotInState, cause, "run %s is %s (held on %q)", run, it.Status, it.HeldOn)
 }
 
 // ReadLedger returns the lines after afterSeq in seq order (consistently).
 // limit <= 0 means all of them; more says whether lines remain past the
 // last one returned.
-func (s *Store) ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]LedgerItem, bool, error) {
+func (s *Store) ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]warrant.LedgerItem, bool, error) {
 	if !idsOK(firm, run) || afterSeq < 0 {
 		return nil, false, nil
 	}
@@ -287,7 +251,7 @@ func (s *Store) ReadLedger(ctx context.Context, firm, run string, afterSeq int64
 // queryLedger reads lines afterSeq < seq <= toSeq, at most max (0 = all),
 // following pages. The key condition is a BETWEEN on the EVT# range: a bare
 // SK > EVT#n would run on into OUT# and RUN.
-func (s *Store) queryLedger(ctx context.Context, pk string, afterSeq, toSeq int64, max int) ([]LedgerItem, error) {
+func (s *Store) queryLedger(ctx context.Context, pk string, afterSeq, toSeq int64, max int) ([]warrant.LedgerItem, error) {
 	if afterSeq >= toSeq {
 		return nil, nil
 	}
@@ -301,21 +265,21 @@ func (s *Store) queryLedger(ctx context.Context, pk string, afterSeq, toSeq int6
 		},
 		ConsistentRead: aws.Bool(true),
 	}
-	var out []LedgerItem
+	var out []warrant.LedgerItem
 	for {
 		if max > 0 {
 			in.Limit = aws.Int32(int32(min(max-len(out), 1000)))
 		}
 		page, err := s.client.Query(ctx, in)
 		if err != nil {
-			return nil, err
+			return nil, classify(err)
 		}
 		for _, m := range page.Items {
 			it, err := unmarshal[lineItem](m)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, LedgerItem{Seq: it.Seq, Raw: []byte(it.Line)})
+			out = append(out, warrant.LedgerItem{Seq: it.Seq, Raw: []byte(it.Line)})
 		}
 		if len(page.LastEvaluatedKey) == 0 || (max > 0 && len(out) >= max) {
 			return out, nil
@@ -326,9 +290,9 @@ func (s *Store) queryLedger(ctx context.Context, pk string, afterSeq, toSeq int6
 
 // LastLine returns the run's highest-seq line (consistently); ErrNotFound
 // when the run has none.
-func (s *Store) LastLine(ctx context.Context, firm, run string) (LedgerItem, error) {
+func (s *Store) LastLine(ctx context.Context, firm, run string) (warrant.LedgerItem, error) {
 	if !idsOK(firm, run) {
-		return LedgerItem{}, fail(ErrNotFound, nil, "run %q", run)
+		return warrant.LedgerItem{}, fail(warrant.ErrNotFound, nil, "run %q", run)
 	}
 	const kc = "#PK = :pk AND #SK BETWEEN :from AND :to"
 	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
@@ -343,33 +307,33 @@ func (s *Store) LastLine(ctx context.Context, firm, run string) (LedgerItem, err
 		ConsistentRead:   aws.Bool(true),
 	})
 	if err != nil {
-		return LedgerItem{}, wrap("last line", err)
+		return warrant.LedgerItem{}, wrap("last line", err)
 	}
 	if len(out.Items) == 0 {
-		return LedgerItem{}, fail(ErrNotFound, nil, "run %s has no ledger lines", run)
+		return warrant.LedgerItem{}, fail(warrant.ErrNotFound, nil, "run %s has no ledger lines", run)
 	}
 	it, err := unmarshal[lineItem](out.Items[0])
 	if err != nil {
-		return LedgerItem{}, wrap("last line", err)
+		return warrant.LedgerItem{}, wrap("last line", err)
 	}
-	return LedgerItem{Seq: it.Seq, Raw: []byte(it.Line)}, nil
+	return warrant.LedgerItem{Seq: it.Seq, Raw: []byte(it.Line)}, nil
 }
 
 // UpdateProjection stores the reducer's projection if the stored one is still
 // at prevSeq (0: none stored yet). Another writer's newer projection is
 // ErrProjectionConflict; a missing run is ErrNotFound.
-func (s *Store) UpdateProjection(ctx context.Context, firm, run string, prevSeq int64, p Projection) error {
+func (s *Store) UpdateProjection(ctx context.Context, firm, run string, prevSeq int64, p warrant.Projection) error {
 	const op = "update projection"
 	if p.LastSeq < prevSeq || prevSeq < 0 {
 		return invalid(op, "projection seq %d is behind %d", p.LastSeq, prevSeq)
 	}
 	if !idsOK(firm, run) {
-		return fail(ErrNotFound, nil, "run %q", run)
+		return fail(warrant.ErrNotFound, nil, "run %q", run)
 	}
 	if p.UpdatedAt.IsZero() {
 		p.UpdatedAt = s.nowUTC()
 	}
-	proj, err := attributevalue.Marshal(projItem{Status: p.Status, State: p.State, Halted: p.Halted, UpdatedAt: fmtTime(p.UpdatedAt)})
+	proj, err := attributevalue.Marshal(projItem{Status: string(p.Status), State: p.State, Halted: p.Halted, UpdatedAt: fmtTime(p.UpdatedAt)})
 	if err != nil {
 		return wrap(op, err)
 	}
@@ -399,14 +363,14 @@ func (s *Store) UpdateProjection(ctx context.Context, firm, run string, prevSeq 
 			return wrap(op, rerr)
 		}
 		if old == nil {
-			return fail(ErrNotFound, err, "run %s", run)
+			return fail(warrant.ErrNotFound, err, "run %s", run)
 		}
 		it, _ := unmarshal[runItem](old)
 		stored := "none"
 		if it.ProjLastSeq != nil {
 			stored = strconv.FormatInt(*it.ProjLastSeq, 10)
 		}
-		return fail(ErrProjectionConflict, err, "stored projection is at seq %s, not %d", stored, prevSeq)
+		return fail(warrant.ErrProjectionConflict, err, "stored projection is at seq %s, not %d", stored, prevSeq)
 	}
 	return wrap(op, err)
 }

@@ -5,8 +5,9 @@ import (
 	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // testFirmScoping: firm A's ids never reach firm B's items. Every read and
@@ -21,7 +22,7 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 	// b2 held on a pending one, plus a claim, an outbox record and a
 	// projection on b1.
 	b1 := e.newHeld(firmB)
-	_, err := e.decide(b1, contracts.DecisionApproved)
+	_, err := e.decide(b1, warrant.DecisionApproved)
 	must(t, err)
 	b2 := e.newHeld(firmB)
 	bTool := newToolCall(t, "send_email")
@@ -30,16 +31,16 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Fatalf("b claim: %v %v", claimed, err)
 	}
 	bRef := id()
-	_, err = e.store.RecordOutbound(e.ctx, dynamo.Outbound{FirmID: firmB, RunID: b1.id, EffectRef: bRef, Kind: "email"})
+	_, err = e.store.RecordOutbound(e.ctx, warrant.Outbound{FirmID: firmB, RunID: b1.id, EffectRef: bRef, Kind: "email"})
 	must(t, err)
-	must(t, e.store.UpdateProjection(e.ctx, firmB, b1.id, 0, dynamo.Projection{LastSeq: 3, Status: "held"}))
+	must(t, e.store.UpdateProjection(e.ctx, firmB, b1.id, 0, warrant.Projection{LastSeq: 3, Status: "held"}))
 	snap1, snap2 := e.partition(firmB, b1.id), e.partition(firmB, b2.id)
 
 	// A chain that claims firm A and B's run id (what a forged request
 	// would build), and A's own run's chain for B's approval ids.
 	forged := func(runID string) *run { return &run{firm: firmA, id: runID, chain: contracts.NewChain(runID, firmA)} }
 	fb1, fb2 := forged(b1.id), forged(b2.id)
-	nf := func(err error, what string) { t.Helper(); wantErr(t, err, dynamo.ErrNotFound, what) }
+	nf := func(err error, what string) { t.Helper(); wantErr(t, err, warrant.ErrNotFound, what) }
 
 	for _, b := range []*held{b1, b2} {
 		_, err := e.store.GetRun(e.ctx, firmA, b.id)
@@ -58,7 +59,7 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 		nf(err, "GetReleaseAuthorizedRequest")
 		_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, b.approval, firmA, ra.id, ra.matter)
 		nf(err, "GetReleaseAuthorizedRequest of B's approval under A's run")
-		_, err = e.store.GetEffect(e.ctx, firmA, b.id, bTool.name, bTool.hash)
+		_, err = e.store.GetEffect(e.ctx, firmA, b.id, warrant.EffectKey{ToolName: bTool.name, InputSHA256: bTool.hash})
 		nf(err, "GetEffect")
 		out, err := e.store.ListOutbound(e.ctx, firmA, b.id)
 		if err != nil || len(out) != 0 {
@@ -70,7 +71,7 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Errorf("ListPendingWarrants(A) = %v %v", approvals(pending), err)
 	}
 
-	decision := dynamo.Decision{Decision: "approved", PresentedHash: b2.tool.hash, DecidedBy: "counsel-a"}
+	decision := warrant.CounselDecision{Decision: "approved", PresentedHash: b2.tool.hash, DecidedBy: "counsel-a"}
 	decided := func(r *run) contracts.Line {
 		return e.next(r, &contracts.ApprovalDecided{ApprovalRequestID: b2.approval, Decision: "approved",
 			DecidedBy: "counsel-a", ToolInputHash: b2.tool.hash})
@@ -80,8 +81,8 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 	_, err = e.store.DecideWarrant(e.ctx, firmA, ra.id, b2.approval, decision, decided(ra))
 	nf(err, "DecideWarrant of B's approval under A's run")
 
-	resume := func(r *run) (dynamo.ResumeClaim, contracts.Line) {
-		c := dynamo.ResumeClaim{FirmID: firmA, RunID: r.id, ApprovalID: b1.approval, Decision: "approved",
+	resume := func(r *run) (warrant.ResumeClaim, contracts.Line) {
+		c := warrant.ResumeClaim{FirmID: firmA, RunID: r.id, ApprovalID: b1.approval, Decision: "approved",
 			ToolName: b1.tool.name, InputSHA256: b1.tool.hash, EffectRef: id(), Owner: "a", LeaseUntil: e.clock.Now().Add(time.Minute)}
 		return c, e.next(r, &contracts.RunReleased{ApprovalRequestID: b1.approval, Decision: "approved", EffectRef: c.EffectRef})
 	}
@@ -90,12 +91,12 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 	c, l = resume(ra)
 	nf(e.store.ResumeClaim(e.ctx, c, l), "ResumeClaim of B's approval under A's run")
 
-	nf(e.store.FinishRun(e.ctx, firmA, b1.id, dynamo.RunAborted), "FinishRun")
-	nf(e.store.UpdateProjection(e.ctx, firmA, b1.id, 0, dynamo.Projection{LastSeq: 9}), "UpdateProjection")
-	nf(e.store.UpdateProjection(e.ctx, firmA, b1.id, 3, dynamo.Projection{LastSeq: 9}), "UpdateProjection at B's seq")
-	done := dynamo.Completion{State: dynamo.ClaimCompleted, ToolStatus: "success"}
-	nf(e.store.CompleteEffect(e.ctx, firmA, b1.id, bTool.name, bTool.hash, "b-owner", done), "CompleteEffect")
-	nf(e.store.FlagForReconciliation(e.ctx, firmA, b1.id, bTool.name, bTool.hash), "FlagForReconciliation")
+	nf(e.store.FinishRun(e.ctx, firmA, b1.id, warrant.RunAborted), "FinishRun")
+	nf(e.store.UpdateProjection(e.ctx, firmA, b1.id, 0, warrant.Projection{LastSeq: 9}), "UpdateProjection")
+	nf(e.store.UpdateProjection(e.ctx, firmA, b1.id, 3, warrant.Projection{LastSeq: 9}), "UpdateProjection at B's seq")
+	done := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: "success"}
+	nf(e.store.CompleteEffect(e.ctx, firmA, b1.id, warrant.EffectKey{ToolName: bTool.name, InputSHA256: bTool.hash}, "b-owner", done), "CompleteEffect")
+	nf(e.store.FlagForReconciliation(e.ctx, firmA, b1.id, warrant.EffectKey{ToolName: bTool.name, InputSHA256: bTool.hash}), "FlagForReconciliation")
 	w := e.warrant(b1)
 	w.FirmID, w.ApprovalID = firmA, id()
 	nf(e.store.CreateWarrantRequest(e.ctx, w, e.next(fb1, delta("x"))), "CreateWarrantRequest")
@@ -105,12 +106,12 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 	// B's keys cannot share. They succeed there and touch nothing of B's;
 	// B's claim on the same tool call does not even make A's a duplicate.
 	must(t, e.store.AppendEvents(e.ctx, firmA, b1.id, e.line(fb1, delta("a's"))))
-	claimed, _, err = e.store.ClaimToolEffectOnce(e.ctx, dynamo.ClaimInput{FirmID: firmA, RunID: b1.id,
+	claimed, _, err = e.store.ClaimToolEffectOnce(e.ctx, warrant.ClaimInput{FirmID: firmA, RunID: b1.id,
 		ToolName: bTool.name, InputSHA256: bTool.hash, EffectRef: id(), Owner: "a", LeaseUntil: e.clock.Now().Add(time.Minute)})
 	if err != nil || !claimed {
 		t.Errorf("A's claim in its own key space: %v %v", claimed, err)
 	}
-	created, err := e.store.RecordOutbound(e.ctx, dynamo.Outbound{FirmID: firmA, RunID: b1.id, EffectRef: bRef, Kind: "email"})
+	created, err := e.store.RecordOutbound(e.ctx, warrant.Outbound{FirmID: firmA, RunID: b1.id, EffectRef: bRef, Kind: "email"})
 	if err != nil || !created {
 		t.Errorf("A's outbox record in its own key space: %v %v", created, err)
 	}

@@ -15,12 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
-
-// DefaultWarrantTTL is how long a warrant request stays signable when the
-// request does not say.
-const DefaultWarrantTTL = 24 * time.Hour
 
 // Store is the DynamoDB store of runs, ledgers, warrants and effect claims.
 // It is safe for concurrent use.
@@ -58,13 +55,47 @@ const (
 	maxTxItems = 100             // TransactWriteItems limit
 )
 
-func runPK(firm, run string) string { return "FIRM#" + firm + "#RUN#" + run }
-func pendingPK(firm string) string  { return "FIRM#" + firm + "#WARRANTS#pending" }
-func evtSK(seq int64) string        { return fmt.Sprintf("%s%012d", skEvt, seq) }
-func aprSK(id string) string        { return skApr + id }
-func effSK(tool, hash string) string {
-	return skEff + tool + "#" + hash
+func runPK(firm, run string) string { return RunKey(firm, run) }
+
+// RunKey is the partition key of every item of a run: FIRM#<firm>#RUN#<run>.
+// The firm is in the key, so one firm's ids cannot address another's items.
+func RunKey(firm, run string) string { return "FIRM#" + firm + "#RUN#" + run }
+
+// ParseRunKey is the package's ParseRunKey, for consumers that reach the
+// store through an interface (the stream reducer reads keys off records).
+func (*Store) ParseRunKey(pk string) (firm, run string, ok bool) { return ParseRunKey(pk) }
+
+// ParseRunKey splits a run's partition key into its firm and run ids. ok is
+// false for any other key (a firm's warrant index key, a malformed or
+// non-canonical id): nothing of a run lives there.
+func ParseRunKey(pk string) (firm, run string, ok bool) {
+	rest, found := strings.CutPrefix(pk, "FIRM#")
+	if !found {
+		return "", "", false
+	}
+	firm, run, found = strings.Cut(rest, "#RUN#")
+	if !found || !isUUID(firm) || !isUUID(run) {
+		return "", "", false
+	}
+	return firm, run, true
 }
+func pendingPK(firm string) string { return "FIRM#" + firm + "#WARRANTS#pending" }
+func evtSK(seq int64) string       { return fmt.Sprintf("%s%012d", skEvt, seq) }
+func aprSK(id string) string       { return skApr + id }
+
+// effSK is the claim of one attempt at an effect: EFF#<tool>#<hash> for the
+// first, EFF#<tool>#<hash>#<attempt, 4 digits> for a retry, so a run's
+// attempts at one call sort in attempt order under one prefix.
+func effSK(k warrant.EffectKey) string {
+	if k.Attempt <= 1 {
+		return skEff + k.ToolName + "#" + k.InputSHA256
+	}
+	return fmt.Sprintf("%s%s#%s#%04d", skEff, k.ToolName, k.InputSHA256, k.Attempt)
+}
+
+// maxAttempt keeps attempt numbers within effSK's four digits.
+const maxAttempt = 9999
+
 func outSK(ref string) string { return skOut + ref }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -122,6 +153,13 @@ func idsOK(ids ...string) bool {
 		}
 	}
 	return true
+}
+
+func checkKey(op string, k warrant.EffectKey) error {
+	if k.Attempt < 0 || k.Attempt > maxAttempt {
+		return invalid(op, "attempt %d is out of range", k.Attempt)
+	}
+	return checkTool(op, k.ToolName, k.InputSHA256)
 }
 
 func checkTool(op, tool, hash string) error {
@@ -299,17 +337,21 @@ func isPureConflict(err error) bool {
 	return errors.As(err, &tc)
 }
 
+// withConflictRetry runs fn, one DynamoDB write, retrying pure conflicts.
+// Every write goes through it, so the error it returns is classified here:
+// callers that turn a failed condition into a sentinel error keep the SDK
+// error, with its kind, as the cause.
 func (s *Store) withConflictRetry(ctx context.Context, fn func() error) error {
 	backoff := 5 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := fn()
 		if err == nil || attempt == conflictAttempts || !isPureConflict(err) {
-			return err
+			return classify(err)
 		}
 		wait := backoff/2 + rand.N(backoff)
 		select {
 		case <-ctx.Done():
-			return err
+			return classify(err)
 		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, 200*time.Millisecond)
@@ -373,7 +415,7 @@ func (s *Store) getItem(ctx context.Context, pk, sk string) (map[string]types.At
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	if len(out.Item) == 0 {
 		return nil, nil
@@ -390,9 +432,11 @@ func (s *Store) oldImage(ctx context.Context, item map[string]types.AttributeVal
 	return s.getItem(ctx, pk, sk)
 }
 
+// wrap is how errors leave the store: it names the operation and classifies
+// an SDK error (see classify), so pkg/failure needs no DynamoDB knowledge.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("dynamo: %s: %w", op, err)
+	return fmt.Errorf("dynamo: %s: %w", op, classify(err))
 }

@@ -65,13 +65,13 @@ func CreateTable(ctx context.Context, client *dynamodb.Client, name string) erro
 	_, err := client.CreateTable(ctx, TableDefinition(name))
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
-		return fmt.Errorf("dynamo: create table %s: %w", name, err)
+		return fmt.Errorf("dynamo: create table %s: %w", name, classify(err))
 	}
 	delay := 20 * time.Millisecond
 	for {
 		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 		if err != nil {
-			return fmt.Errorf("dynamo: describe table %s: %w", name, err)
+			return fmt.Errorf("dynamo: describe table %s: %w", name, classify(err))
 		}
 		if tableReady(out.Table) {
 			return nil

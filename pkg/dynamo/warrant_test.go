@@ -12,6 +12,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
@@ -20,28 +22,28 @@ func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
 
 	r, err := e.store.GetRun(e.ctx, h.firm, h.id)
 	must(t, err)
-	if r.Status != dynamo.RunHeld || r.HeldOn != h.approval {
+	if r.Status != warrant.RunHeld || r.HeldOn != h.approval {
 		t.Fatalf("run after CreateWarrantRequest: %s held on %q", r.Status, r.HeldOn)
 	}
 	w, err := e.store.GetWarrant(e.ctx, h.firm, h.id, h.approval)
 	must(t, err)
-	if w.Status != dynamo.WarrantPending || w.ToolInputHash != h.tool.hash || string(w.Input) != string(h.tool.input) ||
+	if w.Status != warrant.WarrantPending || w.ToolInputHash != h.tool.hash || string(w.Input) != string(h.tool.input) ||
 		w.MatterID != h.matter || w.HumanSummary != "File the motion" || !w.ExpiresAt.Equal(h.expires) || w.Decision != "" {
 		t.Errorf("pending warrant = %+v", w)
 	}
 	_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, h.approval, h.firm, h.id, h.matter)
-	wantErr(t, err, dynamo.ErrWarrantNotDecided, "release of a pending warrant")
+	wantErr(t, err, warrant.ErrWarrantNotDecided, "release of a pending warrant")
 
 	// A held run cannot block again.
 	before := e.partition(h.firm, h.id)
 	w2 := e.warrant(h)
 	w2.ApprovalID = id()
-	wantErr(t, e.store.CreateWarrantRequest(e.ctx, w2, e.next(h.run, delta("x"))), dynamo.ErrRunNotInState, "second warrant on a held run")
+	wantErr(t, e.store.CreateWarrantRequest(e.ctx, w2, e.next(h.run, delta("x"))), warrant.ErrRunNotInState, "second warrant on a held run")
 	e.unchanged(before, h.firm, h.id, "second warrant on a held run")
 
-	decided, err := e.decide(h, contracts.DecisionApproved)
+	decided, err := e.decide(h, warrant.DecisionApproved)
 	must(t, err)
-	if decided.Status != dynamo.WarrantApproved || decided.Decision != "approved" || decided.DecidedBy != "counsel-1" ||
+	if decided.Status != warrant.WarrantApproved || decided.Decision != "approved" || decided.DecidedBy != "counsel-1" ||
 		decided.Note != "ok" || !decided.DecidedAt.Equal(e.clock.Now()) {
 		t.Errorf("DecideWarrant = %+v", decided)
 	}
@@ -59,26 +61,26 @@ func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Errorf("release request = %+v", rel)
 	}
 	_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, h.approval, h.firm, h.id, id())
-	wantErr(t, err, dynamo.ErrNotFound, "release for another matter")
+	wantErr(t, err, warrant.ErrNotFound, "release for another matter")
 
-	c, l := e.resume(h, contracts.DecisionApproved)
+	c, l := e.resume(h, warrant.DecisionApproved)
 	must(t, e.store.ResumeClaim(e.ctx, c, l))
 	h.chain.Advance(l)
 
 	r, err = e.store.GetRun(e.ctx, h.firm, h.id)
 	must(t, err)
-	if r.Status != dynamo.RunRunning || r.HeldOn != "" {
+	if r.Status != warrant.RunRunning || r.HeldOn != "" {
 		t.Errorf("run after resume: %s held on %q", r.Status, r.HeldOn)
 	}
 	w, err = e.store.GetWarrant(e.ctx, h.firm, h.id, h.approval)
 	must(t, err)
-	if w.Status != dynamo.WarrantConsumed || w.Decision != "approved" {
+	if w.Status != warrant.WarrantConsumed || w.Decision != "approved" {
 		t.Errorf("warrant after resume = %s (decision %s)", w.Status, w.Decision)
 	}
-	claim, err := e.store.GetEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
+	claim, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
 	must(t, err)
 	if claim.EffectRef != c.EffectRef || claim.ApprovalID != h.approval || claim.Owner != c.Owner ||
-		claim.State != dynamo.ClaimClaimed || !claim.LeaseUntil.Equal(c.LeaseUntil) {
+		claim.State != warrant.ClaimClaimed || !claim.LeaseUntil.Equal(c.LeaseUntil) {
 		t.Errorf("claim = %+v", claim)
 	}
 	last, err := e.store.LastLine(e.ctx, h.firm, h.id)
@@ -90,12 +92,12 @@ func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
 	// The warrant is burnt: resuming, releasing or deciding again changes
 	// nothing.
 	before = e.partition(h.firm, h.id)
-	c2, l2 := e.resume(h, contracts.DecisionApproved)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c2, l2), dynamo.ErrWarrantConsumed, "second resume")
+	c2, l2 := e.resume(h, warrant.DecisionApproved)
+	wantErr(t, e.store.ResumeClaim(e.ctx, c2, l2), warrant.ErrWarrantConsumed, "second resume")
 	_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, h.approval, h.firm, h.id, h.matter)
-	wantErr(t, err, dynamo.ErrWarrantConsumed, "release after consume")
-	_, err = e.decide(h, contracts.DecisionDenied)
-	wantErr(t, err, dynamo.ErrWarrantNotPending, "decision after consume")
+	wantErr(t, err, warrant.ErrWarrantConsumed, "release after consume")
+	_, err = e.decide(h, warrant.DecisionDenied)
+	wantErr(t, err, warrant.ErrWarrantNotPending, "decision after consume")
 	e.unchanged(before, h.firm, h.id, "resume/decide after consume")
 }
 
@@ -121,35 +123,43 @@ func (e *env) noGSIKeys(h *held) {
 func testWarrantDeniedResumeOnce(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	h := e.newHeld(id())
-	_, err := e.decide(h, contracts.DecisionDenied)
+	_, err := e.decide(h, warrant.DecisionDenied)
 	must(t, err)
 
 	// Resuming with the wrong decision is refused and writes nothing.
 	before := e.partition(h.firm, h.id)
-	ca, la := e.resume(h, contracts.DecisionApproved)
-	wantErr(t, e.store.ResumeClaim(e.ctx, ca, la), dynamo.ErrWarrantNotDecided, "approved resume of a denied warrant")
+	ca, la := e.resume(h, warrant.DecisionApproved)
+	wantErr(t, e.store.ResumeClaim(e.ctx, ca, la), warrant.ErrWarrantNotDecided, "approved resume of a denied warrant")
 	e.unchanged(before, h.firm, h.id, "approved resume of a denied warrant")
 
-	// A declined warrant releases the run once, claiming no effect.
-	c, l := e.resume(h, contracts.DecisionDenied)
+	// A declined warrant releases the run once, claiming its call as
+	// declined: no effect_ref, no owner, and nothing can claim it again.
+	c, l := e.resume(h, warrant.DecisionDenied)
 	must(t, e.store.ResumeClaim(e.ctx, c, l))
 	h.chain.Advance(l)
 	r, err := e.store.GetRun(e.ctx, h.firm, h.id)
 	must(t, err)
-	if r.Status != dynamo.RunRunning {
+	if r.Status != warrant.RunRunning {
 		t.Errorf("run after declined resume: %s", r.Status)
 	}
-	_, err = e.store.GetEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
-	wantErr(t, err, dynamo.ErrNotFound, "effect of a declined warrant")
+	declined, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
+	must(t, err)
+	if declined.State != warrant.ClaimDeclined || declined.EffectRef != "" || declined.Owner != "" || declined.ApprovalID != h.approval {
+		t.Errorf("claim of a declined warrant: %+v", declined)
+	}
+	if claimed, _, err := e.store.ClaimToolEffectOnce(e.ctx, warrant.ClaimInput{FirmID: h.firm, RunID: h.id, ToolName: h.tool.name,
+		InputSHA256: h.tool.hash, EffectRef: id(), Owner: "another", LeaseUntil: e.clock.Now().Add(time.Minute)}); err != nil || claimed {
+		t.Errorf("a declined call was claimed again: %v %v", claimed, err)
+	}
 	w, err := e.store.GetWarrant(e.ctx, h.firm, h.id, h.approval)
 	must(t, err)
-	if w.Status != dynamo.WarrantConsumed || w.Decision != "denied" {
+	if w.Status != warrant.WarrantConsumed || w.Decision != "denied" {
 		t.Errorf("declined warrant after resume: %s / %s", w.Status, w.Decision)
 	}
 
 	before = e.partition(h.firm, h.id)
-	c2, l2 := e.resume(h, contracts.DecisionDenied)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c2, l2), dynamo.ErrWarrantConsumed, "second declined resume")
+	c2, l2 := e.resume(h, warrant.DecisionDenied)
+	wantErr(t, e.store.ResumeClaim(e.ctx, c2, l2), warrant.ErrWarrantConsumed, "second declined resume")
 	e.unchanged(before, h.firm, h.id, "second declined resume")
 }
 
@@ -159,46 +169,46 @@ func testWarrantRefusals(t *testing.T, ep *dynamotest.Endpoint) {
 	before := e.partition(h.firm, h.id)
 
 	// Resume of a pending warrant.
-	c, l := e.resume(h, contracts.DecisionApproved)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrWarrantNotDecided, "resume of a pending warrant")
+	c, l := e.resume(h, warrant.DecisionApproved)
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrWarrantNotDecided, "resume of a pending warrant")
 
 	// Counsel was shown another input.
 	other := newToolCall(t, h.tool.name)
 	dl := e.next(h.run, &contracts.ApprovalDecided{ApprovalRequestID: h.approval, Decision: "approved",
 		DecidedBy: "counsel-1", ToolInputHash: other.hash})
 	_, err := e.store.DecideWarrant(e.ctx, h.firm, h.id, h.approval,
-		dynamo.Decision{Decision: "approved", PresentedHash: other.hash, DecidedBy: "counsel-1"}, dl)
-	wantErr(t, err, dynamo.ErrHashMismatch, "decision on another hash")
+		warrant.CounselDecision{Decision: "approved", PresentedHash: other.hash, DecidedBy: "counsel-1"}, dl)
+	wantErr(t, err, warrant.ErrHashMismatch, "decision on another hash")
 
 	// Unknown approval.
 	unknown := id()
 	ul := e.next(h.run, &contracts.ApprovalDecided{ApprovalRequestID: unknown, Decision: "approved",
 		DecidedBy: "counsel-1", ToolInputHash: h.tool.hash})
 	_, err = e.store.DecideWarrant(e.ctx, h.firm, h.id, unknown,
-		dynamo.Decision{Decision: "approved", PresentedHash: h.tool.hash, DecidedBy: "counsel-1"}, ul)
-	wantErr(t, err, dynamo.ErrNotFound, "decision on an unknown approval")
+		warrant.CounselDecision{Decision: "approved", PresentedHash: h.tool.hash, DecidedBy: "counsel-1"}, ul)
+	wantErr(t, err, warrant.ErrNotFound, "decision on an unknown approval")
 	e.unchanged(before, h.firm, h.id, "refused resume and decisions")
 
 	// A warrant request whose input does not hash to its hash.
 	r2 := e.newRun(id())
-	bad := dynamo.Warrant{FirmID: r2.firm, RunID: r2.id, ApprovalID: id(), MatterID: r2.matter,
+	bad := warrant.Warrant{FirmID: r2.firm, RunID: r2.id, ApprovalID: id(), MatterID: r2.matter,
 		ToolName: h.tool.name, ToolInputHash: h.tool.hash, Input: other.input}
 	before2 := e.partition(r2.firm, r2.id)
-	wantErr(t, e.store.CreateWarrantRequest(e.ctx, bad), dynamo.ErrHashMismatch, "warrant input/hash mismatch")
+	wantErr(t, e.store.CreateWarrantRequest(e.ctx, bad), warrant.ErrHashMismatch, "warrant input/hash mismatch")
 	e.unchanged(before2, r2.firm, r2.id, "warrant input/hash mismatch")
 
 	// Double decision.
-	_, err = e.decide(h, contracts.DecisionApproved)
+	_, err = e.decide(h, warrant.DecisionApproved)
 	must(t, err)
 	before = e.partition(h.firm, h.id)
-	_, err = e.decide(h, contracts.DecisionDenied)
-	wantErr(t, err, dynamo.ErrWarrantNotPending, "second decision")
+	_, err = e.decide(h, warrant.DecisionDenied)
+	wantErr(t, err, warrant.ErrWarrantNotPending, "second decision")
 	e.unchanged(before, h.firm, h.id, "second decision")
 
 	// Resume claiming another input than the one signed.
-	c, l = e.resume(h, contracts.DecisionApproved)
+	c, l = e.resume(h, warrant.DecisionApproved)
 	c.InputSHA256 = other.hash
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrHashMismatch, "resume for another input")
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrHashMismatch, "resume for another input")
 	e.unchanged(before, h.firm, h.id, "resume for another input")
 }
 
@@ -206,14 +216,14 @@ func testWarrantExpiry(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	pending := e.newHeld(id())
 	approved := e.newHeld(pending.firm)
-	_, err := e.decide(approved, contracts.DecisionApproved)
+	_, err := e.decide(approved, warrant.DecisionApproved)
 	must(t, err)
 
-	e.clock.Advance(dynamo.DefaultWarrantTTL + time.Second)
+	e.clock.Advance(warrant.DefaultWarrantTTL + time.Second)
 
 	before := e.partition(pending.firm, pending.id)
-	_, err = e.decide(pending, contracts.DecisionApproved)
-	wantErr(t, err, dynamo.ErrWarrantExpired, "decision after expiry")
+	_, err = e.decide(pending, warrant.DecisionApproved)
+	wantErr(t, err, warrant.ErrWarrantExpired, "decision after expiry")
 	e.unchanged(before, pending.firm, pending.id, "decision after expiry")
 	list, err := e.store.ListPendingWarrants(e.ctx, pending.firm, 0)
 	must(t, err)
@@ -223,9 +233,9 @@ func testWarrantExpiry(t *testing.T, ep *dynamotest.Endpoint) {
 
 	before = e.partition(approved.firm, approved.id)
 	_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, approved.approval, approved.firm, approved.id, approved.matter)
-	wantErr(t, err, dynamo.ErrWarrantExpired, "release after expiry")
-	c, l := e.resume(approved, contracts.DecisionApproved)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrWarrantExpired, "resume after expiry")
+	wantErr(t, err, warrant.ErrWarrantExpired, "release after expiry")
+	c, l := e.resume(approved, warrant.DecisionApproved)
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrWarrantExpired, "resume after expiry")
 	e.unchanged(before, approved.firm, approved.id, "resume after expiry")
 }
 
@@ -239,43 +249,43 @@ func testResumeConditionMapping(t *testing.T, ep *dynamotest.Endpoint) {
 	// The effect was already claimed (say an earlier allow-tier call with
 	// the same input): ErrEffectClaimed, and the warrant is not burnt.
 	h := e.newHeld(id())
-	_, err := e.decide(h, contracts.DecisionApproved)
+	_, err := e.decide(h, warrant.DecisionApproved)
 	must(t, err)
-	claimed, _, err := e.store.ClaimToolEffectOnce(e.ctx, dynamo.ClaimInput{FirmID: h.firm, RunID: h.id,
+	claimed, _, err := e.store.ClaimToolEffectOnce(e.ctx, warrant.ClaimInput{FirmID: h.firm, RunID: h.id,
 		ToolName: h.tool.name, InputSHA256: h.tool.hash, EffectRef: id(), Owner: "earlier", LeaseUntil: e.clock.Now().Add(time.Minute)})
 	if err != nil || !claimed {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
 	before := e.partition(h.firm, h.id)
-	c, l := e.resume(h, contracts.DecisionApproved)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrEffectClaimed, "resume with the effect claimed")
+	c, l := e.resume(h, warrant.DecisionApproved)
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrEffectClaimed, "resume with the effect claimed")
 	e.unchanged(before, h.firm, h.id, "resume with the effect claimed")
 
 	// The run is not held on this warrant: ErrRunNotInState.
 	h = e.newHeld(id())
-	_, err = e.decide(h, contracts.DecisionApproved)
+	_, err = e.decide(h, warrant.DecisionApproved)
 	must(t, err)
 	e.rawUpdate(h, "RUN", "SET #s = :s", "held_on", id())
 	before = e.partition(h.firm, h.id)
-	c, l = e.resume(h, contracts.DecisionApproved)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrRunNotInState, "resume of a run held on another warrant")
+	c, l = e.resume(h, warrant.DecisionApproved)
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrRunNotInState, "resume of a run held on another warrant")
 	e.unchanged(before, h.firm, h.id, "resume of a run held on another warrant")
 
 	// The released line's seq is taken: ErrSeqTaken.
 	h = e.newHeld(id())
-	_, err = e.decide(h, contracts.DecisionApproved)
+	_, err = e.decide(h, warrant.DecisionApproved)
 	must(t, err)
-	c, l = e.resume(h, contracts.DecisionApproved)
+	c, l = e.resume(h, warrant.DecisionApproved)
 	must(t, e.store.AppendEvents(e.ctx, h.firm, h.id, e.line(h.run, delta("sneaked in"))))
 	before = e.partition(h.firm, h.id)
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrSeqTaken, "resume with a taken seq")
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrSeqTaken, "resume with a taken seq")
 	e.unchanged(before, h.firm, h.id, "resume with a taken seq")
 
 	// Unknown warrant in a real run: ErrNotFound.
-	c, l = e.resume(h, contracts.DecisionApproved)
+	c, l = e.resume(h, warrant.DecisionApproved)
 	c.ApprovalID = id()
 	l = e.next(h.run, &contracts.RunReleased{ApprovalRequestID: c.ApprovalID, Decision: "approved", EffectRef: c.EffectRef})
-	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), dynamo.ErrNotFound, "resume of an unknown warrant")
+	wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrNotFound, "resume of an unknown warrant")
 }
 
 // rawUpdate sets one attribute of an item behind the store's back (test
@@ -317,7 +327,7 @@ func testListPendingWarrants(t *testing.T, ep *dynamotest.Endpoint) {
 	if len(list) != 2 || list[0].ApprovalID != a.approval {
 		t.Errorf("pending(limit 2) = %v", approvals(list))
 	}
-	_, err = e.decide(b, contracts.DecisionApproved)
+	_, err = e.decide(b, warrant.DecisionApproved)
 	must(t, err)
 	list, err = e.store.ListPendingWarrants(e.ctx, firm, 0)
 	must(t, err)
@@ -326,7 +336,7 @@ func testListPendingWarrants(t *testing.T, ep *dynamotest.Endpoint) {
 	}
 }
 
-func approvals(ws []dynamo.Warrant) []string {
+func approvals(ws []warrant.Warrant) []string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
 		out[i] = w.ApprovalID

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"time"
 
@@ -10,43 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
-
-// WarrantStatus is the state of a warrant.
-type WarrantStatus string
-
-// Warrant statuses (closed). pending -> approved|denied -> consumed; a
-// warrant past its expires_at is treated as expired whatever its status
-// says, except consumed, which is final.
-const (
-	WarrantPending  WarrantStatus = "pending"
-	WarrantApproved WarrantStatus = "approved"
-	WarrantDenied   WarrantStatus = "denied"
-	WarrantConsumed WarrantStatus = "consumed"
-	WarrantExpired  WarrantStatus = "expired"
-)
-
-// Warrant is a request for counsel's signature on one tool call, and its
-// outcome.
-type Warrant struct {
-	FirmID, RunID, ApprovalID, MatterID, ToolName, ToolUseID, ToolInputHash string
-	Input                                                                   json.RawMessage
-	RiskTier, Reason, HumanSummary, RequestedBy                             string
-	RequestedAt, ExpiresAt                                                  time.Time
-	Status                                                                  WarrantStatus
-	Decision                                                                string // approved|denied once decided, kept after consume
-	DecidedBy                                                               string
-	DecidedAt                                                               time.Time
-	Note                                                                    string
-}
-
-// Decision is counsel's answer to a warrant request. PresentedHash is the
-// tool_input_hash counsel was shown: the decision binds to it.
-type Decision struct {
-	Decision                       string // approved|denied
-	PresentedHash, DecidedBy, Note string
-}
 
 // CreateWarrantRequest holds a running run on a new warrant in one
 // transaction: the run goes running -> held (held_on = the approval id), the
@@ -54,18 +19,18 @@ type Decision struct {
 // run.blocked) are stored. A run that is not running is ErrRunNotInState
 // (missing: ErrNotFound); a reused approval id is ErrWarrantExists; an input
 // that does not hash to ToolInputHash is ErrHashMismatch.
-func (s *Store) CreateWarrantRequest(ctx context.Context, w Warrant, lines ...contracts.Line) error {
+func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lines ...contracts.Line) error {
 	const op = "create warrant request"
 	if err := checkIDs(op, "firm_id", w.FirmID, "run_id", w.RunID, "approval_id", w.ApprovalID); err != nil {
 		return err
 	}
-	if err := checkTool(op, w.ToolName, w.ToolInputHash); err != nil {
+	if err := checkKey(op, warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}); err != nil {
 		return err
 	}
 	// Counsel reads Input and signs ToolInputHash: they must be the same
 	// call, or the signature would cover something nobody saw.
 	if got, err := contracts.InputHash(w.Input); err != nil || got != w.ToolInputHash {
-		return fail(ErrHashMismatch, err, "warrant input does not hash to tool_input_hash")
+		return fail(warrant.ErrHashMismatch, err, "warrant input does not hash to tool_input_hash")
 	}
 	parsed, err := checkLines(op, w.FirmID, w.RunID, lines)
 	if err != nil {
@@ -76,7 +41,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w Warrant, lines ...co
 		w.RequestedAt = now
 	}
 	if w.ExpiresAt.IsZero() {
-		w.ExpiresAt = w.RequestedAt.Add(DefaultWarrantTTL)
+		w.ExpiresAt = w.RequestedAt.Add(warrant.DefaultWarrantTTL)
 	}
 	if !w.ExpiresAt.After(w.RequestedAt) {
 		return invalid(op, "expires_at must be after requested_at")
@@ -89,20 +54,20 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w Warrant, lines ...co
 		GSI1PK: pendingPK(w.FirmID), GSI1SK: fmtTime(w.RequestedAt) + "#" + w.ApprovalID,
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: string(w.Input),
-		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
-		RequestedAt: fmtTime(w.RequestedAt), ExpiresAt: fmtTime(w.ExpiresAt), Status: string(WarrantPending),
+		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
+		RequestedAt: fmtTime(w.RequestedAt), ExpiresAt: fmtTime(w.ExpiresAt), Status: string(warrant.WarrantPending),
 	})
 	if err != nil {
 		return wrap(op, err)
 	}
 	items := []types.TransactWriteItem{
 		{Update: s.txUpdate(key(pk, skRun),
-			newUpdate().set("status", str(string(RunHeld))).set("held_on", str(w.ApprovalID)).
+			newUpdate().set("status", str(string(warrant.RunHeld))).set("held_on", str(w.ApprovalID)).
 				set("updated_at", str(fmtTime(now))),
 			// Only a running run can block: a run already held waits on
 			// exactly one warrant, and a finished run asks for nothing.
 			"#status = :running",
-			map[string]types.AttributeValue{":running": str(string(RunRunning))})},
+			map[string]types.AttributeValue{":running": str(string(warrant.RunRunning))})},
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
 			Item:      item,
@@ -125,7 +90,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w Warrant, lines ...co
 		case 0:
 			return s.runNotInState(ctx, c.item, pk, w.RunID, err)
 		case 1:
-			return fail(ErrWarrantExists, err, "approval %s", w.ApprovalID)
+			return fail(warrant.ErrWarrantExists, err, "approval %s", w.ApprovalID)
 		default:
 			return &SeqTakenError{Seq: parsed[c.index-2].Seq, Err: err}
 		}
@@ -139,24 +104,24 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w Warrant, lines ...co
 // ErrHashMismatch, past expires_at ErrWarrantExpired, and the line's seq
 // taken ErrSeqTaken; in each case nothing is written. It returns the decided
 // warrant.
-func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string, d Decision, line contracts.Line) (Warrant, error) {
+func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error) {
 	const op = "decide warrant"
-	if d.Decision != contracts.DecisionApproved && d.Decision != contracts.DecisionDenied {
-		return Warrant{}, invalid(op, "decision must be approved or denied, got %q", d.Decision)
+	if d.Decision != warrant.DecisionApproved && d.Decision != warrant.DecisionDenied {
+		return warrant.Warrant{}, invalid(op, "decision must be approved or denied, got %q", d.Decision)
 	}
 	if d.DecidedBy == "" {
-		return Warrant{}, invalid(op, "decided_by is required")
+		return warrant.Warrant{}, invalid(op, "decided_by is required")
 	}
 	if !idsOK(firm, run, approvalID) {
-		return Warrant{}, fail(ErrNotFound, nil, "approval %q", approvalID)
+		return warrant.Warrant{}, fail(warrant.ErrNotFound, nil, "approval %q", approvalID)
 	}
 	parsed, err := checkLines(op, firm, run, []contracts.Line{line})
 	if err != nil {
-		return Warrant{}, err
+		return warrant.Warrant{}, err
 	}
 	ev, ok := parsed[0].Event.(*contracts.ApprovalDecided)
 	if !ok || ev.ApprovalRequestID != approvalID || ev.Decision != d.Decision || ev.ToolInputHash != d.PresentedHash {
-		return Warrant{}, invalid(op, "the line must be the approval.decided of this approval, decision and hash")
+		return warrant.Warrant{}, invalid(op, "the line must be the approval.decided of this approval, decision and hash")
 	}
 	pk, sk := runPK(firm, run), aprSK(approvalID)
 	// Read first so the answer is precise and a refused decision costs no
@@ -164,24 +129,24 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	// re-checks everything atomically.
 	m, err := s.getItem(ctx, pk, sk)
 	if err != nil {
-		return Warrant{}, wrap(op, err)
+		return warrant.Warrant{}, wrap(op, err)
 	}
 	if m == nil {
-		return Warrant{}, fail(ErrNotFound, nil, "approval %s", approvalID)
+		return warrant.Warrant{}, fail(warrant.ErrNotFound, nil, "approval %s", approvalID)
 	}
 	cur, err := unmarshal[warrantItem](m)
 	if err != nil {
-		return Warrant{}, wrap(op, err)
+		return warrant.Warrant{}, wrap(op, err)
 	}
 	now := s.nowUTC()
 	if err := decideRefusal(cur, d.PresentedHash, now, nil); err != nil {
-		if cur.Status == d.Decision && cur.DecidedBy == d.DecidedBy && s.committed(ctx, pk, parsed) {
+		if cur.Status == string(d.Decision) && cur.DecidedBy == d.DecidedBy && s.committed(ctx, pk, parsed) {
 			return cur.warrant(), nil // this very decision, repeated
 		}
-		return Warrant{}, err
+		return warrant.Warrant{}, err
 	}
 	next := cur
-	next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note = d.Decision, d.Decision, d.DecidedBy, fmtTime(now), d.Note
+	next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note = string(d.Decision), string(d.Decision), d.DecidedBy, fmtTime(now), d.Note
 	// Leaving pending leaves the sparse index: the item is put back without
 	// GSI1PK/GSI1SK. It is a whole-item Put of the item just read (every
 	// attribute kept) rather than an UpdateItem with REMOVE, because
@@ -199,7 +164,7 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 		Note      string `dynamodbav:"note,omitempty"`
 	}{next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note})
 	if err != nil {
-		return Warrant{}, wrap(op, err)
+		return warrant.Warrant{}, wrap(op, err)
 	}
 	maps.Copy(item, decided)
 	const cond = "#status = :pending AND #tool_input_hash = :presented AND #expires_at > :now"
@@ -215,7 +180,7 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 			ConditionExpression:      aws.String(cond),
 			ExpressionAttributeNames: names(cond),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pending": str(string(WarrantPending)), ":presented": str(d.PresentedHash), ":now": str(fmtTime(now)),
+				":pending": str(string(warrant.WarrantPending)), ":presented": str(d.PresentedHash), ":now": str(fmtTime(now)),
 			},
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
@@ -226,23 +191,23 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 			return next.warrant(), nil
 		}
 		if c.index == 1 {
-			return Warrant{}, &SeqTakenError{Seq: parsed[0].Seq, Err: err}
+			return warrant.Warrant{}, &SeqTakenError{Seq: parsed[0].Seq, Err: err}
 		}
 		old, rerr := s.oldImage(ctx, c.item, pk, sk)
 		if rerr != nil {
-			return Warrant{}, wrap(op, rerr)
+			return warrant.Warrant{}, wrap(op, rerr)
 		}
 		if old == nil {
-			return Warrant{}, fail(ErrNotFound, err, "approval %s", approvalID)
+			return warrant.Warrant{}, fail(warrant.ErrNotFound, err, "approval %s", approvalID)
 		}
 		it, _ := unmarshal[warrantItem](old)
 		if rerr := decideRefusal(it, d.PresentedHash, now, err); rerr != nil {
-			return Warrant{}, rerr
+			return warrant.Warrant{}, rerr
 		}
-		return Warrant{}, fail(ErrWarrantNotPending, err, "approval %s changed while deciding", approvalID)
+		return warrant.Warrant{}, fail(warrant.ErrWarrantNotPending, err, "approval %s changed while deciding", approvalID)
 	}
 	if err != nil {
-		return Warrant{}, wrap(op, err)
+		return warrant.Warrant{}, wrap(op, err)
 	}
 	return next.warrant(), nil
 }
@@ -250,36 +215,36 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 // decideRefusal says why a warrant cannot take a decision, or nil.
 func decideRefusal(it warrantItem, presented string, now time.Time, cause error) error {
 	switch {
-	case it.Status != string(WarrantPending):
-		return fail(ErrWarrantNotPending, cause, "approval %s is %s", it.ApprovalID, it.Status)
+	case it.Status != string(warrant.WarrantPending):
+		return fail(warrant.ErrWarrantNotPending, cause, "approval %s is %s", it.ApprovalID, it.Status)
 	case it.ToolInputHash != presented:
-		return fail(ErrHashMismatch, cause, "approval %s", it.ApprovalID)
+		return fail(warrant.ErrHashMismatch, cause, "approval %s", it.ApprovalID)
 	case expiredAt(it.ExpiresAt, now):
-		return fail(ErrWarrantExpired, cause, "approval %s expired at %s", it.ApprovalID, it.ExpiresAt)
+		return fail(warrant.ErrWarrantExpired, cause, "approval %s expired at %s", it.ApprovalID, it.ExpiresAt)
 	}
 	return nil
 }
 
 // GetWarrant reads a warrant from the base table (consistently). Status is
 // the stored status; a pending warrant past ExpiresAt is not signable.
-func (s *Store) GetWarrant(ctx context.Context, firm, run, approvalID string) (Warrant, error) {
+func (s *Store) GetWarrant(ctx context.Context, firm, run, approvalID string) (warrant.Warrant, error) {
 	it, err := s.readWarrant(ctx, firm, run, approvalID)
 	if err != nil {
-		return Warrant{}, err
+		return warrant.Warrant{}, err
 	}
 	return it.warrant(), nil
 }
 
 func (s *Store) readWarrant(ctx context.Context, firm, run, approvalID string) (warrantItem, error) {
 	if !idsOK(firm, run, approvalID) {
-		return warrantItem{}, fail(ErrNotFound, nil, "approval %q", approvalID)
+		return warrantItem{}, fail(warrant.ErrNotFound, nil, "approval %q", approvalID)
 	}
 	m, err := s.getItem(ctx, runPK(firm, run), aprSK(approvalID))
 	if err != nil {
 		return warrantItem{}, wrap("get warrant", err)
 	}
 	if m == nil {
-		return warrantItem{}, fail(ErrNotFound, nil, "approval %s", approvalID)
+		return warrantItem{}, fail(warrant.ErrNotFound, nil, "approval %s", approvalID)
 	}
 	it, err := unmarshal[warrantItem](m)
 	if err != nil {
@@ -293,65 +258,60 @@ func (s *Store) readWarrant(ctx context.Context, firm, run, approvalID string) (
 // ErrNotFound), belong to matterID (else ErrNotFound), and be decided and
 // live: consumed is ErrWarrantConsumed, past expiry ErrWarrantExpired,
 // pending ErrWarrantNotDecided. The read is consistent, on the base table.
-func (s *Store) GetReleaseAuthorizedRequest(ctx context.Context, approvalID, firmID, runID, matterID string) (Warrant, error) {
+func (s *Store) GetReleaseAuthorizedRequest(ctx context.Context, approvalID, firmID, runID, matterID string) (warrant.Warrant, error) {
 	it, err := s.readWarrant(ctx, firmID, runID, approvalID)
 	if err != nil {
-		return Warrant{}, err
+		return warrant.Warrant{}, err
 	}
 	if it.FirmID != firmID || it.RunID != runID || it.MatterID != matterID {
-		return Warrant{}, fail(ErrNotFound, nil, "approval %s", approvalID)
+		return warrant.Warrant{}, fail(warrant.ErrNotFound, nil, "approval %s", approvalID)
 	}
 	if err := releaseRefusal(it, "", s.nowUTC(), nil); err != nil {
-		return Warrant{}, err
+		return warrant.Warrant{}, err
 	}
 	return it.warrant(), nil
 }
 
 // releaseRefusal says why a warrant cannot release a run (with decision, if
 // given), or nil.
-func releaseRefusal(it warrantItem, decision string, now time.Time, cause error) error {
-	switch st := WarrantStatus(it.Status); {
-	case st == WarrantConsumed:
-		return fail(ErrWarrantConsumed, cause, "approval %s", it.ApprovalID)
-	case st == WarrantExpired || expiredAt(it.ExpiresAt, now):
-		return fail(ErrWarrantExpired, cause, "approval %s expired at %s", it.ApprovalID, it.ExpiresAt)
-	case st != WarrantApproved && st != WarrantDenied:
-		return fail(ErrWarrantNotDecided, cause, "approval %s is %s", it.ApprovalID, it.Status)
-	case decision != "" && it.Status != decision:
-		return fail(ErrWarrantNotDecided, cause, "approval %s was %s, not %s", it.ApprovalID, it.Status, decision)
+func releaseRefusal(it warrantItem, decision warrant.Decision, now time.Time, cause error) error {
+	switch st := warrant.WarrantStatus(it.Status); {
+	case st == warrant.WarrantConsumed:
+		return fail(warrant.ErrWarrantConsumed, cause, "approval %s", it.ApprovalID)
+	case st == warrant.WarrantExpired || expiredAt(it.ExpiresAt, now):
+		return fail(warrant.ErrWarrantExpired, cause, "approval %s expired at %s", it.ApprovalID, it.ExpiresAt)
+	case st != warrant.WarrantApproved && st != warrant.WarrantDenied:
+		return fail(warrant.ErrWarrantNotDecided, cause, "approval %s is %s", it.ApprovalID, it.Status)
+	case decision != "" && it.Status != string(decision):
+		return fail(warrant.ErrWarrantNotDecided, cause, "approval %s was %s, not %s", it.ApprovalID, it.Status, decision)
 	}
 	return nil
 }
 
-// ResumeClaim is the resume critical section's input. For an approved
-// warrant the effect of ToolName/InputSHA256 is claimed with EffectRef by
-// Owner until LeaseUntil; a denied one claims nothing.
-type ResumeClaim struct {
-	FirmID, RunID, ApprovalID, Decision, ToolName, InputSHA256, EffectRef, Owner string
-	LeaseUntil                                                                   time.Time
-}
-
 // ResumeClaim releases a held run under its decided warrant in ONE
 // TransactWriteItems: burn the warrant (approved|denied -> consumed), release
-// the run (held on this warrant -> running), claim the effect (approved
-// only), store the run.released line. All or nothing. A failure says which
+// the run (held on this warrant -> running), claim the warrant's effect
+// attempt (approved: claimed by Owner; denied: declined, so nothing in the
+// run can execute that call later), store the run.released line. All or
+// nothing. A failure says which
 // condition failed: the warrant (ErrWarrantConsumed, ErrWarrantNotDecided,
 // ErrWarrantExpired, ErrHashMismatch, ErrNotFound), the run
 // (ErrRunNotInState), the effect (ErrEffectClaimed) or the line
 // (ErrSeqTaken).
-func (s *Store) ResumeClaim(ctx context.Context, c ResumeClaim, released contracts.Line) error {
+func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released contracts.Line) error {
 	const op = "resume claim"
-	approved := c.Decision == contracts.DecisionApproved
-	if !approved && c.Decision != contracts.DecisionDenied {
+	approved := c.Decision == warrant.DecisionApproved
+	if !approved && c.Decision != warrant.DecisionDenied {
 		return invalid(op, "decision must be approved or denied, got %q", c.Decision)
 	}
 	if !idsOK(c.FirmID, c.RunID, c.ApprovalID) {
-		return fail(ErrNotFound, nil, "approval %q", c.ApprovalID)
+		return fail(warrant.ErrNotFound, nil, "approval %q", c.ApprovalID)
+	}
+	k := warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: c.Attempt}
+	if err := checkKey(op, k); err != nil {
+		return err
 	}
 	if approved {
-		if err := checkTool(op, c.ToolName, c.InputSHA256); err != nil {
-			return err
-		}
 		if err := checkIDs(op, "effect_ref", c.EffectRef); err != nil {
 			return err
 		}
@@ -372,16 +332,19 @@ func (s *Store) ResumeClaim(ctx context.Context, c ResumeClaim, released contrac
 
 	// Item order matters: minidyn reports only the first failing item, so
 	// the most telling condition goes first (warrant, run, effect, line).
-	aprCond := "#status = :decision AND #expires_at > :now"
-	aprVals := map[string]types.AttributeValue{":decision": str(c.Decision), ":now": str(fmtTime(now))}
-	if approved {
-		// The claim is for the very call counsel signed.
-		aprCond += " AND #tool_name = :tool AND #tool_input_hash = :hash"
-		aprVals[":tool"], aprVals[":hash"] = str(c.ToolName), str(c.InputSHA256)
+	// The claim (or the decline) is for the very call counsel decided.
+	aprCond := "#status = :decision AND #expires_at > :now AND #tool_name = :tool AND #tool_input_hash = :hash"
+	aprVals := map[string]types.AttributeValue{":decision": str(string(c.Decision)), ":now": str(fmtTime(now)),
+		":tool": str(c.ToolName), ":hash": str(c.InputSHA256)}
+	if k.Attempt > 1 {
+		aprCond += " AND #attempt = :attempt"
+		aprVals[":attempt"] = num(int64(k.Attempt))
+	} else {
+		aprCond += " AND attribute_not_exists(#attempt)"
 	}
 	items := []types.TransactWriteItem{
 		{Update: s.txUpdate(key(pk, aprSK(c.ApprovalID)),
-			newUpdate().set("status", str(string(WarrantConsumed))).set("consumed_at", str(fmtTime(now))),
+			newUpdate().set("status", str(string(warrant.WarrantConsumed))).set("consumed_at", str(fmtTime(now))),
 			// status = :decision: the warrant is decided as the caller read
 			// it and not yet consumed. consumed is terminal, so this is the
 			// burn: of any number of concurrent resumes exactly one passes
@@ -389,23 +352,25 @@ func (s *Store) ResumeClaim(ctx context.Context, c ResumeClaim, released contrac
 			// expires_at > :now: an expired warrant releases nothing.
 			aprCond, aprVals)},
 		{Update: s.txUpdate(key(pk, skRun),
-			newUpdate().set("status", str(string(RunRunning))).set("updated_at", str(fmtTime(now))).remove("held_on"),
+			newUpdate().set("status", str(string(warrant.RunRunning))).set("updated_at", str(fmtTime(now))).remove("held_on"),
 			// The run is parked on this very warrant: a warrant cannot
 			// release a run that is running, finished, or held on another.
 			"#status = :held AND #held_on = :approval",
-			map[string]types.AttributeValue{":held": str(string(RunHeld)), ":approval": str(c.ApprovalID)})},
+			map[string]types.AttributeValue{":held": str(string(warrant.RunHeld)), ":approval": str(c.ApprovalID)})},
 	}
+	ci := claimItem{
+		PK: pk, SK: effSK(k), FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
+		ApprovalID: c.ApprovalID, State: string(warrant.ClaimDeclined), ClaimedAt: fmtTime(now),
+	}
+	ci.Attempt = attemptAttr(k.Attempt)
 	if approved {
-		claim, err := marshal(claimItem{
-			PK: pk, SK: effSK(c.ToolName, c.InputSHA256), FirmID: c.FirmID, RunID: c.RunID,
-			ToolName: c.ToolName, InputSHA256: c.InputSHA256, EffectRef: c.EffectRef, ApprovalID: c.ApprovalID,
-			Owner: c.Owner, LeaseUntil: fmtTime(c.LeaseUntil), State: string(ClaimClaimed), ClaimedAt: fmtTime(now),
-		})
-		if err != nil {
-			return wrap(op, err)
-		}
-		items = append(items, types.TransactWriteItem{Put: s.claimPut(claim)})
+		ci.EffectRef, ci.Owner, ci.LeaseUntil, ci.State = c.EffectRef, c.Owner, fmtTime(c.LeaseUntil), string(warrant.ClaimClaimed)
 	}
+	claim, err := marshal(ci)
+	if err != nil {
+		return wrap(op, err)
+	}
+	items = append(items, types.TransactWriteItem{Put: s.claimPut(claim)})
 	items = append(items, types.TransactWriteItem{Put: s.linePut(pk, parsed[0])})
 
 	err = s.transact(ctx, items)
@@ -423,20 +388,20 @@ func (s *Store) ResumeClaim(ctx context.Context, c ResumeClaim, released contrac
 			return wrap(op, rerr)
 		}
 		if old == nil {
-			return fail(ErrNotFound, err, "approval %s", c.ApprovalID)
+			return fail(warrant.ErrNotFound, err, "approval %s", c.ApprovalID)
 		}
 		it, _ := unmarshal[warrantItem](old)
 		if rerr := releaseRefusal(it, c.Decision, now, err); rerr != nil {
 			return rerr
 		}
-		if approved && (it.ToolName != c.ToolName || it.ToolInputHash != c.InputSHA256) {
-			return fail(ErrHashMismatch, err, "approval %s signs another tool call", c.ApprovalID)
+		if it.ToolName != c.ToolName || it.ToolInputHash != c.InputSHA256 || max(it.Attempt, 1) != max(c.Attempt, 1) {
+			return fail(warrant.ErrHashMismatch, err, "approval %s signs another tool call", c.ApprovalID)
 		}
-		return fail(ErrWarrantConsumed, err, "approval %s changed while resuming", c.ApprovalID)
+		return fail(warrant.ErrWarrantConsumed, err, "approval %s changed while resuming", c.ApprovalID)
 	case cf.index == 1:
 		return s.runNotInState(ctx, cf.item, pk, c.RunID, err)
-	case approved && cf.index == 2:
-		return fail(ErrEffectClaimed, err, "%s %s", c.ToolName, c.InputSHA256)
+	case cf.index == 2:
+		return fail(warrant.ErrEffectClaimed, err, "%s %s attempt %d", c.ToolName, c.InputSHA256, max(c.Attempt, 1))
 	default:
 		return &SeqTakenError{Seq: parsed[0].Seq, Err: err}
 	}
@@ -446,7 +411,7 @@ func (s *Store) ResumeClaim(ctx context.Context, c ResumeClaim, released contrac
 // first, from GSI1. The index is eventually consistent: this is for showing
 // counsel their queue, never for authorizing anything (DecideWarrant and
 // ResumeClaim re-check the base table). limit <= 0 means all.
-func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int) ([]Warrant, error) {
+func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error) {
 	if !idsOK(firm) {
 		return nil, nil
 	}
@@ -462,7 +427,7 @@ func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int)
 		in.Limit = aws.Int32(int32(min(limit, 1000)))
 	}
 	now := s.nowUTC()
-	var out []Warrant
+	var out []warrant.Warrant
 	for {
 		page, err := s.client.Query(ctx, in)
 		if err != nil {
@@ -473,7 +438,7 @@ func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int)
 			if err != nil {
 				return nil, wrap("list pending warrants", err)
 			}
-			if it.Status != string(WarrantPending) || expiredAt(it.ExpiresAt, now) {
+			if it.Status != string(warrant.WarrantPending) || expiredAt(it.ExpiresAt, now) {
 				continue
 			}
 			out = append(out, it.warrant())
@@ -486,4 +451,13 @@ func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int)
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+}
+
+// attemptAttr is the stored attempt: absent for the first, so items written
+// before retries existed read the same.
+func attemptAttr(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return n
 }

@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 	"github.com/google/uuid"
 
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
@@ -37,7 +34,8 @@ func ref(class, msg string) string {
 }
 
 func TestEnvelopeFields(t *testing.T) {
-	err := dynamoOp(code("ThrottlingException"))
+	// What pkg/dynamo returns for a throttled write.
+	err := fmt.Errorf("dynamo: append events: %w", failure.Classified(failure.KindStoreThrottled, code("ThrottlingException")))
 	env := fixed.Build(err, failure.StageLedgerWrite, "ledger.Writer", ident)
 	want := failure.Envelope{
 		SchemaVersion:          "1",
@@ -96,12 +94,12 @@ func TestEnvelopeRules(t *testing.T) {
 		{name: "Msg of other kind ignored", err: failure.Wrap(failure.Kind("bogus"), "x", errors.New("y")),
 			stage: failure.StageReduce, kind: failure.KindInternal,
 			userMsg: "An internal error occurred. Please contact support and quote the failure ID."},
-		{name: "stage override", err: dynamoOp(&ddbtypes.ConditionalCheckFailedException{}),
+		{name: "stage override", err: failure.Classified(failure.KindStoreConflict, code("ConditionalCheckFailedException")),
 			stage: failure.StageEffectClaim, kind: failure.KindStoreConflict,
 			recommend: "The warrant or effect was already claimed; do not repeat the action, and obtain a new warrant if it is still needed."},
 		{name: "invalid stage", err: errors.New("x"), stage: "", kind: failure.KindInternal,
 			summaryPart: "during an unrecorded stage."},
-		{name: "retry seconds", err: bedrockOp(code("ThrottlingException")), stage: failure.StageModelCall,
+		{name: "retry seconds", err: failure.Classified(failure.KindModelThrottled, code("ThrottlingException")), stage: failure.StageModelCall,
 			kind: failure.KindModelThrottled, retryAfter: 5},
 	}
 	for _, tt := range tests {
@@ -153,8 +151,9 @@ func TestDebugRef(t *testing.T) {
 		{"plain", root, ref("*errors.errorString", "root cause")},
 		{"wrapping does not change it", failure.Wrap(failure.KindToolError, "t", fmt.Errorf("a: %w", root)), ref("*errors.errorString", "root cause")},
 		{"joined takes first", errors.Join(root, errors.New("other")), ref("*errors.errorString", "root cause")},
-		{"api code and message", bedrockOp(&smithy.GenericAPIError{Code: "ValidationException", Message: "bad"}), ref("ValidationException", "bad")},
-		{"typed api error", dynamoOp(&ddbtypes.ConditionalCheckFailedException{Message: aws.String("cc")}), ref("ConditionalCheckFailedException", "cc")},
+		{"api code and message", fmt.Errorf("op: %w", apiErr{"ValidationException", "bad"}), ref("ValidationException", "bad")},
+		{"classified api error", fmt.Errorf("op: %w", failure.Classified(failure.KindStoreConflict, fmt.Errorf("x: %w", apiErr{"ConditionalCheckFailedException", "cc"}))), ref("ConditionalCheckFailedException", "cc")},
+		{"classified plain error", failure.Transient(failure.KindModelError, time.Second, root), ref("*errors.errorString", "root cause")},
 		{"failure.Error alone", failure.New(failure.KindNotFound, "run_id"), ref("*failure.Error", "not_found: run_id")},
 	}
 	for _, tt := range tests {
@@ -179,15 +178,15 @@ func (e privilegedKinder) FailureKind() failure.Kind {
 func TestSanitization(t *testing.T) {
 	const secret = "privileged: client SSN 078-05-1120 and prompt text"
 	fragments := []string{secret, "078-05-1120", "prompt text", "SSN"}
-	s := secret
 	errs := map[string]error{
 		"plain":              errors.New(secret),
 		"fmt wrapped":        fmt.Errorf("converse for run-1: %w", errors.New(secret)),
-		"bedrock api":        bedrockOp(sdkShaped(&smithy.GenericAPIError{Code: "ValidationException", Message: secret})),
-		"bedrock unmapped":   bedrockOp(&smithy.GenericAPIError{Code: secret, Message: secret}),
-		"ddb typed":          dynamoOp(&ddbtypes.ConditionalCheckFailedException{Message: &s}),
+		"api error":          fmt.Errorf("op: %w", apiErr{"ValidationException", secret}),
+		"unclassified api":   apiErr{secret, secret},
+		"classified":         failure.Classified(failure.KindStoreConflict, apiErr{"ConditionalCheckFailedException", secret}),
+		"transient":          failure.Transient(failure.KindModelError, time.Second, errors.New(secret)),
 		"failure.Error":      failure.Wrap(failure.KindToolError, "tool lookup_docket failed", errors.New(secret)),
-		"failure.Error deep": fmt.Errorf("%s: %w", secret, failure.Wrap(failure.KindModelMalformedOutput, "", bedrockOp(code(secret)))),
+		"failure.Error deep": fmt.Errorf("%s: %w", secret, failure.Wrap(failure.KindModelMalformedOutput, "", apiErr{secret, secret})),
 		"kinder":             privilegedKinder{secret},
 		"joined":             errors.Join(errors.New(secret), context.DeadlineExceeded),
 	}

@@ -1,9 +1,21 @@
 package failure
 
+import "time"
+
 // Kinder lets another package's typed error declare its kind without
-// depending on *Error; Classify finds it with errors.As.
+// depending on *Error; Classify finds it in the error's chain.
 type Kinder interface {
 	FailureKind() Kind
+}
+
+// Retrier is a Kinder that also states its retry policy, for an error whose
+// policy is not its kind's default (see Transient). retryable false means
+// after is ignored. Classify uses the policy of the first Retrier in the
+// chain that states the kind Classify decided; an error declaring a kind
+// without a policy gets the kind's default.
+type Retrier interface {
+	Kinder
+	RetryPolicy() (retryable bool, after time.Duration)
 }
 
 // Error states a precise kind for a failure. Msg is shown to API clients as

@@ -6,19 +6,23 @@ import (
 	"os"
 	"time"
 
-	"github.com/aws/smithy-go"
-
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
+// throttled stands in for the Bedrock SDK's *types.ThrottlingException: like
+// every AWS API error it has ErrorCode and ErrorMessage, which DebugRef
+// hashes. Its message could echo privileged prompt text; it never reaches
+// output.
+type throttled struct{}
+
+func (throttled) Error() string        { return "ThrottlingException: Too many requests" }
+func (throttled) ErrorCode() string    { return "ThrottlingException" }
+func (throttled) ErrorMessage() string { return "Too many requests" }
+
 func Example() {
-	// What a Bedrock Converse call returns when the model is throttled. The
-	// message could echo privileged prompt text; it never reaches output.
-	err := &smithy.OperationError{
-		ServiceID:     "Bedrock Runtime",
-		OperationName: "Converse",
-		Err:           &smithy.GenericAPIError{Code: "ThrottlingException", Message: "Too many requests"},
-	}
+	// pkg/bedrock knows what its SDK's errors mean and classifies them
+	// before returning; this is what it returns for a throttled model.
+	err := fmt.Errorf("bedrock converse: %w", failure.Classified(failure.KindModelThrottled, throttled{}))
 
 	// Production code calls failure.Build; a Builder pins clock and id here.
 	b := failure.Builder{

@@ -36,6 +36,7 @@ const (
 	KindTimeout              Kind = "timeout"
 	KindCanceled             Kind = "canceled"
 	KindInternal             Kind = "internal"
+	KindSelfApproval         Kind = "self_approval"
 )
 
 var allKinds = []Kind{
@@ -47,7 +48,7 @@ var allKinds = []Kind{
 	KindStoreThrottled, KindStoreConflict, KindStoreUnavailable,
 	KindEffectOutcomeUnknown, KindToolError, KindLedgerCorrupt,
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
-	KindInternal,
+	KindInternal, KindSelfApproval,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

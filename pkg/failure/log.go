@@ -21,12 +21,19 @@ type Logger struct {
 	l *slog.Logger
 }
 
-// NewLogger logs to w, or to stdout (where Lambda picks up EMF) if w is nil.
-func NewLogger(w io.Writer) *Logger {
+// NewLogger logs to w, or to stdout (where Lambda picks up EMF) if w is nil,
+// at level INFO.
+func NewLogger(w io.Writer) *Logger { return NewLevelLogger(w, slog.LevelInfo) }
+
+// NewLevelLogger is NewLogger with the function's LOG_LEVEL. Envelopes are
+// written at ERROR, so every level up to ERROR keeps them (and the Failures
+// metric they carry); lower levels add the operational lines of Info.
+func NewLevelLogger(w io.Writer, level slog.Leveler) *Logger {
 	if w == nil {
 		w = os.Stdout
 	}
 	h := slog.NewJSONHandler(w, &slog.HandlerOptions{
+		Level: level,
 		// created_at is the authoritative time (and feeds the EMF Timestamp);
 		// slog's local-zone "time" would be a second, slightly different one.
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
@@ -40,6 +47,17 @@ func NewLogger(w io.Writer) *Logger {
 }
 
 var stdoutLogger = NewLogger(nil)
+
+// Info writes an operational line (a function ready, its configuration). Its
+// arguments are slog key-value pairs and must be ids and configuration facts
+// only: never prompts, tool inputs, model output or error messages.
+func (l *Logger) Info(ctx context.Context, msg string, args ...any) {
+	sl := stdoutLogger.l
+	if l != nil && l.l != nil {
+		sl = l.l
+	}
+	sl.InfoContext(ctx, msg, args...)
+}
 
 type emfMetadata struct {
 	Timestamp         int64          `json:"Timestamp"`

@@ -66,7 +66,7 @@ func checkEMF(t *testing.T, line string) map[string]any {
 }
 
 func TestLogIsOneEMFLineWithEveryField(t *testing.T) {
-	env := fixed.Build(bedrockOp(code("ThrottlingException")), failure.StageModelCall, "agent.Loop", ident)
+	env := fixed.Build(failure.Classified(failure.KindModelThrottled, code("ThrottlingException")), failure.StageModelCall, "agent.Loop", ident)
 	var buf bytes.Buffer
 	failure.NewLogger(&buf).Log(context.Background(), env)
 

@@ -24,9 +24,6 @@ type Problem struct {
 	Retryable     bool   `json:"retryable"`
 }
 
-// HTTPStatus is the status an API edge returns for k; unknown kinds are 500.
-func HTTPStatus(k Kind) int { return specOf(k).status }
-
 // ProblemFrom renders env for an HTTP client. Only fixed texts, ids and the
 // envelope's user_visible_message leave the service; Retry-After is set
 // exactly when env is retryable.

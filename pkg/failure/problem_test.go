@@ -4,15 +4,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
-func TestHTTPStatus(t *testing.T) {
+func TestStatus(t *testing.T) {
 	want := map[failure.Kind]int{
 		failure.KindInvalidRequest:       400,
 		failure.KindUnauthenticated:      401,
 		failure.KindForbidden:            403,
+		failure.KindSelfApproval:         403,
 		failure.KindNotFound:             404,
 		failure.KindConflict:             409,
 		failure.KindStoreConflict:        409,
@@ -36,8 +38,10 @@ func TestHTTPStatus(t *testing.T) {
 		}
 	}
 	for k, status := range want {
-		if got := failure.HTTPStatus(k); got != status {
-			t.Errorf("HTTPStatus(%s) = %d, want %d", k, got, status)
+		got, _, body := failure.ProblemFrom(failure.Envelope{FailureKind: k})
+		var p failure.Problem
+		if got != status || json.Unmarshal(body, &p) != nil || p.Status != status {
+			t.Errorf("ProblemFrom(%s) status %d, body %s; want %d", k, got, body, status)
 		}
 	}
 }
@@ -86,7 +90,9 @@ func TestRetryAfterIffRetryable(t *testing.T) {
 	for _, k := range failure.AllKinds() {
 		errs = append(errs, failure.New(k, ""))
 	}
-	errs = append(errs, bedrockOp(code("InternalServerException")), bedrockOp(code("ModelErrorException")))
+	errs = append(errs,
+		failure.Transient(failure.KindModelError, 5*time.Second, code("InternalServerException")),
+		failure.Classified(failure.KindModelError, code("ModelErrorException")))
 	for _, err := range errs {
 		env := fixed.Build(err, failure.StageInvoke, "c", ident)
 		status, headers, body := failure.ProblemFrom(env)

@@ -41,13 +41,3 @@ func TestEveryStageIsDescribed(t *testing.T) {
 		}
 	}
 }
-
-func TestCodeTablesUseValidKinds(t *testing.T) {
-	for _, table := range []map[string]verdict{bedrockCodes, dynamoCodes} {
-		for c, v := range table {
-			if !v.kind.Valid() || v.retryable != (v.after > 0) {
-				t.Errorf("%s: %+v", c, v)
-			}
-		}
-	}
-}

@@ -8,11 +8,15 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+
+	"github.com/seed-f6d3920e/warrant"
 )
+
+// apiDecisions maps the API's words to the domain's decisions; nothing past
+// this edge sees "approve" or "deny".
+var apiDecisions = map[string]warrant.Decision{"approve": warrant.DecisionApproved, "deny": warrant.DecisionDenied}
 
 // ApproveBody is counsel's decision, with the tool_input_hash counsel was shown.
 type ApproveBody struct {
@@ -27,8 +31,10 @@ type ApproveBody struct {
 // warrant is simply not found.
 //
 // Answers: 200 with the warrant view. Errors (problem+json): 400 invalid body or
-// path, 401 missing claims, 403 not counsel, 404 no such run or warrant in this
-// firm, 409 not pending or hash mismatch, 410 expired.
+// path, 401 missing claims, 403 not counsel (forbidden) or the counsel who
+// started the run under the firm's separation of duties (self_approval), 404
+// no such run or warrant in this firm, 409 not pending or hash mismatch, 410
+// expired.
 type Approve struct {
 	Store agent.DecideStore
 	HTTP  httpapi.Config
@@ -60,15 +66,15 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err := h.HTTP.DecodeBody(req, &body); err != nil {
 		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
 	}
-	decision := map[string]string{"approve": contracts.DecisionApproved, "deny": contracts.DecisionDenied}[body.Decision]
-	if decision == "" {
+	decision, ok := apiDecisions[body.Decision]
+	if !ok {
 		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field decision: must be one of [approve deny]"), failure.StageRequest, id), nil
 	}
 	if utf8.RuneCountInString(body.Note) > 2000 { // the limit is characters, not bytes
 		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field note: at most 2000 characters"), failure.StageRequest, id), nil
 	}
 	w, err := agent.Decide(ctx, h.Store, p.FirmID, runID, approvalID,
-		dynamo.Decision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note}, h.Now)
+		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note}, h.Now)
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
 	}

@@ -164,7 +164,12 @@ var badCases = []badCase{
 	// POST /v1/runs/{run_id}/approvals/{approval_id}
 	{"approve/not counsel", with(apr, func(e *event, _ *world) { e.claim("roles", "[associate paralegal]") }), 403},
 	{"approve/no roles claim", with(apr, func(e *event, _ *world) { e.set("requestContext.authorizer.jwt.claims.roles", nil) }), 403},
-	{"approve/role case variant", with(apr, func(e *event, _ *world) { e.claim("roles", "[Counsel]") }), 403},
+	// "Counsel" is not a role token: the claim is malformed, so nobody is
+	// authenticated by it, let alone counsel (issue 11, item 4).
+	{"approve/role case variant", with(apr, func(e *event, _ *world) { e.claim("roles", "[Counsel]") }), 401},
+	{"approve/multi-word role containing counsel", with(apr, func(e *event, _ *world) { e.claim("roles", "[of counsel]") }), 401},
+	{"approve/json role containing counsel", with(apr, func(e *event, _ *world) { e.claim("roles", `["of counsel"]`) }), 403},
+	{"approve/bracketed role name", with(apr, func(e *event, _ *world) { e.claim("roles", "[[not counsel]]") }), 401},
 	{"approve/nil authorizer", with(apr, noAuthorizer), 401},
 	{"approve/missing claims", with(apr, noClaims), 401},
 	{"approve/run_id not a UUID", with(apr, func(e *event, _ *world) { e.pathParam("run_id", secret) }), 400},

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
@@ -30,9 +30,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
-	"github.com/seed-f6d3920e/warrant/pkg/pricing"
-	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
 )
 
 // The fixed ids of the events/ fixtures.
@@ -109,8 +106,9 @@ func envLookup(env map[string]string) func(string) (string, bool) {
 }
 
 type stackOptions struct {
-	newID func() string // the invoke handler's run id source
-	env   map[string]string
+	newID  func() string // the invoke handler's run id source
+	env    map[string]string
+	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -128,36 +126,29 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	}
 	clk := &clock{}
 	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now))
-	fake := bedrocktest.New(bedrocktest.DemoScript())
+	script := bedrocktest.DemoScript()
+	if opt.script != nil {
+		script = *opt.script
+	}
+	fake := bedrocktest.New(script)
 	t.Cleanup(fake.Close)
 	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
 	rt := bedrock.NewRuntime(ctx, awsCfg, fake.URL(), bedrock.WithMaxAttempts(2), bedrock.WithBackoff(bedrock.NoBackoff()))
 	model := bedrock.New(rt, bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
-	policy, err := toolpolicy.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prices, err := pricing.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &syncBuffer{}
-	logger := failure.NewLogger(logs)
-	brain, err := agent.New(store, model, policy, prices, logger,
-		agent.Config{ModelID: cfg.ModelID, MaxTokens: cfg.MaxTokens, StepLimit: cfg.StepLimit, WarrantTTL: cfg.WarrantTTL, Now: clk.Now},
-		tools.Reference(store, nil), agent.MatterAssistant)
+	// Wired as functions/<name>/main.go wire them (internal/wire), with
+	// this stack's store, fake model, clock and run ids.
+	d := wire.Deps{Config: cfg, Store: store, Model: model, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
+	invoke, err := wire.Invoke(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := httpapi.Config{FirmClaim: cfg.FirmClaim, RolesClaim: cfg.RolesClaim}
-	resp := func(c string) httpapi.Responder { return httpapi.Responder{Logger: logger, Component: c} }
-	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
-		invoke:  &handlers.Invoke{Brain: brain, Store: store, Config: cfg, HTTP: hc, Resp: resp("invoke"), NewID: opt.newID},
-		approve: &handlers.Approve{Store: store, HTTP: hc, Resp: resp("approve"), Now: clk.Now},
-		resume:  &handlers.Resume{Brain: brain, HTTP: hc, Resp: resp("resume")},
-		runs:    &handlers.Runs{Store: store, HTTP: hc, Resp: resp("runs")},
-		reduce:  &handlers.StreamReduce{Store: store, Logger: logger},
+	resume, err := wire.Resume(d)
+	if err != nil {
+		t.Fatal(err)
 	}
+	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
+		invoke: invoke, approve: wire.Approve(d), resume: resume, runs: wire.Runs(d), reduce: wire.StreamReduce(d)}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("failure log:\n%s", logs.String())
@@ -327,6 +318,7 @@ type problem struct {
 	Detail        string `json:"detail"`
 	CorrelationID string `json:"correlation_id"`
 	Kind          string `json:"kind"`
+	FailureID     string `json:"failure_id"`
 }
 
 // leaks are texts a problem body must never hold: raw Go error text, SDK

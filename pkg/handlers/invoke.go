@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
@@ -12,9 +11,11 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // InvokeBody is the body of POST /v1/runs. There is no firm, user or approval
@@ -42,7 +43,7 @@ type InvokeBody struct {
 // Errors (problem+json): 400 invalid body, 401 missing or invalid claims,
 // 413 body over 256 KiB, 422 unknown agent or model, 503 dependency throttled.
 type Invoke struct {
-	Brain  *agent.Brain
+	Brain  Runner
 	Store  RunsStore // reads a retried request's run
 	Config config.Config
 	HTTP   httpapi.Config
@@ -94,7 +95,7 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	// as-is, and an unchecked one is arbitrary client text.
 	id.MatterID = inv.Meta.MatterID
 	res, err := h.Brain.Run(ctx, inv, agent.StartOptions{CostCapUSD: capUSD})
-	if key != "" && errors.Is(err, dynamo.ErrRunExists) {
+	if key != "" && errors.Is(err, warrant.ErrRunExists) {
 		return h.replay(ctx, inv, capUSD, id)
 	}
 	if err != nil {
@@ -125,11 +126,7 @@ var idempotencyNamespace = uuid.MustParse("6f1c8a52-3b7e-4c2d-9a61-5e0b7d4f8c13"
 
 // runID mints the run id: random, or derived from the caller and the key.
 func (h *Invoke) runID(req events.APIGatewayV2HTTPRequest, p httpapi.Principal) (runID, key string, err error) {
-	for k, v := range req.Headers {
-		if strings.EqualFold(k, IdempotencyHeader) {
-			key = v
-		}
-	}
+	key, _ = httpapi.Header(req.Headers, IdempotencyHeader)
 	if key == "" {
 		if h.NewID != nil {
 			return h.NewID(), "", nil
@@ -161,13 +158,13 @@ func (h *Invoke) replay(ctx context.Context, inv contracts.AgentInvoke, capUSD s
 	}
 	run, err := h.Store.GetRun(ctx, firm, runID)
 	if err != nil {
-		return h.Resp.Error(ctx, agent.StoreError(err), failure.StageLedgerRead, id), nil
+		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	st, err := foldLedger(ctx, h.Store, firm, runID)
+	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	return httpapi.JSON(statusFor(st), runView(st, run), id.CorrelationID), nil
+	return httpapi.JSON(statusFor(folded.State), runView(folded.State, run), id.CorrelationID), nil
 }
 
 func sameRequest(s *contracts.RunStarted, inv contracts.AgentInvoke, capUSD string) bool {

@@ -11,6 +11,13 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 )
 
+// Runner is the brain as the invoke and resume handlers use it
+// (*agent.Brain).
+type Runner interface {
+	Run(ctx context.Context, inv contracts.AgentInvoke, opts agent.StartOptions) (agent.Result, error)
+	Resume(ctx context.Context, r agent.ResumeRequest) (agent.Result, error)
+}
+
 // ResumeBody names the warrant; nothing else is accepted.
 type ResumeBody struct {
 	ApprovalRequestID string `json:"approval_request_id"`
@@ -26,7 +33,7 @@ type ResumeBody struct {
 // included), 409 warrant pending or already consumed, run not held on it,
 // 410 warrant expired.
 type Resume struct {
-	Brain *agent.Brain
+	Brain Runner
 	HTTP  httpapi.Config
 	Resp  httpapi.Responder
 }

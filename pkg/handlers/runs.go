@@ -3,29 +3,30 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/seed-f6d3920e/warrant/pkg/agent"
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // RunsStore is the read-only part of the store the runs routes use.
 type RunsStore interface {
-	GetRun(ctx context.Context, firm, run string) (dynamo.Run, error)
-	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]dynamo.LedgerItem, bool, error)
-	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]dynamo.Warrant, error)
+	reducer.Source
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
+	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error)
 }
 
 // Runs handles the read-only routes, all scoped by the caller's firm:
 //
 //	GET /v1/runs/{run_id}[?consistent=true]     the run view: the stream projection, or a fold of the ledger
 //	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M]  ledger lines as NDJSON; X-Next-After-Seq when more remain
+//	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
 //
 // Errors (problem+json): 400 invalid path or query, 401 missing claims, 404 no
@@ -53,36 +54,56 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 	case "GET /v1/approvals":
 		resp, err = h.approvals(ctx, req, p, &id)
 	default:
-		err = failure.New(failure.KindNotFound, "no such route")
+		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}
 	if err != nil {
-		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
+		stage := failure.StageLedgerRead
+		if errors.As(err, new(*requestError)) {
+			stage = failure.StageRequest
+		}
+		return h.Resp.Error(ctx, err, stage, id), nil
 	}
 	return resp, nil
 }
 
+// requestError marks an error in the request itself (path, query), so it is
+// recorded at the request stage rather than as a failed read.
+type requestError struct{ err error }
+
+func (e *requestError) Error() string { return e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
+
+func inRequest(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &requestError{err}
+}
+
 func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	if err := httpapi.RejectUnknownQuery(req, "consistent"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	id.RunID = runID
 	consistent, err := httpapi.QueryEnum(req, "consistent", "false", "true", "false")
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	run, err := h.Store.GetRun(ctx, p.FirmID, runID)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, agent.StoreError(err)
+		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	var st reducer.RunState
 	if consistent == "true" {
-		if st, err = foldLedger(ctx, h.Store, p.FirmID, runID); err != nil {
+		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{})
+		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
+		st = folded.State
 	} else if len(run.Projection.State) > 0 {
 		if err := json.Unmarshal(run.Projection.State, &st); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindInternal, "", err)
@@ -91,71 +112,86 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 	return httpapi.JSON(200, runView(st, run), id.CorrelationID), nil
 }
 
-func foldLedger(ctx context.Context, st RunsStore, firm, run string) (reducer.RunState, error) {
-	items, _, err := st.ReadLedger(ctx, firm, run, 0, 0)
-	if err != nil {
-		return reducer.RunState{}, err
-	}
-	var s reducer.RunState
-	for _, it := range items {
-		l, err := contracts.ParseEventLine(it.Raw)
-		if err != nil {
-			return reducer.RunState{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not parse", err)
-		}
-		if s, err = reducer.Apply(s, l); err != nil {
-			return reducer.RunState{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
-		}
-	}
-	return s, nil
-}
-
 func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	if err := httpapi.RejectUnknownQuery(req, "after_seq", "limit"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	id.RunID = runID
 	after, err := httpapi.QueryInt(req, "after_seq", 0, 0, 1<<40)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	limit, err := httpapi.QueryInt(req, "limit", 500, 1, 1000)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	// The run item, not the ledger, decides existence: an empty page of a real
 	// run is 200, another firm's run is 404.
 	if _, err := h.Store.GetRun(ctx, p.FirmID, runID); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, agent.StoreError(err)
+		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	items, more, err := h.Store.ReadLedger(ctx, p.FirmID, runID, after, int(limit))
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	lines := make([][]byte, len(items))
-	for i, it := range items {
-		lines[i] = it.Raw
+	// The page ends at limit lines or before the body would pass
+	// maxEventsBodyBytes, whichever comes first, and always holds a line
+	// when one exists.
+	lines := make([][]byte, 0, len(items))
+	size := 0
+	for _, it := range items {
+		n := escapedLineLen(it.Raw)
+		if len(lines) > 0 && size+n > maxEventsBodyBytes {
+			more = true
+			break
+		}
+		lines = append(lines, it.Raw)
+		size += n
 	}
 	extra := map[string]string{}
-	if more && len(items) > 0 {
-		extra["X-Next-After-Seq"] = strconv.FormatInt(items[len(items)-1].Seq, 10)
+	if more && len(lines) > 0 {
+		extra["X-Next-After-Seq"] = strconv.FormatInt(items[len(lines)-1].Seq, 10)
 	}
 	return httpapi.NDJSON(200, lines, id.CorrelationID, extra), nil
 }
 
+// maxEventsBodyBytes bounds the NDJSON body of one events page as the
+// Lambda runtime serializes it. Lambda refuses a synchronous response
+// payload over 6 MB (6,291,456 bytes), and that payload is the API Gateway
+// proxy response as JSON, which carries the body as a JSON string: each
+// body byte costs what its escape costs (see escapedLineLen). 5 MiB
+// (5,242,880 bytes) leaves 1 MiB for the rest of the payload (status code,
+// the four headers, member names: about 250 bytes today), so the limit
+// holds with room for any header added later. A line is at most
+// contracts.MaxLineBytes (400 KiB), 2.4 MB even if every byte escaped to 6,
+// so a page's first line always fits.
+const maxEventsBodyBytes = 5 << 20
+
+// escapedLineLen is what line and its newline add to the serialized
+// response: the length of line as a JSON string without its quotes, as
+// encoding/json writes it ('"' and '\' take 2 bytes, U+2028 and U+2029 6,
+// and '<', '>', '&' 6 with HTML escaping on), plus 2 for the escaped "\n".
+// aws-lambda-go leaves HTML escaping off by default, so counting it makes
+// the size an upper bound, true whichever way the runtime is configured.
+func escapedLineLen(line []byte) int {
+	b, _ := json.Marshal(string(line)) // a string always encodes
+	return len(b) - len(`""`) + len(`\n`)
+}
+
 func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	if err := httpapi.RejectUnknownQuery(req, "status", "limit"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	if _, err := httpapi.QueryEnum(req, "status", "pending", "pending"); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	limit, err := httpapi.QueryInt(req, "limit", 100, 1, 500)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	ws, err := h.Store.ListPendingWarrants(ctx, p.FirmID, int(limit))
 	if err != nil {

@@ -19,9 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 func runPK(firm, run string) string { return "FIRM#" + firm + "#RUN#" + run }
@@ -104,7 +105,7 @@ func (s *stack) deliverRaw(payload []byte) events.DynamoDBEventResponse {
 	return resp
 }
 
-func (s *stack) projection(firm, run string) dynamo.Projection {
+func (s *stack) projection(firm, run string) warrant.Projection {
 	s.t.Helper()
 	r, err := s.store.GetRun(context.Background(), firm, run)
 	if err != nil {

@@ -6,21 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
-// ProjectionStore is what the reducer needs of the store.
+// ProjectionStore is what the reducer needs of the store. ParseRunKey reads
+// a record's partition key the way the store wrote it (no key format is
+// re-parsed here).
 type ProjectionStore interface {
-	GetRun(ctx context.Context, firm, run string) (dynamo.Run, error)
-	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]dynamo.LedgerItem, bool, error)
-	UpdateProjection(ctx context.Context, firm, run string, prevSeq int64, p dynamo.Projection) error
+	reducer.Source
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
+	UpdateProjection(ctx context.Context, firm, run string, prevSeq int64, p warrant.Projection) error
+	ParseRunKey(pk string) (firm, run string, ok bool)
 }
 
 // StreamReduce folds new ledger lines into each run's projection. Streams
@@ -48,7 +50,7 @@ func (h *StreamReduce) Handle(ctx context.Context, ev events.DynamoDBEvent) (eve
 	var resp events.DynamoDBEventResponse
 	for _, r := range ev.Records {
 		pk := r.Change.Keys["PK"].String()
-		firm, run, ok := parseRunPK(pk)
+		firm, run, ok := h.Store.ParseRunKey(pk)
 		if !ok {
 			continue // not a run partition: nothing to project
 		}
@@ -74,7 +76,7 @@ func (h *StreamReduce) Handle(ctx context.Context, ev events.DynamoDBEvent) (eve
 func (h *StreamReduce) project(ctx context.Context, firm, run string) error {
 	for attempt := 0; ; attempt++ {
 		err := h.projectOnce(ctx, firm, run)
-		if !errors.Is(err, dynamo.ErrProjectionConflict) || attempt == 3 {
+		if !errors.Is(err, warrant.ErrProjectionConflict) || attempt == 3 {
 			return err
 		}
 	}
@@ -95,25 +97,16 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 	if st.LastSeq != prev {
 		return fmt.Errorf("stored projection is inconsistent: state seq %d, last_seq %d", st.LastSeq, prev)
 	}
-	items, _, err := h.Store.ReadLedger(ctx, firm, run, prev, 0)
+	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true})
 	if err != nil {
 		return err
 	}
+	st = folded.State
 	halted := ""
-	for _, it := range items {
-		l, err := contracts.ParseEventLine(it.Raw)
-		if errors.Is(err, contracts.ErrUnknownEvent) {
-			halted = fmt.Sprintf("unknown event at seq %d", it.Seq)
-			h.Logger.Log(ctx, failure.Build(failure.Wrap(failure.KindUnknownEvent, "", err), failure.StageReduce, "stream-reduce",
-				failure.Identity{RunID: run, FirmID: firm}))
-			break
-		}
-		if err != nil {
-			return failure.Wrap(failure.KindLedgerCorrupt, "", err)
-		}
-		if st, err = reducer.Apply(st, l); err != nil {
-			return failure.Wrap(failure.KindLedgerCorrupt, "", err)
-		}
+	if folded.Halt != nil {
+		halted = fmt.Sprintf("unknown event at seq %d", folded.HaltSeq)
+		h.Logger.Log(ctx, failure.Build(failure.Wrap(failure.KindUnknownEvent, "", folded.Halt), failure.StageReduce, "stream-reduce",
+			failure.Identity{RunID: run, FirmID: firm}))
 	}
 	if st.LastSeq == prev && halted == item.Projection.Halted {
 		return nil // a duplicate delivery: nothing new
@@ -122,18 +115,5 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 	if err != nil {
 		return err
 	}
-	return h.Store.UpdateProjection(ctx, firm, run, prev, dynamo.Projection{LastSeq: st.LastSeq, Status: string(st.Status), State: raw, Halted: halted})
-}
-
-// parseRunPK splits FIRM#<firm>#RUN#<run>.
-func parseRunPK(pk string) (firm, run string, ok bool) {
-	rest, found := strings.CutPrefix(pk, "FIRM#")
-	if !found {
-		return "", "", false
-	}
-	firm, run, found = strings.Cut(rest, "#RUN#")
-	if !found || contracts.CheckUUID("", firm) != nil || contracts.CheckUUID("", run) != nil {
-		return "", "", false
-	}
-	return firm, run, true
+	return h.Store.UpdateProjection(ctx, firm, run, prev, warrant.Projection{LastSeq: st.LastSeq, Status: st.Status, State: raw, Halted: halted})
 }

@@ -1,11 +1,14 @@
 package handlers
 
 import (
+	"encoding/json"
+
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // RunView is the one JSON shape of a run, wherever a run is returned.
@@ -38,19 +41,21 @@ type WarrantView struct {
 	ApprovalRequestID string `json:"approval_request_id"`
 	RunID             string `json:"run_id,omitempty"`
 	ToolName          string `json:"tool_name"`
-	HumanSummary      string `json:"human_summary"`
-	Reason            string `json:"reason"`
-	RiskTier          string `json:"risk_tier"`
-	ToolInputHash     string `json:"tool_input_hash"`
-	ExpiresAt         string `json:"expires_at"`
-	Status            string `json:"status,omitempty"`
-	DecidedBy         string `json:"decided_by,omitempty"`
-	DecidedAt         string `json:"decided_at,omitempty"`
+	// ToolInput is the exact canonical input the warrant covers, in full.
+	ToolInput     json.RawMessage `json:"tool_input"`
+	HumanSummary  string          `json:"human_summary"`
+	Reason        string          `json:"reason"`
+	RiskTier      string          `json:"risk_tier"`
+	ToolInputHash string          `json:"tool_input_hash"`
+	ExpiresAt     string          `json:"expires_at"`
+	Status        string          `json:"status,omitempty"`
+	DecidedBy     string          `json:"decided_by,omitempty"`
+	DecidedAt     string          `json:"decided_at,omitempty"`
 }
 
 // runView renders a folded state; the run item fills what the fold has not
 // reached yet (a projection that lags the ledger).
-func runView(st reducer.RunState, run dynamo.Run) RunView {
+func runView(st reducer.RunState, run warrant.Run) RunView {
 	v := RunView{RunID: run.RunID, Status: string(st.Status), AgentKey: st.AgentKey, MatterID: st.MatterID, ModelID: st.ModelID,
 		InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, CostUSD: pricing.FormatUSD(st.Cost),
 		CostCapUSD: pricing.FormatUSD(st.CostCap), FinalText: st.FinalText, StopReason: st.StopReason, ProjectedThroughSeq: st.LastSeq}
@@ -61,15 +66,17 @@ func runView(st reducer.RunState, run dynamo.Run) RunView {
 		v.Failure = &FailureView{Kind: st.FailureKind, Stage: st.FailureStage, UserVisibleMessage: failure.UserMessage(failure.Kind(st.FailureKind))}
 	}
 	if p := st.PendingApproval; p != nil {
-		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, HumanSummary: p.HumanSummary,
-			Reason: p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending"}
+		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, ToolInput: p.ToolInput,
+			HumanSummary: contracts.Printable(p.HumanSummary),
+			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending"}
 	}
 	return v
 }
 
-func warrantView(w dynamo.Warrant) WarrantView {
-	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, HumanSummary: w.HumanSummary,
-		Reason: w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
+func warrantView(w warrant.Warrant) WarrantView {
+	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, ToolInput: w.Input,
+		HumanSummary: contracts.Printable(w.HumanSummary),
+		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		Status: string(w.Status), DecidedBy: w.DecidedBy}
 	if !w.DecidedAt.IsZero() {
 		v.DecidedAt = contracts.FormatTime(w.DecidedAt)
@@ -78,7 +85,7 @@ func warrantView(w dynamo.Warrant) WarrantView {
 }
 
 func statusFor(st reducer.RunState) int {
-	if st.Status == reducer.StatusHeld {
+	if st.Status == warrant.RunHeld {
 		return 202
 	}
 	return 200

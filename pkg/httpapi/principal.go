@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/google/uuid"
 
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
@@ -93,45 +91,52 @@ func uuidClaim(claims map[string]string, name string) (string, error) {
 	return v, nil
 }
 
-// isCanonicalUUID accepts only the lowercase 8-4-4-4-12 form, so one id has
-// one spelling in keys, logs and comparisons (uuid.Parse alone also takes
-// upper case, braces and urn:uuid: prefixes).
-func isCanonicalUUID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
-}
+// isCanonicalUUID is the service's one UUID check (contracts.CheckUUID): only
+// the lowercase 8-4-4-4-12 form, so one id has one spelling in keys, logs
+// and comparisons.
+func isCanonicalUUID(s string) bool { return contracts.CheckUUID("", s) == nil }
 
-// parseRoles accepts every shape a roles claim arrives in. Payload format
-// 2.0 carries claims as map[string]string, and API Gateway renders an array
-// claim as its elements inside brackets, separated by spaces, without quotes:
-// ["counsel","associate"] arrives as "[counsel associate]". A JSON array
-// string (a token or test harness that stringifies claims as JSON), a
-// space- or comma-separated list and a single role are accepted too.
+// RoleTokens is the closed set of role names a roles claim may carry in API
+// Gateway's flattened form. The set is what makes that form unambiguous: an
+// array claim ["of counsel"] arrives as "[of counsel]", exactly like
+// ["of","counsel"]; "of" is not a role token, so the claim is refused rather
+// than read as granting counsel.
+var RoleTokens = []string{RoleCounsel, "associate", "paralegal", "partner", "staff", "admin"}
+
+// parseRoles reads a roles claim exactly. Payload format 2.0 carries claims
+// as map[string]string, and API Gateway renders an array claim as its
+// elements inside brackets, separated by single spaces, without quotes:
+// ["counsel","associate"] arrives as "[counsel associate]". Accepted:
+//
+//   - a JSON array of non-empty strings (a token or harness that stringifies
+//     the claim as JSON), each element a role as it is, spaces and all;
+//   - the bracket form or a single bare token, every token in RoleTokens;
+//   - an empty claim or "[]": no roles.
+//
 // Anything else is malformed, and the caller fails closed rather than guess.
 func parseRoles(raw string) (roles []string, ok bool) {
 	s := strings.TrimSpace(raw)
-	if strings.HasPrefix(s, "[") {
-		if !strings.HasSuffix(s, "]") {
+	switch {
+	case s == "" || s == "[]":
+		return nil, true
+	case strings.HasPrefix(s, "[") && strings.HasPrefix(strings.TrimSpace(s[1:]), `"`):
+		var list []string
+		if err := contracts.DecodeStrict([]byte(s), &list); err != nil {
 			return nil, false
 		}
-		if inner := strings.TrimSpace(s[1 : len(s)-1]); strings.HasPrefix(inner, `"`) {
-			var list []string
-			if err := json.Unmarshal([]byte(s), &list); err != nil {
+		for _, r := range list {
+			if r == "" {
 				return nil, false
 			}
-			for _, r := range list {
-				if r = strings.TrimSpace(r); r != "" {
-					roles = append(roles, r)
-				}
-			}
-			return roles, true
 		}
-		s = s[1 : len(s)-1]
+		return list, true
+	case strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"):
+		roles = strings.Split(s[1:len(s)-1], " ")
+	default:
+		roles = []string{s} // a bare claim is one token
 	}
-	roles = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	for _, r := range roles {
-		// Leftover brackets or quotes mean a shape we do not understand.
-		if strings.ContainsAny(r, `[]"`) {
+		if !slices.Contains(RoleTokens, r) {
 			return nil, false
 		}
 	}

@@ -102,6 +102,11 @@ func TestPrincipalClaims(t *testing.T) {
 	}
 }
 
+// The roles claim is parsed exactly: a JSON array of strings, or API
+// Gateway's rendering of an array claim ("[a b]") whose every token is one of
+// the role tokens (RoleTokens). A role is never granted because a longer role
+// merely contains its word (issue 11, item 4); anything else is malformed and
+// the caller is unauthenticated.
 func TestPrincipalRolesFormats(t *testing.T) {
 	two := []string{"counsel", "associate"}
 	tests := []struct {
@@ -114,21 +119,29 @@ func TestPrincipalRolesFormats(t *testing.T) {
 		{"api gateway rendering", "[counsel associate]", two, true},
 		{"api gateway single", "[counsel]", []string{"counsel"}, true},
 		{"api gateway empty array", "[]", nil, true},
-		{"api gateway uuid groups", "[11111111-1111-4111-8111-111111111111 22222222-2222-4222-8222-222222222222]",
-			[]string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"}, true},
 		{"json array", `["counsel","associate"]`, two, true},
 		{"json array spaced", ` [ "counsel" , "associate" ] `, two, true},
-		{"json array drops empty", `["counsel",""]`, []string{"counsel"}, true},
-		{"space separated", "counsel associate", two, true},
-		{"comma separated", "counsel,associate", two, true},
-		{"comma and space", "counsel, associate", two, true},
-		{"single", "counsel", []string{"counsel"}, true},
+		{"json array keeps a multi-word role whole", `["of counsel"]`, []string{"of counsel"}, true},
+		{"json array of brackets is a role name", `["[not counsel]"]`, []string{"[not counsel]"}, true},
+		{"single token", "counsel", []string{"counsel"}, true},
 		{"empty", "", nil, true},
 		{"whitespace", "  ", nil, true},
+
+		{"multi-word role flattened by api gateway", "[of counsel]", nil, false},
+		{"bracketed role name flattened", "[[not counsel]]", nil, false},
+		{"unknown token", "[counsel billing]", nil, false},
+		{"uuid groups are not role tokens", "[11111111-1111-4111-8111-111111111111]", nil, false},
+		{"space separated string", "counsel associate", nil, false},
+		{"comma separated string", "counsel,associate", nil, false},
+		{"multi-word string", "of counsel", nil, false},
+		{"case variant token", "[Counsel]", nil, false},
+		{"double space", "[counsel  associate]", nil, false},
 		{"unterminated bracket", "[counsel associate", nil, false},
 		{"stray bracket", "counsel]", nil, false},
 		{"bad json", `["counsel",]`, nil, false},
 		{"json non-strings", `["counsel", 5]`, nil, false},
+		{"json empty element", `["counsel",""]`, nil, false},
+		{"json duplicate-free object", `{"counsel":true}`, nil, false},
 		{"stray quote", `[counsel "associate]`, nil, false},
 	}
 	for _, tc := range tests {
@@ -138,6 +151,9 @@ func TestPrincipalRolesFormats(t *testing.T) {
 				if err == nil || kindOf(err) != failure.KindUnauthenticated {
 					t.Fatalf("Principal(%q) = %+v, %v; want unauthenticated", tc.raw, p, err)
 				}
+				if strings.Contains(err.Error(), tc.raw) && tc.raw != "" {
+					t.Fatalf("the error echoes the claim: %v", err)
+				}
 				return
 			}
 			if err != nil {
@@ -145,6 +161,9 @@ func TestPrincipalRolesFormats(t *testing.T) {
 			}
 			if !slices.Equal(p.Roles, tc.want) {
 				t.Fatalf("Roles(%q) = %q, want %q", tc.raw, p.Roles, tc.want)
+			}
+			if p.IsCounsel() != slices.Contains(tc.want, "counsel") {
+				t.Fatalf("IsCounsel(%q) = %v", tc.raw, p.IsCounsel())
 			}
 		})
 	}

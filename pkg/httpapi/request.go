@@ -91,19 +91,28 @@ var strictReasons = []string{
 	"invalid number", "number with a leading zero", "invalid string escape",
 	"control character", "duplicate key", "unknown field",
 	"required field is missing", "must not be null", "wrong type: must be",
+	"number a double cannot hold exactly", "unpaired UTF-16 surrogate escape",
 }
 
+// safeDetail is the client's (and the log's) text for fe. DecodeStrict
+// names only short keys and renders any other key by its position (see
+// contracts.FieldError), so the path holds no client text; a path of
+// another form is dropped all the same, as an unknown reason is replaced.
 func safeDetail(fe *contracts.FieldError) string {
+	path := fe.Path
+	if !contracts.ValidPath(path) {
+		path = ""
+	}
 	for _, r := range strictReasons {
 		if strings.HasPrefix(fe.Reason, r) {
-			return fe.Error()
+			return (&contracts.FieldError{Path: path, Reason: fe.Reason}).Error()
 		}
 	}
 	reason := "a value is not valid for its field"
 	if strings.HasPrefix(fe.Reason, "wrong type") {
 		reason = "wrong type or out of range"
 	}
-	return (&contracts.FieldError{Path: fe.Path, Reason: reason}).Error()
+	return (&contracts.FieldError{Path: path, Reason: reason}).Error()
 }
 
 // checkContentType allows an absent Content-Type or application/json with
@@ -112,7 +121,7 @@ func safeDetail(fe *contracts.FieldError) string {
 // detail says what to send. JSON is UTF-8 (RFC 8259 §8.1), so another
 // charset is refused rather than misread.
 func checkContentType(h map[string]string) error {
-	v, ok := header(h, "content-type")
+	v, ok := Header(h, "content-type")
 	if !ok || strings.TrimSpace(v) == "" {
 		return nil
 	}
@@ -125,9 +134,10 @@ func checkContentType(h map[string]string) error {
 	return failure.New(failure.KindInvalidRequest, "header Content-Type must be application/json (charset utf-8 if given)")
 }
 
-// header looks name (given in lower case) up case-insensitively: API Gateway
+// Header looks a request header up by name, case-insensitively: API Gateway
 // v2 lower-cases header names, but tests and other callers may not.
-func header(h map[string]string, name string) (string, bool) {
+func Header(h map[string]string, name string) (string, bool) {
+	name = strings.ToLower(name)
 	if v, ok := h[name]; ok {
 		return v, true
 	}
@@ -221,7 +231,7 @@ func isIdentifier(s string) bool {
 // UUID, and a fresh UUID otherwise: it is logged and echoed, so a client
 // must not be able to put arbitrary text there.
 func CorrelationID(req events.APIGatewayV2HTTPRequest) string {
-	if v, ok := header(req.Headers, "x-correlation-id"); ok && isCanonicalUUID(v) {
+	if v, ok := Header(req.Headers, "x-correlation-id"); ok && isCanonicalUUID(v) {
 		return v
 	}
 	return uuid.NewString()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 const benchLines = 10_000
@@ -89,7 +91,7 @@ func BenchmarkParseVerifyFold(b *testing.B) {
 			}
 			prev = l
 		}
-		if s.Status != reducer.StatusCompleted {
+		if s.Status != warrant.RunCompleted {
 			b.Fatalf("bench run ended %s", s.Status)
 		}
 	}

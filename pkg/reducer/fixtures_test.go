@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
@@ -14,6 +15,7 @@ const (
 	firmID     = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
 	matterID   = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 	userID     = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
+	counselID  = "c0c0c0c0-1111-4222-8333-444455556666"
 	approvalID = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
 	otherID    = "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e"
 	effectID   = "1d2c3b4a-5e6f-4789-8abc-def012345678"
@@ -65,7 +67,7 @@ func (c call) completed(status, effectRef string, result string) *contracts.Tool
 
 func (c call) blocked() *contracts.RunBlocked {
 	return &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: approvalID, ToolUseID: c.id,
-		ToolName: c.name, ToolInputHash: c.hash(), RiskTier: c.tier, Reason: "needs a lawyer's warrant",
+		ToolName: c.name, ToolInput: c.input, ToolInputHash: c.hash(), RiskTier: c.tier, Reason: "needs a lawyer's warrant",
 		HumanSummary: "File the motion to compel", ExpiresAt: "2026-12-03T10:00:00.123Z"}}
 }
 
@@ -130,9 +132,10 @@ var scenarios = []struct {
 			usage(1, 1200, 350, 0, "0.009735"),
 			filing.requested(1),
 			filing.blocked(),
-			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved,
-				DecidedBy: userID, ToolInputHash: filing.hash(), Note: "Approved as drafted."},
-			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved, EffectRef: effectID},
+			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
+				DecidedBy: counselID, ToolInputHash: filing.hash(), Note: "Approved as drafted.",
+				RequestedBy: userID, Separation: contracts.SeparationEnforced},
+			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: effectID},
 			filing.completed(contracts.ToolSuccess, effectID, `{"filing_id":"F-1"}`),
 			endTurn(2, "The motion is filed."),
 			usage(2, 900, 120, 2400, "0.005742"),
@@ -146,9 +149,9 @@ var scenarios = []struct {
 			usage(1, 1200, 350, 0, "0.009735"),
 			filing.requested(1),
 			filing.blocked(),
-			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionDenied,
-				DecidedBy: userID, ToolInputHash: filing.hash()},
-			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: contracts.DecisionDenied},
+			&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied,
+				DecidedBy: counselID, ToolInputHash: filing.hash(), RequestedBy: userID, Separation: contracts.SeparationEnforced},
+			&contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied},
 			filing.completed(contracts.ToolDeclined, "", `{"error":"counsel declined the filing"}`),
 			endTurn(2, "Counsel declined; nothing was filed."),
 			usage(2, 900, 120, 2400, "0.005742"),

@@ -10,6 +10,8 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // FuzzApply: whatever payload a line carries, once ParseEventLine accepts it
@@ -63,9 +65,9 @@ func checkApply(t *testing.T, prev reducer.RunState, raw []byte) {
 		t.Fatalf("a terminal run accepted %s", l.Type)
 	case next.LastSeq != prev.LastSeq+1 || next.HeadHash != l.Hash:
 		t.Fatalf("head not advanced: %d %s", next.LastSeq, next.HeadHash)
-	case (next.Status == reducer.StatusHeld) != (next.HeldOn != "") || (next.HeldOn != "") != (next.PendingApproval != nil):
+	case (next.Status == warrant.RunHeld) != (next.HeldOn != "") || (next.HeldOn != "") != (next.PendingApproval != nil):
 		t.Fatalf("hold fields disagree: status %s held_on %q pending %v", next.Status, next.HeldOn, next.PendingApproval)
-	case next.Cost > next.CostCap && next.Status != reducer.StatusAborted && l.Type == contracts.TypeModelUsage:
+	case next.Cost > next.CostCap && next.Status != warrant.RunAborted && l.Type == contracts.TypeModelUsage:
 		t.Fatalf("cost %s crossed cap %s without aborting", next.Cost, next.CostCap)
 	case next.Cost < prev.Cost:
 		t.Fatalf("cost went down")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestReduceAgentRunMatchesApply(t *testing.T) {
 func equalState(a, b reducer.RunState) bool {
 	pa, pb := a.PendingApproval, b.PendingApproval
 	a.PendingApproval, b.PendingApproval = nil, nil
-	if (pa == nil) != (pb == nil) || (pa != nil && *pa != *pb) {
+	if (pa == nil) != (pb == nil) || (pa != nil && !reflect.DeepEqual(*pa, *pb)) {
 		return false
 	}
 	return a == b

@@ -6,44 +6,27 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 )
 
-// Status is where a run is in its life cycle.
-type Status string
-
-// The run statuses. The zero Status ("") is a run whose line 1 has not been
-// applied yet.
-const (
-	StatusRunning   Status = "running"
-	StatusHeld      Status = "held"
-	StatusCompleted Status = "completed"
-	StatusFailed    Status = "failed"
-	// StatusAborted is the reducer's own verdict (the cost cap was crossed),
-	// as opposed to StatusFailed, which the agent wrote.
-	StatusAborted Status = "aborted"
-)
-
-// Terminal reports whether the run is over; a terminal run accepts no line.
-func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusAborted
-}
-
 // RunState is a run folded from its ledger up to LastSeq. Money is integer
 // nano-USD in Go and a decimal string in JSON (cost_usd, cost_cap_usd), so no
 // consumer ever sees a float.
 type RunState struct {
-	RunID    string `json:"run_id"`
-	FirmID   string `json:"firm_id"`
-	Status   Status `json:"status"`
-	LastSeq  int64  `json:"last_seq"`
-	HeadHash string `json:"head_hash"`
+	RunID    string            `json:"run_id"`
+	FirmID   string            `json:"firm_id"`
+	Status   warrant.RunStatus `json:"status"`
+	LastSeq  int64             `json:"last_seq"`
+	HeadHash string            `json:"head_hash"`
 
 	AgentKey string `json:"agent_key"`
 	ModelID  string `json:"model_id"`
 	MatterID string `json:"matter_id"`
+	// UserID started the run (run.started).
+	UserID string `json:"user_id,omitempty"`
 
 	InputTokens           int64        `json:"input_tokens"`
 	OutputTokens          int64        `json:"output_tokens"`
@@ -56,6 +39,9 @@ type RunState struct {
 	// HeldOn is the approval_request_id the run waits on; empty unless held.
 	HeldOn          string                     `json:"held_on"`
 	PendingApproval *contracts.BlockedApproval `json:"pending_approval"`
+	// Decided is counsel's decision on the warrant the run is held on, once
+	// approval.decided is in the ledger; a release needs it.
+	Decided warrant.Decision `json:"decided,omitempty"`
 
 	StopReason   string `json:"stop_reason"`
 	FinalText    string `json:"final_text"`
@@ -118,6 +104,9 @@ var (
 	ErrHeld          = errors.New("reducer: the run is held on a warrant")
 	ErrNotHeld       = errors.New("reducer: the run is not held")
 	ErrWrongApproval = errors.New("reducer: the line does not match the warrant the run is held on")
+	ErrNotDecided    = errors.New("reducer: counsel has not decided the warrant the run is held on")
+	ErrDecided       = errors.New("reducer: counsel already decided the warrant the run is held on")
+	ErrSelfApproval  = errors.New("reducer: the user who started the run decided its warrant under separation of duties")
 	ErrOverflow      = errors.New("reducer: a counter would overflow or go negative")
 )
 
@@ -195,7 +184,7 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 			return s, RuleLifecycle, err
 		}
 		a := ev.Approval // copied: the state must not alias the caller's event
-		s.Status, s.HeldOn, s.PendingApproval = StatusHeld, a.ApprovalRequestID, &a
+		s.Status, s.HeldOn, s.PendingApproval = warrant.RunHeld, a.ApprovalRequestID, &a
 
 	case *contracts.ApprovalDecided:
 		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
@@ -206,12 +195,32 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if s.PendingApproval == nil || ev.ToolInputHash != s.PendingApproval.ToolInputHash {
 			return s, RuleApproval, fmt.Errorf("%w: tool_input_hash differs", ErrWrongApproval)
 		}
+		if s.Decided != "" {
+			return s, RuleApproval, ErrDecided
+		}
+		// Separation of duties: unless the line says the firm waived it, the
+		// user who started the run cannot decide its warrant.
+		if ev.RequestedBy != "" && ev.RequestedBy != s.UserID {
+			return s, RuleApproval, fmt.Errorf("%w: requested_by is not the user who started the run", ErrWrongApproval)
+		}
+		if ev.Separation != contracts.SeparationWaived && ev.DecidedBy == s.UserID {
+			return s, RuleApproval, ErrSelfApproval
+		}
+		s.Decided = ev.Decision
 
 	case *contracts.RunReleased:
 		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
 			return s, rule, err
 		}
-		s.Status, s.HeldOn, s.PendingApproval = StatusRunning, "", nil
+		// A warrant releases the run only as counsel decided it, and only
+		// after the decision is on the record.
+		switch {
+		case s.Decided == "":
+			return s, RuleApproval, ErrNotDecided
+		case ev.Decision != s.Decided:
+			return s, RuleApproval, fmt.Errorf("%w: released as %s, decided %s", ErrWrongApproval, ev.Decision, s.Decided)
+		}
+		s.Status, s.HeldOn, s.PendingApproval, s.Decided = warrant.RunRunning, "", nil, ""
 
 	case *contracts.TurnDelta:
 		if err := s.mustRun(); err != nil {
@@ -258,14 +267,14 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if err := s.mustRun(); err != nil {
 			return s, RuleLifecycle, err
 		}
-		s.Status, s.StopReason, s.FinalText = StatusCompleted, ev.StopReason, ev.FinalText
+		s.Status, s.StopReason, s.FinalText = warrant.RunCompleted, ev.StopReason, ev.FinalText
 
 	case *contracts.RunFailed:
 		// Allowed while held: a warrant can expire or its resume can fail.
 		// The pre-flight cost check fails the run before the cap is crossed,
 		// so cost_cap_exceeded here is a failure, not an abort.
-		s.Status, s.FailureKind, s.FailureStage = StatusFailed, ev.FailureKind, ev.FailureStage
-		s.HeldOn, s.PendingApproval = "", nil
+		s.Status, s.FailureKind, s.FailureStage = warrant.RunFailed, ev.FailureKind, ev.FailureStage
+		s.HeldOn, s.PendingApproval, s.Decided = "", nil, ""
 
 	default:
 		return s, RuleEvent, fmt.Errorf("%w: %T", contracts.ErrUnknownEvent, l.Event)
@@ -283,8 +292,8 @@ func start(l contracts.Line) (RunState, string, error) {
 		return RunState{}, RuleMoney, fmt.Errorf("cost_cap_usd: %w", err)
 	}
 	return RunState{
-		RunID: l.RunID, FirmID: l.FirmID, Status: StatusRunning,
-		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID,
+		RunID: l.RunID, FirmID: l.FirmID, Status: warrant.RunRunning,
+		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID, UserID: ev.UserID,
 		CostCap: limit,
 	}, "", nil
 }
@@ -312,7 +321,7 @@ func (s RunState) usage(ev *contracts.ModelUsage) (RunState, string, error) {
 		*c.dst += c.n
 	}
 	if s.Cost > s.CostCap {
-		s.Status = StatusAborted
+		s.Status = warrant.RunAborted
 		s.StopReason = string(failure.KindCostCapExceeded)
 		s.FailureKind = string(failure.KindCostCapExceeded)
 		s.FailureStage = string(failure.StageModelCall)
@@ -321,14 +330,14 @@ func (s RunState) usage(ev *contracts.ModelUsage) (RunState, string, error) {
 }
 
 func (s RunState) mustRun() error {
-	if s.Status == StatusHeld {
+	if s.Status == warrant.RunHeld {
 		return fmt.Errorf("%w on approval %s", ErrHeld, s.HeldOn)
 	}
 	return nil
 }
 
 func (s RunState) mustBeHeldOn(approvalID string) (string, error) {
-	if s.Status != StatusHeld {
+	if s.Status != warrant.RunHeld {
 		return RuleLifecycle, ErrNotHeld
 	}
 	if approvalID != s.HeldOn {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // TestRuleViolations folds a valid prefix, then offers one bad line. Apply must
@@ -15,9 +17,9 @@ func TestRuleViolations(t *testing.T) {
 	completed := []contracts.Event{started("1.00"), &contracts.RunCompleted{StopReason: "end_turn", FinalText: "Done."}}
 	held := []contracts.Event{started("1.00"), toolTurn(1, "Filing.", filing), filing.requested(1), filing.blocked()}
 	running := []contracts.Event{started("1.00")}
-	released := &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved, EffectRef: effectID}
-	decided := &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved,
-		DecidedBy: userID, ToolInputHash: filing.hash()}
+	released := &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: effectID}
+	decided := &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
+		DecidedBy: counselID, ToolInputHash: filing.hash()}
 
 	tests := []struct {
 		name   string
@@ -81,6 +83,27 @@ func TestRuleViolations(t *testing.T) {
 			d.ToolInputHash = search.hash()
 			return appendOne(t, c, &d)
 		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"self-approval under separation of duties", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := *decided
+			d.DecidedBy = userID
+			return appendOne(t, c, &d)
+		}, reducer.RuleApproval, reducer.ErrSelfApproval},
+		{"requested_by is not the run's user", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := *decided
+			d.RequestedBy = otherID
+			return appendOne(t, c, &d)
+		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"release before counsel decided", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, released)
+		}, reducer.RuleApproval, reducer.ErrNotDecided},
+		{"release under another decision", append(append([]contracts.Event{}, held...), decided), func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionDenied})
+		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"second decision", append(append([]contracts.Event{}, held...), decided), func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := *decided
+			d.Decision = warrant.DecisionDenied
+			return appendOne(t, c, &d)
+		}, reducer.RuleApproval, reducer.ErrDecided},
 		{"release while running", running, func(t *testing.T, c *contracts.Chain) contracts.Line {
 			return appendOne(t, c, released)
 		}, reducer.RuleLifecycle, reducer.ErrNotHeld},
@@ -174,7 +197,7 @@ func TestFailWhileHeldClearsHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != reducer.StatusFailed || s.HeldOn != "" || s.PendingApproval != nil || s.FailureKind != "expired" {
+	if s.Status != warrant.RunFailed || s.HeldOn != "" || s.PendingApproval != nil || s.FailureKind != "expired" {
 		t.Fatalf("got %+v", s)
 	}
 }
@@ -188,7 +211,7 @@ func TestAgentCostCapFailureIsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != reducer.StatusFailed || s.FailureKind != "cost_cap_exceeded" {
+	if s.Status != warrant.RunFailed || s.FailureKind != "cost_cap_exceeded" {
 		t.Fatalf("got status %s kind %s", s.Status, s.FailureKind)
 	}
 }
@@ -200,7 +223,7 @@ func TestCostAtCapKeepsRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != reducer.StatusRunning {
+	if s.Status != warrant.RunRunning {
 		t.Fatalf("status %s at exactly the cap, want running", s.Status)
 	}
 }
@@ -243,7 +266,7 @@ func TestHeldStateWithoutPendingApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.PendingApproval = nil
-	line := appendOne(t, c, &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: contracts.DecisionApproved,
+	line := appendOne(t, c, &contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved,
 		DecidedBy: userID, ToolInputHash: filing.hash()})
 	if _, err := reducer.Apply(s, line); !errors.Is(err, reducer.ErrWrongApproval) {
 		t.Fatalf("err = %v, want ErrWrongApproval", err)

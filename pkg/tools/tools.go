@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
 // Scope is the run a tool executes for; it comes from the runtime, never from
@@ -32,7 +33,7 @@ func FromContext(ctx context.Context) (Scope, bool) {
 
 // Outbox records outbound effects idempotently by effect_ref.
 type Outbox interface {
-	RecordOutbound(ctx context.Context, o dynamo.Outbound) (created bool, err error)
+	RecordOutbound(ctx context.Context, o warrant.Outbound) (created bool, err error)
 }
 
 // Tool is one callable tool: its model-facing description, the JSON Schema of
@@ -83,7 +84,7 @@ func Reference(outbox Outbox, now func() time.Time) []Tool {
 			Description: "Send an e-mail to the client of the current matter. Requires counsel's approval.",
 			Schema:      schema(`"matter_id":{"type":"string","format":"uuid"},"to":{"type":"string","format":"email"},"subject":{"type":"string","minLength":1,"maxLength":300},"body":{"type":"string","minLength":1,"maxLength":100000}`, "matter_id", "to", "subject", "body"),
 			Summarize: func(in json.RawMessage) string {
-				return "E-mail " + field(in, "to") + " with the subject " + quoted(field(in, "subject")) + "."
+				return "E-mail " + plain(field(in, "to")) + " with the subject " + quoted(field(in, "subject")) + "."
 			},
 			Execute: r.effect("client_email", "message_id"),
 		},
@@ -92,7 +93,7 @@ func Reference(outbox Outbox, now func() time.Time) []Tool {
 			Description: "File a document with a court for the current matter. Irreversible; requires counsel's approval.",
 			Schema:      schema(`"matter_id":{"type":"string","format":"uuid"},"court":{"type":"string","minLength":1,"maxLength":300},"document_title":{"type":"string","minLength":1,"maxLength":300},"document_text":{"type":"string","minLength":1,"maxLength":200000}`, "matter_id", "court", "document_title", "document_text"),
 			Summarize: func(in json.RawMessage) string {
-				return "File " + quoted(field(in, "document_title")) + " with " + field(in, "court") + "."
+				return "File " + quoted(field(in, "document_title")) + " with " + plain(field(in, "court")) + "."
 			},
 			Execute: r.effect("court_filing", "filing_id"),
 		},
@@ -101,7 +102,7 @@ func Reference(outbox Outbox, now func() time.Time) []Tool {
 			Description: "Delete a document from the matter. Prohibited by policy; present so tests prove it never runs.",
 			Schema:      schema(`"matter_id":{"type":"string","format":"uuid"},"document_id":{"type":"string","minLength":1,"maxLength":100}`, "matter_id", "document_id"),
 			Summarize: func(in json.RawMessage) string {
-				return "Delete document " + field(in, "document_id") + "."
+				return "Delete document " + plain(field(in, "document_id")) + "."
 			},
 			Execute: r.effect("document_deletion", "deletion_id"),
 		},
@@ -120,7 +121,12 @@ func field(in json.RawMessage, name string) string {
 	return s
 }
 
-func quoted(s string) string { return "“" + s + "”" }
+// quoted and plain put input text into a summary counsel reads: control and
+// bidi characters are shown as escapes, so a field cannot reorder or hide
+// the words around it.
+func quoted(s string) string { return "“" + contracts.Printable(s) + "”" }
+
+func plain(s string) string { return contracts.Printable(s) }
 
 type reference struct {
 	outbox Outbox
@@ -188,7 +194,7 @@ func (r reference) effect(kind, idField string) func(context.Context, json.RawMe
 		if r.outbox == nil {
 			return nil, errors.New("no outbox configured")
 		}
-		if _, err := r.outbox.RecordOutbound(ctx, dynamo.Outbound{FirmID: s.FirmID, RunID: s.RunID, EffectRef: effectRef,
+		if _, err := r.outbox.RecordOutbound(ctx, warrant.Outbound{FirmID: s.FirmID, RunID: s.RunID, EffectRef: effectRef,
 			Kind: kind, Body: input, CreatedAt: r.now().UTC()}); err != nil {
 			return nil, fmt.Errorf("record %s: %w", kind, err)
 		}

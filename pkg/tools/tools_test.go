@@ -8,9 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 const matter = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
@@ -18,10 +19,10 @@ const matter = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
 // outbox is a test double: effects keyed by effect_ref, like the store's.
 type outbox struct {
 	mu      sync.Mutex
-	effects map[string]dynamo.Outbound
+	effects map[string]warrant.Outbound
 }
 
-func (o *outbox) RecordOutbound(_ context.Context, e dynamo.Outbound) (bool, error) {
+func (o *outbox) RecordOutbound(_ context.Context, e warrant.Outbound) (bool, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if _, ok := o.effects[e.EffectRef]; ok {
@@ -63,7 +64,7 @@ func TestEveryReferenceToolIsInThePolicy(t *testing.T) {
 }
 
 func TestEffectsAreIdempotentByEffectRef(t *testing.T) {
-	ob := &outbox{effects: map[string]dynamo.Outbound{}}
+	ob := &outbox{effects: map[string]warrant.Outbound{}}
 	file := byName(t, ob)["file_court_document"]
 	in := json.RawMessage(`{"matter_id":"` + matter + `","court":"SF Superior","document_title":"Motion","document_text":"x"}`)
 	a, err := file.Execute(scoped(), in, "ref-1")
@@ -86,7 +87,7 @@ func TestEffectsAreIdempotentByEffectRef(t *testing.T) {
 }
 
 func TestToolsSeeOnlyTheirRunsMatter(t *testing.T) {
-	ob := &outbox{effects: map[string]dynamo.Outbound{}}
+	ob := &outbox{effects: map[string]warrant.Outbound{}}
 	other := json.RawMessage(`{"matter_id":"11111111-2222-4333-8444-555555555555","query":"motion"}`)
 	for name, tl := range byName(t, ob) {
 		in := other

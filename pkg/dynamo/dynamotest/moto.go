@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed-f6d3920e/warrant/internal/proc"
 )
 
 // The moto_server process is shared by every test of the binary: it is slow
@@ -82,7 +85,10 @@ func startMoto() (string, error) {
 	defer logf.Close() // the child has its own descriptor
 	cmd := exec.Command(path, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = sysProcAttr()
+	// Its own process group (so stopping it reaches any child it forks),
+	// killed by the kernel if the test binary dies without running Main's
+	// cleanup. The moto_server shim execs down to python, keeping the pid.
+	cmd.SysProcAttr = proc.Group()
 	if err := cmd.Start(); err != nil {
 		os.Remove(logf.Name())
 		return "", fmt.Errorf("start moto_server: %w", err)
@@ -129,11 +135,11 @@ func stopMoto() {
 		return
 	}
 	pid := m.cmd.Process.Pid
-	killGroup(pid, false)
+	proc.KillGroup(pid, syscall.SIGTERM)
 	select {
 	case <-m.done:
 	case <-time.After(5 * time.Second):
-		killGroup(pid, true)
+		proc.KillGroup(pid, syscall.SIGKILL)
 		<-m.done
 	}
 	m.cmd = nil

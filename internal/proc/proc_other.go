@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package rie
+package proc
 
 import (
 	"os/exec"
@@ -9,14 +9,12 @@ import (
 	"syscall"
 )
 
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// Group puts a child in its own process group. (Only Linux can also have
+// the kernel kill it when this process dies.)
+func Group() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func killGroup(pid int, sig syscall.Signal) {
-	_ = syscall.Kill(-pid, sig)
-	_ = syscall.Kill(pid, sig)
-}
-
-func alive(pid int) bool {
+// Alive reports whether a process with this PID is running (a zombie is not).
+func Alive(pid int) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
@@ -24,7 +22,8 @@ func alive(pid int) bool {
 	return err == nil && !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
 }
 
-func childrenOf(pid int) []int {
+// Children lists the processes whose parent is pid.
+func Children(pid int) []int {
 	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=").Output()
 	if err != nil {
 		return nil

@@ -3,27 +3,27 @@
 // client would (with the local dev identity headers), and checks each answer:
 // a run held on a court filing, counsel signing the warrant, the resume that
 // files exactly once, a replay and another firm refused, the stream
-// projection catching up, and the exported ledger verified by the operator
-// CLI.
+// projection catching up, and the exported ledger verified in this process
+// by reducer.Verify, what the operator CLI's `warrant ledger verify` runs.
 package walkthrough
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
 
 // Dev identities of the walkthrough. The firm and associate are the local
@@ -42,9 +42,6 @@ type Config struct {
 	BaseURL string    // default http://127.0.0.1:3000
 	LogDir  string    // where the ledger export is written; default a temp dir
 	Out     io.Writer // the step lines; default os.Stdout
-	// RepoRoot is where `go run ./cmd/warrant` runs; default the module
-	// root of the working directory.
-	RepoRoot string
 	// ProjectionWait bounds the wait for the stream projection; default 20 s.
 	ProjectionWait time.Duration
 	Client         *http.Client
@@ -356,7 +353,7 @@ func (w *walk) run(ctx context.Context) error {
 	}
 	w.ok("stream-reduce projected the ledger through seq %d (GET /v1/runs/{id}: completed, %.1fs)", projected, time.Since(t0).Seconds())
 
-	// 10. Export the ledger and verify it with the operator CLI.
+	// 10. Export the ledger and verify the file as the operator CLI would.
 	_, raw, err = w.ledger(ctx, runID)
 	if err != nil {
 		return err
@@ -365,15 +362,15 @@ func (w *walk) run(ctx context.Context) error {
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		return err
 	}
-	state, err := w.verify(ctx, file)
+	state, err := verify(file)
 	if err != nil {
-		return &StepError{"ledger verify", "warrant ledger verify to pass", err.Error()}
+		return &StepError{"ledger verify", "the export to verify (reducer.Verify, as warrant ledger verify)", err.Error()}
 	}
-	if str(state, "status") != "completed" || num(state, "last_seq") != last {
+	if state.Status != warrant.RunCompleted || state.LastSeq != last {
 		return &StepError{"ledger verify", fmt.Sprintf("status completed through seq %d", last),
-			fmt.Sprintf("status %s through seq %d", str(state, "status"), num(state, "last_seq"))}
+			fmt.Sprintf("status %s through seq %d", state.Status, state.LastSeq)}
 	}
-	w.ok("ledger exported to %s and verified: %d lines, hash chain intact (head %s)", file, len(lines), short(str(state, "head_hash")))
+	w.ok("ledger exported to %s and verified: %d lines, hash chain intact (head %s)", file, len(lines), short(state.HeadHash))
 	return nil
 }
 
@@ -423,33 +420,13 @@ func (w *walk) ledger(ctx context.Context, runID string) ([]ledgerLine, []byte, 
 	return lines, all, nil
 }
 
-// verify runs `go run ./cmd/warrant ledger verify FILE` in the repository
-// and returns the folded state it prints.
-func (w *walk) verify(ctx context.Context, file string) (map[string]any, error) {
-	root := w.RepoRoot
-	if root == "" {
-		out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-		gomod := strings.TrimSpace(string(out))
-		if err != nil || gomod == "" || gomod == os.DevNull {
-			return nil, errors.New("not inside the module: cannot run ./cmd/warrant")
-		}
-		root = filepath.Dir(gomod)
+// verify reads the exported file back and folds it with reducer.Verify, as
+// `warrant ledger verify FILE` does: every line parsed, chain-checked and
+// applied.
+func verify(file string) (reducer.RunState, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return reducer.RunState{}, err
 	}
-	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/warrant", "ledger", "verify", file)
-	cmd.Dir = root
-	// go run starts the built program as its child: a group of their own,
-	// killed whole if ctx ends, so nothing outlives the walkthrough.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	var state map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &state); err != nil {
-		return nil, fmt.Errorf("unreadable output %q", stdout.String())
-	}
-	return state, nil
+	return reducer.Verify(bytes.NewReader(b))
 }

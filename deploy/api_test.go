@@ -1,0 +1,125 @@
+package deploy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type route struct{ Method, Path string }
+
+func (r route) String() string { return r.Method + " " + r.Path }
+
+// wantRoutes is the HTTP API of shared/DESIGN.md §9 and the function serving
+// each route.
+var wantRoutes = map[route]string{
+	{"POST", "/v1/runs"}: "InvokeFunction",
+	{"POST", "/v1/runs/{run_id}/approvals/{approval_id}"}: "ApproveFunction",
+	{"POST", "/v1/runs/{run_id}/resume"}:                  "ResumeFunction",
+	{"GET", "/v1/runs/{run_id}"}:                          "RunsFunction",
+	{"GET", "/v1/runs/{run_id}/events"}:                   "RunsFunction",
+	{"GET", "/v1/approvals"}:                              "RunsFunction",
+}
+
+func TestRoutes(t *testing.T) {
+	tmpl := typedTemplate(t)
+	raw := rawTemplate(t)
+	got := map[route]string{}
+	for id, fn := range tmpl.GetAllServerlessFunctionResources() {
+		for name, ev := range fn.Events {
+			switch ev.Type {
+			case "HttpApi":
+				h := ev.Properties.HttpApiEvent
+				if h == nil || h.Method == nil || h.Path == nil {
+					t.Errorf("%s.%s: HttpApi event without Method and Path", id, name)
+					continue
+				}
+				r := route{strings.ToUpper(*h.Method), *h.Path}
+				if prev, dup := got[r]; dup {
+					t.Errorf("route %s is served by both %s and %s", r, prev, id)
+				}
+				got[r] = id
+				if h.Auth != nil {
+					t.Errorf("%s.%s overrides Auth: every route must use the default JWT authorizer", id, name)
+				}
+				// ApiId is a Ref to a resource, which goformation drops (limit 2).
+				if api := refOf(get(resourcesOf(raw)[id], "Properties", "Events", name, "Properties", "ApiId")); api != "HttpApi" {
+					t.Errorf("%s.%s: ApiId must be !Ref HttpApi, got %q", id, name, api)
+				}
+			case "DynamoDB":
+				if id != "StreamReduceFunction" {
+					t.Errorf("%s.%s: only StreamReduceFunction reads the stream", id, name)
+				}
+			default:
+				t.Errorf("%s.%s: unexpected event type %s", id, name, ev.Type)
+			}
+		}
+	}
+	for r, id := range wantRoutes {
+		if got[r] != id {
+			t.Errorf("route %s: served by %q, want %s", r, got[r], id)
+		}
+	}
+	for r, id := range got {
+		if _, ok := wantRoutes[r]; !ok {
+			t.Errorf("route %s (%s) is not in the API of shared/DESIGN.md", r, id)
+		}
+	}
+}
+
+// TestHTTPAPIAuthorizerAndAccessLog reads Auth and AccessLogSettings raw
+// (AccessLogSettings: goformation limit 1).
+func TestHTTPAPIAuthorizerAndAccessLog(t *testing.T) {
+	raw := rawTemplate(t)
+	apis := ofType(raw, "AWS::Serverless::HttpApi")
+	if len(apis) != 1 {
+		t.Fatalf("want one AWS::Serverless::HttpApi, got %v", keys(apis))
+	}
+	api := mustResource(t, raw, "HttpApi", "AWS::Serverless::HttpApi")
+	p, _ := api["Properties"].(object)
+	if refOf(p["StageName"]) != "Stage" {
+		t.Errorf("StageName must be !Ref Stage, got %v", p["StageName"])
+	}
+	if _, ok := p["CorsConfiguration"]; ok {
+		t.Error("CORS must stay off (no CorsConfiguration)")
+	}
+	def := str(get(p, "Auth", "DefaultAuthorizer"))
+	auth, _ := get(p, "Auth", "Authorizers", def).(object)
+	if def == "" || auth == nil {
+		t.Fatalf("HttpApi needs Auth.DefaultAuthorizer naming one of Auth.Authorizers, got %v", get(p, "Auth"))
+	}
+	if auth["IdentitySource"] != "$request.header.Authorization" {
+		t.Errorf("authorizer %s: IdentitySource = %v", def, auth["IdentitySource"])
+	}
+	if refOf(get(auth, "JwtConfiguration", "issuer")) != "JwtIssuer" {
+		t.Errorf("authorizer %s: JwtConfiguration.issuer must be !Ref JwtIssuer", def)
+	}
+	aud := list(get(auth, "JwtConfiguration", "audience"))
+	if len(aud) != 1 || refOf(aud[0]) != "JwtAudience" {
+		t.Errorf("authorizer %s: JwtConfiguration.audience must be [!Ref JwtAudience], got %v", def, aud)
+	}
+
+	dest, attr, ok := getAtt(get(p, "AccessLogSettings", "DestinationArn"))
+	if !ok || attr != "Arn" {
+		t.Errorf("AccessLogSettings.DestinationArn must be !GetAtt <LogGroup>.Arn")
+	} else {
+		mustResource(t, raw, dest, "AWS::Logs::LogGroup")
+	}
+	var format map[string]string
+	if err := json.Unmarshal([]byte(str(get(p, "AccessLogSettings", "Format"))), &format); err != nil {
+		t.Fatalf("AccessLogSettings.Format must be a JSON object of strings: %v", err)
+	}
+	vals := map[string]bool{}
+	for k, v := range format {
+		vals[v] = true
+		lv := strings.ToLower(v)
+		if strings.Contains(lv, "body") || strings.Contains(lv, "header") || strings.Contains(lv, "claims") {
+			t.Errorf("access log field %s logs %s: no bodies, headers or claims", k, v)
+		}
+	}
+	for _, want := range []string{"$context.requestId", "$context.routeKey", "$context.status"} {
+		if !vals[want] {
+			t.Errorf("access log format lacks %s", want)
+		}
+	}
+}

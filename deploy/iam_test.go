@@ -1,0 +1,323 @@
+package deploy
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type statement struct {
+	effect    string
+	actions   []string
+	resources []any
+}
+
+// grant is one (action, resource) pair, the resource written canonically:
+// "Table.Arn" for !GetAtt Table.Arn, "sub:..." for !Sub, "if:<Condition>" for
+// !If, "*" for a literal star.
+type grant struct{ action, resource string }
+
+func resourceKey(v any) string {
+	if id, attr, ok := getAtt(v); ok {
+		return id + "." + attr
+	}
+	switch {
+	case get(v, "Fn::Sub") != nil:
+		return "sub:" + str(list(get(v, "Fn::Sub"))[0])
+	case get(v, "Fn::If") != nil:
+		return "if:" + str(list(get(v, "Fn::If"))[0])
+	case refOf(v) != "":
+		return "ref:" + refOf(v)
+	}
+	return fmt.Sprint(v)
+}
+
+// roleStatements returns the policy statements of fn's execution role, which
+// must be an explicit AWS::IAM::Role of the template: a SAM-generated role
+// carries AWS managed policies with Resource "*" that no statement here shows.
+func roleStatements(t *testing.T, raw object, fnID string) (string, []statement) {
+	t.Helper()
+	fn := mustResource(t, raw, fnID, "AWS::Serverless::Function")
+	p, _ := fn["Properties"].(object)
+	if _, ok := p["Policies"]; ok {
+		t.Errorf("%s: uses SAM Policies; give it an explicit Role with explicit statements", fnID)
+	}
+	roleID, attr, ok := getAtt(p["Role"])
+	if !ok || attr != "Arn" {
+		t.Fatalf("%s: Role must be !GetAtt <AWS::IAM::Role>.Arn, got %v", fnID, p["Role"])
+	}
+	role := mustResource(t, raw, roleID, "AWS::IAM::Role")
+	rp, _ := role["Properties"].(object)
+	if len(list(rp["ManagedPolicyArns"])) > 0 {
+		t.Errorf("%s: ManagedPolicyArns %v: write the statements out", roleID, rp["ManagedPolicyArns"])
+	}
+	if trust := fmt.Sprint(get(rp, "AssumeRolePolicyDocument")); !strings.Contains(trust, "lambda.amazonaws.com") {
+		t.Errorf("%s: must be assumable by lambda.amazonaws.com only, got %s", roleID, trust)
+	}
+	var out []statement
+	for _, pol := range list(rp["Policies"]) {
+		for _, s := range list(get(pol, "PolicyDocument", "Statement")) {
+			sm, _ := s.(object)
+			for _, k := range []string{"NotAction", "NotResource", "NotPrincipal"} {
+				if _, ok := sm[k]; ok {
+					t.Errorf("%s: statement uses %s", roleID, k)
+				}
+			}
+			st := statement{effect: str(sm["Effect"]), resources: list(sm["Resource"])}
+			for _, a := range list(sm["Action"]) {
+				st.actions = append(st.actions, str(a))
+			}
+			out = append(out, st)
+		}
+	}
+	return roleID, out
+}
+
+func TestIAMLeastPrivilege(t *testing.T) {
+	raw := rawTemplate(t)
+	logGroup := func(fnID string) string {
+		return refOf(get(resourcesOf(raw)[fnID], "Properties", "LoggingConfig", "LogGroup")) + ".Arn"
+	}
+	logs := func(fnID string) []grant {
+		return []grant{{"logs:CreateLogStream", logGroup(fnID)}, {"logs:PutLogEvents", logGroup(fnID)}}
+	}
+	on := func(resource string, actions ...string) []grant {
+		var g []grant
+		for _, a := range actions {
+			g = append(g, grant{a, resource})
+		}
+		return g
+	}
+	model := "if:ModelIsInferenceProfile"
+	want := map[string][]grant{
+		"InvokeFunction": slices.Concat(logs("InvokeFunction"),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")),
+		"ResumeFunction": slices.Concat(logs("ResumeFunction"),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")),
+		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem")),
+		"RunsFunction": slices.Concat(logs("RunsFunction"),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
+			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query")),
+		"StreamReduceFunction": slices.Concat(logs("StreamReduceFunction"),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+			on("Table.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage")),
+	}
+	readOnly := []string{"dynamodb:GetItem", "dynamodb:Query"}
+
+	for _, fnID := range keys(functionPackages) {
+		roleID, stmts := roleStatements(t, raw, fnID)
+		var got []grant
+		for _, st := range stmts {
+			if st.effect != "Allow" {
+				continue
+			}
+			for _, a := range st.actions {
+				la := strings.ToLower(a)
+				isDynamo := strings.HasPrefix(la, "dynamodb:")
+				if strings.Contains(a, "*") {
+					t.Errorf("%s (%s): wildcard action %q", fnID, roleID, a)
+				}
+				if la == "dynamodb:scan" {
+					t.Errorf("%s (%s): grants dynamodb:Scan; every read is keyed", fnID, roleID)
+				}
+				if fnID == "ApproveFunction" && strings.HasPrefix(la, "bedrock:") {
+					t.Errorf("ApproveFunction (%s): grants %s; approving never calls the model", roleID, a)
+				}
+				if fnID == "RunsFunction" && isDynamo && !slices.Contains(readOnly, a) {
+					t.Errorf("RunsFunction (%s): grants %s; it is read-only (%v)", roleID, a, readOnly)
+				}
+				for _, r := range st.resources {
+					key := resourceKey(r)
+					if s, ok := r.(string); ok && strings.Contains(s, "*") && (isDynamo || s == "*") {
+						t.Errorf("%s (%s): %s on wildcard resource %q", fnID, roleID, a, s)
+					}
+					if isDynamo && key != "Table.Arn" && key != "Table.StreamArn" && !strings.HasPrefix(key, "sub:${Table.Arn}/index/") {
+						t.Errorf("%s (%s): %s on %s, which is not the table, its stream or one of its indexes", fnID, roleID, a, key)
+					}
+					got = append(got, grant{a, key})
+				}
+			}
+		}
+		sortGrants := func(g []grant) []string {
+			var s []string
+			for _, x := range g {
+				s = append(s, x.action+" on "+x.resource)
+			}
+			sort.Strings(s)
+			return slices.Compact(s)
+		}
+		if g, w := sortGrants(got), sortGrants(want[fnID]); !slices.Equal(g, w) {
+			t.Errorf("%s (%s) grants\n  %s\nwant\n  %s", fnID, roleID, strings.Join(g, "\n  "), strings.Join(w, "\n  "))
+		}
+	}
+
+	// The dead-letter queue granted is the one the stream mapping sends to.
+	dest, _, _ := getAtt(get(resourcesOf(raw)["StreamReduceFunction"], "Properties", "Events", "LedgerStream", "Properties", "DestinationConfig", "OnFailure", "Destination"))
+	if dest != "StreamDeadLetterQueue" {
+		t.Errorf("the stream mapping sends failures to %q, the role grants StreamDeadLetterQueue", dest)
+	}
+}
+
+// evalIntrinsic evaluates the few intrinsics the Bedrock grant uses, with the
+// given parameters and fixed pseudo parameters: goformation resolves no Fn::If
+// on a parameter it was not given, no GetAtt, and never reports the ARN a
+// policy ends up with (limit 2).
+func evalIntrinsic(t *testing.T, raw object, v any, params map[string]string) any {
+	t.Helper()
+	pseudo := map[string]string{"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"}
+	lookup := func(name string) string {
+		if v, ok := pseudo[name]; ok {
+			return v
+		}
+		if v, ok := params[name]; ok {
+			return v
+		}
+		if d := get(raw, "Parameters", name, "Default"); d != nil {
+			return fmt.Sprint(d)
+		}
+		t.Fatalf("no value for %s", name)
+		return ""
+	}
+	var eval func(v any) any
+	cond := func(name string) bool {
+		b, ok := eval(get(raw, "Conditions", name)).(bool)
+		if !ok {
+			t.Fatalf("condition %s does not evaluate to a bool", name)
+		}
+		return b
+	}
+	eval = func(v any) any {
+		m, ok := v.(object)
+		if !ok || len(m) != 1 {
+			if s, ok := v.([]any); ok {
+				out := make([]any, len(s))
+				for i := range s {
+					out[i] = eval(s[i])
+				}
+				return out
+			}
+			return v
+		}
+		for fn, arg := range m {
+			switch fn {
+			case "Ref":
+				return lookup(str(arg))
+			case "Condition":
+				return cond(str(arg))
+			case "Fn::Equals":
+				a := list(arg)
+				return fmt.Sprint(eval(a[0])) == fmt.Sprint(eval(a[1]))
+			case "Fn::Not":
+				return !eval(list(arg)[0]).(bool)
+			case "Fn::Or", "Fn::And":
+				res := fn == "Fn::And"
+				for _, c := range list(arg) {
+					b := eval(c).(bool)
+					if fn == "Fn::Or" {
+						res = res || b
+					} else {
+						res = res && b
+					}
+				}
+				return res
+			case "Fn::If":
+				a := list(arg)
+				if cond(str(a[0])) {
+					return eval(a[1])
+				}
+				return eval(a[2])
+			case "Fn::Split":
+				a := list(arg)
+				var out []any
+				for _, p := range strings.Split(eval(a[1]).(string), str(a[0])) {
+					out = append(out, p)
+				}
+				return out
+			case "Fn::Select":
+				a := list(arg)
+				i, _ := strconv.Atoi(fmt.Sprint(eval(a[0])))
+				items := eval(a[1]).([]any)
+				if i >= len(items) {
+					t.Fatalf("Fn::Select index %d out of range of %v", i, items)
+				}
+				return items[i]
+			case "Fn::Sub":
+				a := list(arg)
+				vars := map[string]string{}
+				if len(a) == 2 {
+					for k, v := range a[1].(object) {
+						vars[k] = fmt.Sprint(eval(v))
+					}
+				}
+				return regexp.MustCompile(`\$\{([^}]+)\}`).ReplaceAllStringFunc(str(a[0]), func(ref string) string {
+					name := ref[2 : len(ref)-1]
+					if v, ok := vars[name]; ok {
+						return v
+					}
+					return lookup(name)
+				})
+			}
+		}
+		return v
+	}
+	return eval(v)
+}
+
+func TestBedrockGrantFollowsModelId(t *testing.T) {
+	raw := rawTemplate(t)
+	pattern := regexp.MustCompile(str(get(raw, "Parameters", "ModelId", "AllowedPattern")))
+	cases := map[string][]string{
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0": {
+			"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+			"arn:aws:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0",
+		},
+		"global.anthropic.claude-haiku-4-5-20251001-v1:0": {
+			"arn:aws:bedrock:us-east-1:123456789012:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0",
+			"arn:aws:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+		},
+		"eu.amazon.nova-pro-v1:0": {
+			"arn:aws:bedrock:us-east-1:123456789012:inference-profile/eu.amazon.nova-pro-v1:0",
+			"arn:aws:bedrock:*::foundation-model/amazon.nova-pro-v1:0",
+		},
+		"anthropic.claude-3-5-haiku-20241022-v1:0": {
+			"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
+		},
+	}
+	for _, fnID := range []string{"InvokeFunction", "ResumeFunction"} {
+		_, stmts := roleStatements(t, raw, fnID)
+		var resource any
+		for _, st := range stmts {
+			if slices.Contains(st.actions, "bedrock:InvokeModel") {
+				resource = st.resources
+			}
+		}
+		if resource == nil {
+			t.Fatalf("%s: no bedrock:InvokeModel statement", fnID)
+		}
+		for modelID, want := range cases {
+			if !pattern.MatchString(modelID) {
+				t.Errorf("ModelId %s does not match the parameter's AllowedPattern", modelID)
+			}
+			got := fmt.Sprint(evalIntrinsic(t, raw, resource, map[string]string{"ModelId": modelID}))
+			if got != fmt.Sprint([]any{anySlice(want)}) {
+				t.Errorf("%s with ModelId %s grants %s, want %v", fnID, modelID, got, want)
+			}
+		}
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}

@@ -1,0 +1,26 @@
+package warrant
+
+import "github.com/seed-f6d3920e/warrant/pkg/failure"
+
+// The store's typed outcomes. Each is a *failure.Error, so it carries its
+// failure kind and the client-safe message an API answer shows; match them
+// with errors.Is. A store wraps them with detail and the SDK error that
+// caused them, and neither reaches a client or a log.
+var (
+	ErrNotFound          = failure.New(failure.KindNotFound, "run or warrant not found")
+	ErrRunExists         = failure.New(failure.KindConflict, "the run already exists")
+	ErrSeqTaken          = failure.New(failure.KindConflict, "another writer advanced the run's ledger")
+	ErrRunNotInState     = failure.New(failure.KindConflict, "the run is not held on this warrant")
+	ErrWarrantNotPending = failure.New(failure.KindConflict, "the warrant is not pending")
+	ErrHashMismatch      = failure.New(failure.KindConflict, "tool_input_hash does not match the warrant")
+	ErrWarrantExpired    = failure.New(failure.KindExpired, "the warrant has expired")
+	ErrWarrantConsumed   = failure.New(failure.KindConflict, "the warrant was already used")
+	ErrWarrantNotDecided = failure.New(failure.KindConflict, "the warrant is still pending: counsel has not decided")
+	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
+
+	// Races between writers of the service itself: the request may be
+	// repeated.
+	ErrWarrantExists      = failure.New(failure.KindStoreConflict, "the approval id already exists")
+	ErrNotClaimOwner      = failure.New(failure.KindStoreConflict, "the effect claim is owned by another writer")
+	ErrProjectionConflict = failure.New(failure.KindStoreConflict, "another writer advanced the projection")
+)

@@ -1,0 +1,187 @@
+// Package wire builds each Lambda function from its environment: the
+// configuration, the AWS clients, the store, the brain and the handler, once
+// at init. functions/<name>/main.go is one call to Main; the handler and
+// agent test stacks build their handlers and brains through the same
+// functions, with their own clock, ids and endpoints in Deps.
+//
+// It lives under the module's internal/ rather than functions/internal/ so
+// that the tests of pkg/agent and pkg/handlers can use it too
+// (docs/DECISIONS.md).
+package wire
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
+	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+)
+
+// The adapters satisfy the interfaces their consumers declare.
+var (
+	_ agent.Store              = (*dynamo.Store)(nil)
+	_ agent.DecideStore        = (*dynamo.Store)(nil)
+	_ agent.Converser          = (*bedrock.Client)(nil)
+	_ tools.Outbox             = (*dynamo.Store)(nil)
+	_ handlers.RunsStore       = (*dynamo.Store)(nil)
+	_ handlers.ProjectionStore = (*dynamo.Store)(nil)
+	_ handlers.Runner          = (*agent.Brain)(nil)
+	_ reducer.Source           = (*dynamo.Store)(nil)
+)
+
+// Deps is what a function is built from. Load fills it from the environment;
+// tests fill it with their own store, model, clock and ids.
+type Deps struct {
+	Config config.Config
+	Store  *dynamo.Store
+	// Model is the brain's model; nil for functions without a brain.
+	Model  agent.Converser
+	Logger *failure.Logger
+	// Now is the brain's and the approval handler's clock (nil: time.Now).
+	// The store has its own (dynamo.WithClock).
+	Now func() time.Time
+	// NewID mints the brain's ids: warrants, effect refs, claim owners (nil:
+	// random UUIDs). NewRunID mints run ids (nil: random UUIDs).
+	NewID, NewRunID func() string
+}
+
+// Load reads function's environment through lookup and builds its clients.
+// Endpoints come from the SDK's own configuration (AWS_ENDPOINT_URL_DYNAMODB
+// and AWS_ENDPOINT_URL_BEDROCK_RUNTIME on the local stack).
+func Load(ctx context.Context, function string, lookup func(string) (string, bool), logOut io.Writer) (Deps, error) {
+	cfg, err := config.Load(function, lookup)
+	if err != nil {
+		return Deps{}, err
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return Deps{}, failure.Wrap(failure.KindConfigInvalid, "AWS configuration does not load", err)
+	}
+	d := Deps{
+		Config: cfg,
+		Store:  dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName),
+		Logger: failure.NewLevelLogger(logOut, cfg.LogLevel),
+	}
+	if cfg.HasBrain() {
+		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
+	}
+	return d, nil
+}
+
+// NewBrain builds the brain invoke and resume share: the model, the embedded
+// risk policy, the configured prices and the reference tools.
+func NewBrain(d Deps) (*agent.Brain, error) {
+	policy, err := toolpolicy.Embedded()
+	if err != nil {
+		return nil, failure.Wrap(failure.KindConfigInvalid, "the embedded risk policy does not load", err)
+	}
+	c := d.Config
+	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
+		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
+			Now: d.Now, NewID: d.NewID},
+		tools.Reference(d.Store, d.Now), agent.MatterAssistant)
+	if err != nil {
+		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
+	}
+	return brain, nil
+}
+
+func (d Deps) http() httpapi.Config {
+	return httpapi.Config{FirmClaim: d.Config.FirmClaim, RolesClaim: d.Config.RolesClaim}
+}
+
+// responder names the function in every failure envelope it logs.
+func (d Deps) responder(function string) httpapi.Responder {
+	return httpapi.Responder{Logger: d.Logger, Component: function}
+}
+
+// Invoke builds the POST /v1/runs handler.
+func Invoke(d Deps) (*handlers.Invoke, error) {
+	brain, err := NewBrain(d)
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Invoke{Brain: brain, Store: d.Store, Config: d.Config, HTTP: d.http(), Resp: d.responder(config.Invoke), NewID: d.NewRunID}, nil
+}
+
+// Resume builds the POST /v1/runs/{run_id}/resume handler.
+func Resume(d Deps) (*handlers.Resume, error) {
+	brain, err := NewBrain(d)
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Resume{Brain: brain, HTTP: d.http(), Resp: d.responder(config.Resume)}, nil
+}
+
+// Approve builds counsel's decision handler.
+func Approve(d Deps) *handlers.Approve {
+	return &handlers.Approve{Store: d.Store, HTTP: d.http(), Resp: d.responder(config.Approve), Now: d.Now}
+}
+
+// Runs builds the read-only routes' handler.
+func Runs(d Deps) *handlers.Runs {
+	return &handlers.Runs{Store: d.Store, HTTP: d.http(), Resp: d.responder(config.Runs)}
+}
+
+// StreamReduce builds the ledger stream's reducer.
+func StreamReduce(d Deps) *handlers.StreamReduce {
+	return &handlers.StreamReduce{Store: d.Store, Logger: d.Logger}
+}
+
+// Handler builds the handler of d.Config.Function, as the function lambda.Start
+// takes.
+func Handler(d Deps) (any, error) {
+	switch d.Config.Function {
+	case config.Invoke:
+		h, err := Invoke(d)
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
+	case config.Resume:
+		h, err := Resume(d)
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
+	case config.Approve:
+		return Approve(d).Handle, nil
+	case config.Runs:
+		return Runs(d).Handle, nil
+	case config.StreamReduce:
+		return StreamReduce(d).Handle, nil
+	}
+	return nil, fmt.Errorf("wire: unknown function %q", d.Config.Function)
+}
+
+// Main is a function's main: configuration and clients from the environment,
+// the handler, lambda.Start. A configuration that does not load is logged as
+// a failure envelope and the process exits (only Main exits).
+func Main(function string) {
+	ctx := context.Background()
+	d, err := Load(ctx, function, os.LookupEnv, os.Stdout)
+	if err != nil {
+		config.Fatal(function, err)
+	}
+	h, err := Handler(d)
+	if err != nil {
+		config.Fatal(function, err)
+	}
+	d.Logger.Info(ctx, "ready", "function", function, "table", d.Config.TableName, "model_id", d.Config.ModelID)
+	lambda.Start(h)
+}

@@ -1,0 +1,62 @@
+package dynamo
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/seed-f6d3920e/warrant"
+)
+
+// A firm's settings item: FIRM#<firm> / SETTINGS, outside every run's
+// partition (and outside the stream's EVT# filter).
+const skSettings = "SETTINGS"
+
+func firmPK(firm string) string { return "FIRM#" + firm }
+
+type settingsItem struct {
+	PK                 string `dynamodbav:"PK"`
+	SK                 string `dynamodbav:"SK"`
+	FirmID             string `dynamodbav:"firm_id"`
+	SeparationOfDuties bool   `dynamodbav:"separation_of_duties"`
+	UpdatedAt          string `dynamodbav:"updated_at"`
+}
+
+// GetFirmSettings reads a firm's settings (consistently); a firm that saved
+// none gets warrant.DefaultFirmSettings.
+func (s *Store) GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error) {
+	if !idsOK(firm) {
+		return warrant.FirmSettings{}, fail(warrant.ErrNotFound, nil, "firm %q", firm)
+	}
+	m, err := s.getItem(ctx, firmPK(firm), skSettings)
+	if err != nil {
+		return warrant.FirmSettings{}, wrap("get firm settings", err)
+	}
+	if m == nil {
+		return warrant.DefaultFirmSettings(firm), nil
+	}
+	it, err := unmarshal[settingsItem](m)
+	if err != nil {
+		return warrant.FirmSettings{}, wrap("get firm settings", err)
+	}
+	return warrant.FirmSettings{FirmID: it.FirmID, SeparationOfDuties: it.SeparationOfDuties, UpdatedAt: parseTime(it.UpdatedAt)}, nil
+}
+
+// PutFirmSettings saves a firm's settings whole.
+func (s *Store) PutFirmSettings(ctx context.Context, fs warrant.FirmSettings) error {
+	const op = "put firm settings"
+	if err := checkIDs(op, "firm_id", fs.FirmID); err != nil {
+		return err
+	}
+	item, err := marshal(settingsItem{PK: firmPK(fs.FirmID), SK: skSettings, FirmID: fs.FirmID,
+		SeparationOfDuties: fs.SeparationOfDuties, UpdatedAt: fmtTime(s.nowUTC())})
+	if err != nil {
+		return wrap(op, err)
+	}
+	err = s.withConflictRetry(ctx, func() error {
+		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
+		return err
+	})
+	return wrap(op, err)
+}

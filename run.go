@@ -1,0 +1,64 @@
+package warrant
+
+import "time"
+
+// RunStatus is where a run is in its life cycle. The same type is stored on
+// the run item, folded by the reducer and shown in run views. The zero value
+// ("") is a run whose first ledger line has not been applied yet.
+type RunStatus string
+
+// Run statuses (closed).
+const (
+	RunRunning   RunStatus = "running"
+	RunHeld      RunStatus = "held"
+	RunCompleted RunStatus = "completed"
+	RunFailed    RunStatus = "failed"
+	// RunAborted is the reducer's own verdict (the cost cap was crossed), as
+	// opposed to RunFailed, which the brain wrote.
+	RunAborted RunStatus = "aborted"
+)
+
+// Terminal reports whether the run is over; a terminal run accepts no line.
+func (s RunStatus) Terminal() bool {
+	return s == RunCompleted || s == RunFailed || s == RunAborted
+}
+
+// Run is the run item: who started which agent on which matter, and where it
+// stands. Status and HeldOn are the store's guard for holds and releases; the
+// ledger is the record, and Projection is the stream reducer's fold of it.
+type Run struct {
+	FirmID, RunID, MatterID, UserID, AgentKey, ModelID, PromptVersion, CorrelationID, CostCapUSD string
+	Status                                                                                       RunStatus
+	HeldOn                                                                                       string // approval id the run is held on
+	CreatedAt, UpdatedAt                                                                         time.Time
+	Projection                                                                                   Projection
+	// Head is the ledger's signed head, moved in the transaction of every
+	// append.
+	Head LedgerHead
+}
+
+// LedgerHead is a run's last ledger line (its seq and hash) with the MAC the
+// store's key made over them, bound to the firm and the run. A reader that
+// holds the key can tell a ledger rewritten and re-chained by someone with
+// table access: its head would not verify.
+type LedgerHead struct {
+	Seq   int64
+	Hash  string
+	MAC   string // hex; empty when the store signs no heads
+	KeyID string
+}
+
+// Projection is the reducer's view of the run, kept on the run item.
+type Projection struct {
+	LastSeq   int64
+	Status    RunStatus
+	State     []byte // the reducer's RunState as JSON, opaque to the store
+	Halted    string // why the projection stopped, e.g. an unknown event
+	UpdatedAt time.Time
+}
+
+// LedgerItem is one stored ledger line: its seq and its exact bytes.
+type LedgerItem struct {
+	Seq int64
+	Raw []byte
+}

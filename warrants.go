@@ -1,0 +1,62 @@
+package warrant
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DefaultWarrantTTL is how long a warrant request stays signable when the
+// brain is not configured otherwise.
+const DefaultWarrantTTL = 24 * time.Hour
+
+// WarrantStatus is the state of a warrant.
+type WarrantStatus string
+
+// Warrant statuses (closed). pending -> approved|denied -> consumed; a
+// warrant past its expires_at is treated as expired whatever its status
+// says, except consumed, which is final.
+const (
+	WarrantPending  WarrantStatus = "pending"
+	WarrantApproved WarrantStatus = "approved"
+	WarrantDenied   WarrantStatus = "denied"
+	WarrantConsumed WarrantStatus = "consumed"
+	WarrantExpired  WarrantStatus = "expired"
+)
+
+// Decision is counsel's verdict on a warrant, as the ledger, the store and
+// the reducer record it. The HTTP API's words ("approve", "deny") are mapped
+// to it at the edge and nowhere else.
+type Decision string
+
+// Decisions (closed).
+const (
+	DecisionApproved Decision = "approved"
+	DecisionDenied   Decision = "denied"
+)
+
+// Valid reports whether d is one of the closed decisions.
+func (d Decision) Valid() bool { return d == DecisionApproved || d == DecisionDenied }
+
+// Warrant is a request for counsel's signature on one exact tool call, and
+// its outcome.
+type Warrant struct {
+	FirmID, RunID, ApprovalID, MatterID, ToolName, ToolUseID, ToolInputHash string
+	// Attempt is the attempt of the effect this warrant covers: 1, or n+1
+	// for the retry of a warranted attempt n that failed.
+	Attempt                                     int
+	Input                                       json.RawMessage
+	RiskTier, Reason, HumanSummary, RequestedBy string
+	RequestedAt, ExpiresAt                      time.Time
+	Status                                      WarrantStatus
+	Decision                                    Decision // once decided, kept after consume
+	DecidedBy                                   string
+	DecidedAt                                   time.Time
+	Note                                        string
+}
+
+// CounselDecision is counsel's answer to one warrant request. PresentedHash
+// is the tool_input_hash counsel was shown: the decision binds to it.
+type CounselDecision struct {
+	Decision                       Decision
+	PresentedHash, DecidedBy, Note string
+}
