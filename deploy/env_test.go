@@ -85,6 +85,8 @@ func envNamesRead(fset *token.FileSet, p *srcPkg) map[string]token.Position {
 // hand (goformation does not, limit 3) with the function's own variables.
 // Values are resolved for TestTemplateEnvironmentLoads: a Ref to a parameter
 // is its default, a Ref to a resource a placeholder.
+var subPlaceholder = regexp.MustCompile(`\$\{([^}]+)\}`)
+
 func templateEnv(raw object, fnID string) map[string]string {
 	env := map[string]string{}
 	for _, vars := range []any{
@@ -98,6 +100,11 @@ func templateEnv(raw object, fnID string) map[string]string {
 				env[k] = fmt.Sprint(get(raw, "Parameters", refOf(v), "Default"))
 			case refOf(v) != "":
 				env[k] = "placeholder-" + refOf(v)
+			case get(v, "Fn::Sub") != nil:
+				// !Sub of resource attributes: the text with each ${...}
+				// a placeholder, so a checked prefix (LEDGER_KEY's kms:)
+				// is what the function will see.
+				env[k] = subPlaceholder.ReplaceAllString(str(list(get(v, "Fn::Sub"))[0]), "placeholder-$1")
 			default:
 				env[k] = fmt.Sprint(v)
 			}

@@ -93,22 +93,24 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		return g
 	}
 	model := "if:ModelIsInferenceProfile"
+	// Writers sign the ledger head they move; readers only verify it.
+	sign, verify := on("LedgerKey.Arn", "kms:GenerateMac", "kms:VerifyMac"), on("LedgerKey.Arn", "kms:VerifyMac")
 	want := map[string][]grant{
 		"InvokeFunction": slices.Concat(logs("InvokeFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign),
 		"ResumeFunction": slices.Concat(logs("ResumeFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem")),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
-			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query")),
+			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify),
 		"StreamReduceFunction": slices.Concat(logs("StreamReduceFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on("Table.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage")),
+			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify),
 	}
 	readOnly := []string{"dynamodb:GetItem", "dynamodb:Query"}
 
@@ -130,6 +132,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				}
 				if fnID == "ApproveFunction" && strings.HasPrefix(la, "bedrock:") {
 					t.Errorf("ApproveFunction (%s): grants %s; approving never calls the model", roleID, a)
+				}
+				if (fnID == "RunsFunction" || fnID == "StreamReduceFunction") && la == "kms:generatemac" {
+					t.Errorf("%s (%s): grants %s; only the functions that append lines sign ledger heads", fnID, roleID, a)
 				}
 				if fnID == "RunsFunction" && isDynamo && !slices.Contains(readOnly, a) {
 					t.Errorf("RunsFunction (%s): grants %s; it is read-only (%v)", roleID, a, readOnly)

@@ -172,7 +172,8 @@ func TestPortInUse(t *testing.T) {
 }
 
 func TestTemplate(t *testing.T) {
-	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID})
+	const key = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestTemplate(t *testing.T) {
 		t.Fatalf("routes %v, want %v", keys, wantKeys)
 	}
 	inv := tpl.Function("invoke")
-	for _, kv := range []string{"TABLE_NAME=warrant-local", "MODEL_ID=" + DefaultModelID, "FIRM_CLAIM=firm_id", "ROLES_CLAIM=roles"} {
+	for _, kv := range []string{"TABLE_NAME=warrant-local", "MODEL_ID=" + DefaultModelID, "FIRM_CLAIM=firm_id", "ROLES_CLAIM=roles", "LEDGER_KEY=" + key} {
 		if !slices.Contains(inv.Env, kv) {
 			t.Errorf("invoke env %v lacks %s", inv.Env, kv)
 		}

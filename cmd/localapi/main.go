@@ -76,7 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
         one function under its emulator, one event, print the response
 
 environment: DYNAMODB_ENDPOINT (another DynamoDB), TABLE_NAME (default warrant-local),
-MODEL_BACKEND=bedrock (real Bedrock with your AWS configuration), MODEL_ID.
+MODEL_BACKEND=bedrock (real Bedrock with your AWS configuration), MODEL_ID,
+LEDGER_KEY (hmac:<hex>; default a fresh key per start, saved as <log dir>/ledger.key).
 Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs/LOCAL.md.
 
 `)
@@ -137,6 +138,7 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		TableName:      os.Getenv("TABLE_NAME"),
 		ModelBackend:   os.Getenv("MODEL_BACKEND"),
 		ModelID:        os.Getenv("MODEL_ID"),
+		LedgerKey:      os.Getenv("LEDGER_KEY"),
 	}
 }
 
@@ -270,7 +272,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	if o.demo {
 		go func() {
 			fmt.Fprintln(stdout)
-			err := walkthrough.Run(ctx, walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout})
+			err := walkthrough.Run(ctx, walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey()})
 			code := 0
 			if err != nil {
 				code = 1

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +48,10 @@ type StackConfig struct {
 	ModelID      string
 	// Only, when set, runs just these functions (folder names or logical ids).
 	Only []string
+	// LedgerKey is the functions' LEDGER_KEY (the key that signs ledger
+	// heads). Empty: a fresh local HMAC key for this start, written to
+	// <LogDir>/ledger.key for `warrant ledger verify --key @FILE`.
+	LedgerKey string
 }
 
 // Stack is the running local stack: DynamoDB, Bedrock and one emulator per
@@ -93,7 +99,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			s.Stop()
 		}
 	}()
-	tpl, err := LoadTemplate(cfg.TemplatePath, Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID})
+	if cfg.LedgerKey == "" {
+		if cfg.LedgerKey, err = newLedgerKey(cfg.LogDir); err != nil {
+			return nil, err
+		}
+		s.cfg.LedgerKey = cfg.LedgerKey
+	}
+	tpl, err := LoadTemplate(cfg.TemplatePath, Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey})
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +240,25 @@ func (s *Stack) functionEnv(f *Function) []string {
 		env = append(env, "AWS_EC2_METADATA_DISABLED=false")
 	}
 	return env
+}
+
+// LedgerKey is the functions' LEDGER_KEY: a local HMAC key. Local only; on
+// AWS the key is in KMS and never leaves it.
+func (s *Stack) LedgerKey() string { return s.cfg.LedgerKey }
+
+// newLedgerKey makes a local HMAC ledger key and keeps it in logDir (0600).
+func newLedgerKey(logDir string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	key := "hmac:" + hex.EncodeToString(b[:])
+	if logDir != "" {
+		if err := os.WriteFile(filepath.Join(logDir, "ledger.key"), []byte(key+"\n"), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return key, nil
 }
 
 // DDBURL is the DynamoDB endpoint the functions use.

@@ -1,10 +1,12 @@
 // Command warrant is the operator's tool for checking what the deployed system
 // did: hash a tool input the way a warrant binds it, verify and fold a ledger
 // export with the same reducer the agent uses, ask the risk policy about a
-// tool, and price a model call. It is never deployed and makes no AWS calls.
+// tool, and price a model call. It is never deployed, and it calls AWS only to
+// verify a ledger head with a KMS key (ledger verify --key kms:...).
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,7 +14,12 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -22,8 +29,12 @@ import (
 const usage = `usage:
   warrant hash [FILE]
         print the tool_input_hash (hex sha256 of the RFC 8785 form) of a JSON document
-  warrant ledger verify [FILE]
-        verify an NDJSON ledger export line by line and print the folded run state
+  warrant ledger verify [--key KEY] [FILE]
+        verify an NDJSON ledger export line by line and print the folded run state;
+        with --key, the export must end with the run's signed head (GET
+        /v1/runs/{id}/events?head=true) and the head's MAC must verify under KEY:
+        "hmac:<hex>" (the local stack's key), "kms:<key ARN or alias>" (asks AWS KMS,
+        with the usual AWS credentials), or "@FILE" holding either
   warrant policy decide TOOL [--policy FILE]
         print the risk policy's decision for TOOL (default: the embedded policy)
   warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
@@ -114,16 +125,29 @@ func hashCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 }
 
 func verifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
-	pos, err := parse(newFlags("ledger verify"), args)
+	fs := newFlags("ledger verify")
+	keySpec := fs.String("key", "", "ledger `KEY`: hmac:<hex>, kms:<key id>, or @FILE")
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	var keys reducer.HeadVerifier
+	if *keySpec != "" {
+		if keys, err = ledgerKey(*keySpec); err != nil {
+			return err
+		}
 	}
 	name, r, closeFn, err := openInput(pos, stdin)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	state, err := reducer.Verify(r)
+	var state reducer.RunState
+	if keys != nil {
+		state, _, err = reducer.VerifySigned(context.Background(), r, keys)
+	} else {
+		state, err = reducer.Verify(r)
+	}
 	if err != nil {
 		var le *contracts.LineError
 		if errors.As(err, &le) {
@@ -263,4 +287,39 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// ledgerKey reads --key. A spec may hold key material, so errors never echo
+// it; "@FILE" keeps it out of the shell history.
+func ledgerKey(spec string) (reducer.HeadVerifier, error) {
+	if path, ok := strings.CutPrefix(spec, "@"); ok {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		spec = strings.TrimSpace(string(b))
+	}
+	key, err := anchor.Parse(spec, func() anchor.KMSClient {
+		cfg, err := awsconfig.LoadDefaultConfig(context.Background())
+		if err != nil {
+			return failingKMS{err}
+		}
+		return kms.NewFromConfig(cfg)
+	})
+	if err != nil {
+		return nil, usageErr("--key: %v", err)
+	}
+	return anchor.NewKeyring(key), nil
+}
+
+// failingKMS answers every call with the error that kept the AWS
+// configuration from loading.
+type failingKMS struct{ err error }
+
+func (f failingKMS) GenerateMac(context.Context, *kms.GenerateMacInput, ...func(*kms.Options)) (*kms.GenerateMacOutput, error) {
+	return nil, f.err
+}
+
+func (f failingKMS) VerifyMac(context.Context, *kms.VerifyMacInput, ...func(*kms.Options)) (*kms.VerifyMacOutput, error) {
+	return nil, f.err
 }

@@ -20,6 +20,9 @@ const (
 
 var functions = []string{"invoke", "approve", "resume", "runs", "stream-reduce"}
 
+// testLedgerKey is the functions' LEDGER_KEY in these tests (a local HMAC key).
+const testLedgerKey = "hmac:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
 // repoRoot is two levels up from this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()

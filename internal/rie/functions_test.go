@@ -46,6 +46,7 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
 		"LOG_LEVEL=INFO",
 		"MODEL_ID=" + modelID,
+		"LEDGER_KEY=" + testLedgerKey,
 	}
 	var (
 		pidsMu sync.Mutex

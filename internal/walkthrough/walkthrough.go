@@ -23,6 +23,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
 
@@ -45,6 +47,9 @@ type Config struct {
 	// ProjectionWait bounds the wait for the stream projection; default 20 s.
 	ProjectionWait time.Duration
 	Client         *http.Client
+	// LedgerKey is the stack's LEDGER_KEY (hmac:<hex> locally): with it the
+	// export ends with the run's signed head and its MAC is verified too.
+	LedgerKey string
 }
 
 // StepError is a failed expectation.
@@ -353,7 +358,22 @@ func (w *walk) run(ctx context.Context) error {
 	}
 	w.ok("stream-reduce projected the ledger through seq %d (GET /v1/runs/{id}: completed, %.1fs)", projected, time.Since(t0).Seconds())
 
-	// 10. Export the ledger and verify the file as the operator CLI would.
+	// The server's own check: the ledger folded and held to its signed head.
+	a, err = w.call(ctx, associate, "GET", "/v1/runs/"+runID+"?consistent=true", nil)
+	if err != nil {
+		return err
+	}
+	if err := w.expect("consistent run view", a, 200); err != nil {
+		return err
+	}
+	ledgerCheck, _ := a.json["ledger"].(map[string]any)
+	if v, _ := ledgerCheck["verified"].(bool); !v || num(ledgerCheck, "head_seq") != last {
+		return &StepError{"consistent run view", fmt.Sprintf("ledger verified through its signed head at seq %d", last), a.describe()}
+	}
+	w.ok("the server verified the ledger against its signed head (seq %d, key %s)", last, str(ledgerCheck, "key_id"))
+
+	// 10. Export the ledger with its signed head and verify the file as the
+	// operator CLI would (warrant ledger verify --key).
 	_, raw, err = w.ledger(ctx, runID)
 	if err != nil {
 		return err
@@ -362,15 +382,19 @@ func (w *walk) run(ctx context.Context) error {
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		return err
 	}
-	state, err := verify(file)
+	state, signed, err := verify(ctx, file, w.LedgerKey)
 	if err != nil {
-		return &StepError{"ledger verify", "the export to verify (reducer.Verify, as warrant ledger verify)", err.Error()}
+		return &StepError{"ledger verify", "the export to verify (as warrant ledger verify --key)", err.Error()}
 	}
 	if state.Status != warrant.RunCompleted || state.LastSeq != last {
 		return &StepError{"ledger verify", fmt.Sprintf("status completed through seq %d", last),
 			fmt.Sprintf("status %s through seq %d", state.Status, state.LastSeq)}
 	}
-	w.ok("ledger exported to %s and verified: %d lines, hash chain intact (head %s)", file, len(lines), short(state.HeadHash))
+	what := "hash chain intact"
+	if signed != nil {
+		what += fmt.Sprintf(", signed head at seq %d verified with %s", signed.Seq, signed.KeyID)
+	}
+	w.ok("ledger exported to %s and verified: %d lines, %s (head %s)", file, len(lines), what, short(state.HeadHash))
 	return nil
 }
 
@@ -390,7 +414,7 @@ func (w *walk) ledger(ctx context.Context, runID string) ([]ledgerLine, []byte, 
 	var lines []ledgerLine
 	after := "0"
 	for {
-		a, err := w.call(ctx, associate, "GET", "/v1/runs/"+runID+"/events?after_seq="+after, nil)
+		a, err := w.call(ctx, associate, "GET", "/v1/runs/"+runID+"/events?head=true&after_seq="+after, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -401,12 +425,15 @@ func (w *walk) ledger(ctx context.Context, runID string) ([]ledgerLine, []byte, 
 			if len(l) == 0 {
 				continue
 			}
+			all = append(append(all, l...), '\n')
+			if bytes.HasPrefix(l, []byte(`{"ledger_head":`)) {
+				continue // the signed head that ends the export
+			}
 			var ll ledgerLine
 			if err := json.Unmarshal(l, &ll); err != nil {
 				return nil, nil, &StepError{"read ledger", "NDJSON lines", string(l)}
 			}
 			lines = append(lines, ll)
-			all = append(append(all, l...), '\n')
 		}
 		next := a.header.Get("X-Next-After-Seq")
 		if next == "" {
@@ -420,13 +447,22 @@ func (w *walk) ledger(ctx context.Context, runID string) ([]ledgerLine, []byte, 
 	return lines, all, nil
 }
 
-// verify reads the exported file back and folds it with reducer.Verify, as
-// `warrant ledger verify FILE` does: every line parsed, chain-checked and
-// applied.
-func verify(file string) (reducer.RunState, error) {
+// verify reads the exported file back and folds it as `warrant ledger verify
+// [--key KEY] FILE` does: every line parsed, chain-checked and applied, and,
+// with the ledger key, the signed head's MAC checked and the ledger held to
+// it.
+func verify(ctx context.Context, file, key string) (reducer.RunState, *contracts.HeadLine, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return reducer.RunState{}, err
+		return reducer.RunState{}, nil, err
 	}
-	return reducer.Verify(bytes.NewReader(b))
+	if key == "" {
+		st, err := reducer.Verify(bytes.NewReader(b))
+		return st, nil, err
+	}
+	k, err := anchor.Parse(key, nil)
+	if err != nil {
+		return reducer.RunState{}, nil, err
+	}
+	return reducer.VerifySigned(ctx, bytes.NewReader(b), anchor.NewKeyring(k))
 }

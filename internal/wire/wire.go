@@ -19,8 +19,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
@@ -42,13 +44,18 @@ var (
 	_ handlers.ProjectionStore = (*dynamo.Store)(nil)
 	_ handlers.Runner          = (*agent.Brain)(nil)
 	_ reducer.Source           = (*dynamo.Store)(nil)
+	_ reducer.HeadVerifier     = (*anchor.Keyring)(nil)
+	_ dynamo.HeadSigner        = (*anchor.Keyring)(nil)
 )
 
 // Deps is what a function is built from. Load fills it from the environment;
 // tests fill it with their own store, model, clock and ids.
 type Deps struct {
 	Config config.Config
-	Store  *dynamo.Store
+	// Keys signs and verifies ledger heads (LEDGER_KEY); the Store signs
+	// with the same keyring (dynamo.WithHeadSigner).
+	Keys  *anchor.Keyring
+	Store *dynamo.Store
 	// Model is the brain's model; nil for functions without a brain.
 	Model  agent.Converser
 	Logger *failure.Logger
@@ -72,9 +79,16 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	if err != nil {
 		return Deps{}, failure.Wrap(failure.KindConfigInvalid, "AWS configuration does not load", err)
 	}
+	key, err := anchor.Parse(cfg.LedgerKey, func() anchor.KMSClient { return kms.NewFromConfig(awsCfg) })
+	if err != nil {
+		// The error never echoes the spec (it may hold key material).
+		return Deps{}, failure.Wrap(failure.KindConfigInvalid, "environment variable LEDGER_KEY does not name a usable key", err)
+	}
+	keys := anchor.NewKeyring(key)
 	d := Deps{
 		Config: cfg,
-		Store:  dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName),
+		Keys:   keys,
+		Store:  dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, dynamo.WithHeadSigner(keys)),
 		Logger: failure.NewLevelLogger(logOut, cfg.LogLevel),
 	}
 	if cfg.HasBrain() {
@@ -93,12 +107,21 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 	c := d.Config
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
-			Now: d.Now, NewID: d.NewID},
+			Now: d.Now, NewID: d.NewID, Heads: d.verifier()},
 		tools.Reference(d.Store, d.Now), agent.MatterAssistant)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
 	}
 	return brain, nil
+}
+
+// verifier is Keys as the consumers' interface (a nil keyring is a nil
+// interface, not a typed nil).
+func (d Deps) verifier() reducer.HeadVerifier {
+	if d.Keys == nil {
+		return nil
+	}
+	return d.Keys
 }
 
 func (d Deps) http() httpapi.Config {
@@ -116,7 +139,8 @@ func Invoke(d Deps) (*handlers.Invoke, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Invoke{Brain: brain, Store: d.Store, Config: d.Config, HTTP: d.http(), Resp: d.responder(config.Invoke), NewID: d.NewRunID}, nil
+	return &handlers.Invoke{Brain: brain, Store: d.Store, Keys: d.verifier(), Config: d.Config, HTTP: d.http(),
+		Resp: d.responder(config.Invoke), NewID: d.NewRunID}, nil
 }
 
 // Resume builds the POST /v1/runs/{run_id}/resume handler.
@@ -130,17 +154,18 @@ func Resume(d Deps) (*handlers.Resume, error) {
 
 // Approve builds counsel's decision handler.
 func Approve(d Deps) *handlers.Approve {
-	return &handlers.Approve{Store: d.Store, HTTP: d.http(), Resp: d.responder(config.Approve), Now: d.Now}
+	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now},
+		HTTP: d.http(), Resp: d.responder(config.Approve)}
 }
 
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
-	return &handlers.Runs{Store: d.Store, HTTP: d.http(), Resp: d.responder(config.Runs)}
+	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs)}
 }
 
 // StreamReduce builds the ledger stream's reducer.
 func StreamReduce(d Deps) *handlers.StreamReduce {
-	return &handlers.StreamReduce{Store: d.Store, Logger: d.Logger}
+	return &handlers.StreamReduce{Store: d.Store, Keys: d.verifier(), Logger: d.Logger}
 }
 
 // Handler builds the handler of d.Config.Function, as the function lambda.Start

@@ -88,8 +88,11 @@ type Config struct {
 	StepLimit  int           // model calls per run (default 12)
 	WarrantTTL time.Duration // default warrant.DefaultWarrantTTL
 	Lease      time.Duration // effect claim lease when ctx has no deadline (default 5m)
-	Now        func() time.Time
-	NewID      func() string
+	// Heads verifies a run's signed ledger head before a resume acts on the
+	// ledger (nil: the head's seq and hash are still checked, not its MAC).
+	Heads reducer.HeadVerifier
+	Now   func() time.Time
+	NewID func() string
 }
 
 // Brain runs agents. Build it with New; it is safe for concurrent use.

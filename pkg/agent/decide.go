@@ -13,15 +13,26 @@ import (
 // DecideStore is what counsel's decision needs of the store.
 type DecideStore interface {
 	reducer.Source
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
 	DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error)
 }
 
+// Decider records counsel's decisions.
+type Decider struct {
+	Store DecideStore
+	// Heads verifies the run's signed ledger head before the decision
+	// extends the ledger (nil: seq and hash only).
+	Heads reducer.HeadVerifier
+	Now   func() time.Time // the line's clock (nil: time.Now)
+}
+
 // Decide records counsel's signature (approved) or refusal (denied) of a pending
 // warrant, presenting the tool_input_hash counsel was shown. The ledger is
-// folded first, so the approval.decided line extends a chain that verifies;
-// the store's conditional update is the guard (pending, same hash,
-// unexpired), and the line is written in the same transaction.
+// folded first and held to its signed head, so the approval.decided line
+// extends a chain that verifies; the store's conditional update is the guard
+// (pending, same hash, unexpired), and the line is written in the same
+// transaction.
 //
 // Under the firm's separation of duties (on unless the firm turned it off),
 // the user who started the run cannot decide its warrant; the line records
@@ -30,18 +41,22 @@ type DecideStore interface {
 // Errors (failure kinds): not_found, conflict (not pending, hash mismatch, a
 // concurrent ledger write), expired, self_approval, invalid_request
 // (decision not closed, hash not a digest), ledger_corrupt.
-func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d warrant.CounselDecision, now func() time.Time) (warrant.Warrant, error) {
+func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision) (warrant.Warrant, error) {
 	if !d.Decision.Valid() {
 		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field decision: must be approved or denied")
 	}
 	if !contracts.IsHash(d.PresentedHash) {
 		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field tool_input_hash: must be a lowercase hex SHA-256 digest")
 	}
-	folded, err := reducer.Fold(ctx, st, firm, run, reducer.FoldOptions{})
+	r, err := dc.Store.GetRun(ctx, firm, run)
 	if err != nil {
 		return warrant.Warrant{}, err
 	}
-	settings, err := st.GetFirmSettings(ctx, firm)
+	folded, err := reducer.Fold(ctx, dc.Store, firm, run, reducer.FoldOptions{Head: &r.Head, Keys: dc.Heads})
+	if err != nil {
+		return warrant.Warrant{}, err
+	}
+	settings, err := dc.Store.GetFirmSettings(ctx, firm)
 	if err != nil {
 		return warrant.Warrant{}, err
 	}
@@ -54,8 +69,8 @@ func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d
 		}
 	}
 	chain := contracts.ChainAfter(folded.Last)
-	if now != nil {
-		chain.Now = now
+	if dc.Now != nil {
+		chain.Now = dc.Now
 	}
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
 		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
@@ -63,5 +78,5 @@ func Decide(ctx context.Context, st DecideStore, firm, run, approvalID string, d
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}
-	return st.DecideWarrant(ctx, firm, run, approvalID, d, line)
+	return dc.Store.DecideWarrant(ctx, firm, run, approvalID, d, line)
 }

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
@@ -41,6 +43,7 @@ type harness struct {
 	matter string
 	model  agent.Converser
 	cfg    config.Config
+	keys   *anchor.Keyring
 }
 
 type syncBuffer struct {
@@ -66,14 +69,19 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	h := &harness{t: t, firm: uuid.NewString(), user: uuid.NewString(), matter: uuid.NewString()}
 	ep := dynamotest.Minidyn(t)
 	table := dynamotest.NewTable(t, ep)
-	store := dynamo.New(ep.Client, table)
+	key, err := anchor.NewHMAC([]byte("agent-harness-ledger-head-key-32b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := anchor.NewKeyring(key)
+	store := dynamo.New(ep.Client, table, dynamo.WithHeadSigner(keys))
 	ep.Counter.Reset() // count the run's round trips, not the table's creation
 	fake := bedrocktest.New(script(h))
 	t.Cleanup(fake.Close)
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")}
 	rt := bedrock.NewRuntime(context.Background(), cfg, fake.URL(), bedrock.WithMaxAttempts(3), bedrock.WithBackoff(bedrock.NoBackoff()))
 	model := bedrock.New(rt, bedrock.Options{Stream: opt.stream})
-	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel}
+	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": "hmac:" + hex.EncodeToString([]byte("agent-harness-ledger-head-key-32b"))}
 	for k, v := range opt.env {
 		env[k] = v
 	}
@@ -83,11 +91,11 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	}
 	logs := &syncBuffer{}
 	// The brain the invoke and resume functions build (internal/wire).
-	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Store: store, Model: model, Logger: failure.NewLogger(logs)})
+	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, Store: store, Model: model, Logger: failure.NewLogger(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.ep, h.store, h.table, h.fake, h.brain, h.logs, h.model, h.cfg = ep, store, table, fake, brain, logs, model, fnCfg
+	h.ep, h.store, h.table, h.fake, h.brain, h.logs, h.model, h.cfg, h.keys = ep, store, table, fake, brain, logs, model, fnCfg, keys
 	return h
 }
 
@@ -121,8 +129,8 @@ func (h *harness) decide(res agent.Result, decision warrant.Decision) {
 	if p == nil {
 		h.t.Fatalf("run is not held: %+v", res.State)
 	}
-	_, err := agent.Decide(context.Background(), h.store, h.firm, res.State.RunID, p.ApprovalRequestID,
-		warrant.CounselDecision{Decision: decision, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString()}, nil)
+	_, err := agent.Decider{Store: h.store, Heads: h.keys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID,
+		warrant.CounselDecision{Decision: decision, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString()})
 	if err != nil {
 		h.t.Fatalf("decide: %v", err)
 	}

@@ -10,13 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
 )
@@ -277,4 +283,99 @@ func TestToolErrorTextStaysOut(t *testing.T) {
 	if ref == msg || len(ref) != 16 || !strings.Contains(h.logs.String(), `"internal_debug_ref":"`+ref+`"`) {
 		t.Fatalf("result %q: want a fixed message whose debug ref is in a logged envelope\n%s", msg, h.logs.String())
 	}
+}
+
+// forge rewrites a run's ledger as a table writer without the ledger key
+// could (dynamotest.RechainLedger): every filing's input becomes edited, and
+// the warrant item is made to match. With sealHead, the run item's head is
+// moved to the forged last line too, keeping a MAC it cannot recompute.
+func (h *harness) forge(runID, approvalID string, edited json.RawMessage, sealHead bool) {
+	h.t.Helper()
+	newHash := mustHash(h.t, edited)
+	f := dynamotest.RechainLedger(h.t, h.ep.Client, h.table, h.firm, runID, func(e contracts.Event) {
+		switch ev := e.(type) {
+		case *contracts.TurnCompleted:
+			for i := range ev.Content {
+				if ev.Content[i].Name == "file_court_document" {
+					ev.Content[i].Input = edited
+				}
+			}
+		case *contracts.ToolRequested:
+			if ev.ToolName == "file_court_document" {
+				ev.Input, ev.InputSHA256 = edited, newHash
+			}
+		case *contracts.RunBlocked:
+			ev.Approval.ToolInput, ev.Approval.ToolInputHash = edited, newHash
+		case *contracts.ApprovalDecided:
+			ev.ToolInputHash = newHash
+		}
+	})
+	if _, err := reducer.ReduceAgentRun(f.Lines); err != nil {
+		h.t.Fatalf("the forgery must verify as a chain on its own: %v", err)
+	}
+	_, err := h.ep.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(h.table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: dynamo.RunKey(h.firm, runID)},
+			"SK": &types.AttributeValueMemberS{Value: "APR#" + approvalID}},
+		UpdateExpression:         aws.String("SET #i = :i, tool_input_hash = :h"),
+		ExpressionAttributeNames: map[string]string{"#i": "input"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":i": &types.AttributeValueMemberS{Value: string(edited)}, ":h": &types.AttributeValueMemberS{Value: newHash}}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if sealHead {
+		last := f.Lines[len(f.Lines)-1]
+		dynamotest.SetHead(h.t, h.ep.Client, h.table, h.firm, runID, last.Seq, last.Hash)
+	}
+}
+
+// Issue 11, item 2: a ledger rewritten and re-chained by a table writer (the
+// warrant item made to match) executes nothing: the run's head is signed in
+// the transaction of every append, so the forgery cannot produce a head that
+// verifies, and resume (like counsel's decision) folds the ledger against it.
+func TestRechainedLedgerIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		sealHead, decided bool
+	}{
+		{"head untouched, after the decision", false, true},
+		{"head moved with a stale MAC, after the decision", true, true},
+		{"before the decision", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, demo, options{})
+			res := h.start("Please file the motion.", "")
+			p := res.State.PendingApproval
+			if tc.decided {
+				h.decide(res, warrant.DecisionApproved)
+			}
+			edited, _ := json.Marshal(h.filing("Motion to Dismiss With Prejudice"))
+			h.forge(res.State.RunID, p.ApprovalRequestID, edited, tc.sealHead)
+			if !tc.decided {
+				_, err := agent.Decider{Store: h.store, Heads: h.keys}.Decide(context.Background(), h.firm, res.State.RunID,
+					p.ApprovalRequestID, warrant.CounselDecision{Decision: warrant.DecisionApproved, PresentedHash: mustHash(t, edited), DecidedBy: uuid.NewString()})
+				if failureKind(err) != failure.KindLedgerCorrupt {
+					t.Fatalf("counsel's decision on a forged ledger: %v", err)
+				}
+				return
+			}
+			_, err := h.resume(res)
+			if failureKind(err) != failure.KindLedgerCorrupt {
+				t.Fatalf("resume of a forged ledger: %v, want ledger_corrupt", err)
+			}
+			if n := len(h.outbound(res.State.RunID)); n != 0 {
+				t.Fatalf("the forged filing executed: %d effects", n)
+			}
+		})
+	}
+}
+
+func mustHash(t *testing.T, in json.RawMessage) string {
+	t.Helper()
+	h, err := contracts.InputHash(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

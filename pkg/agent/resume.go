@@ -39,7 +39,9 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 	if run.Status != warrant.RunHeld || run.HeldOn != w.ApprovalID {
 		return Result{}, failure.New(failure.KindConflict, "the run is not held on this warrant")
 	}
-	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true})
+	// The ledger must be the one the store signed: a rewritten, re-chained
+	// ledger (or one cut short) does not fold, so nothing below acts on it.
+	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true, Head: &run.Head, Keys: b.cfg.Heads})
 	if err != nil {
 		return Result{}, err
 	}

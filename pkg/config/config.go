@@ -23,7 +23,7 @@ const (
 )
 
 var (
-	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM"}
+	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
 	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
 )
 
@@ -46,6 +46,10 @@ type Config struct {
 	LogLevel   slog.Level
 	FirmClaim  string
 	RolesClaim string
+	// LedgerKey names the key that signs and verifies ledger heads:
+	// "kms:<key ARN or alias>" on AWS, "hmac:<hex>" on the local stack
+	// (pkg/anchor). It may hold key material, so it is never logged.
+	LedgerKey string
 
 	ModelID           string
 	DefaultCostCapUSD string
@@ -84,6 +88,9 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	c = Config{Function: function, TableName: get("TABLE_NAME", ""), FirmClaim: get("FIRM_CLAIM", "firm_id"), RolesClaim: get("ROLES_CLAIM", "roles")}
 	if c.TableName == "" {
 		return Config{}, invalid("TABLE_NAME", "is required")
+	}
+	if c.LedgerKey = get("LEDGER_KEY", ""); !strings.HasPrefix(c.LedgerKey, "kms:") && !strings.HasPrefix(c.LedgerKey, "hmac:") {
+		return Config{}, invalid("LEDGER_KEY", `must be "kms:<key ARN or alias>" or, on the local stack only, "hmac:<hex>"`)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")

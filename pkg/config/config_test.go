@@ -21,8 +21,18 @@ var functions = []string{config.Invoke, config.Approve, config.Resume, config.Ru
 
 func brainFn(fn string) bool { return fn == config.Invoke || fn == config.Resume }
 
+// testLedgerKey is a local ledger key every function needs; lookup supplies
+// it unless the test sets LEDGER_KEY itself.
+const testLedgerKey = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
 func lookup(env map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	return func(k string) (string, bool) {
+		v, ok := env[k]
+		if !ok && k == "LEDGER_KEY" {
+			return testLedgerKey, true
+		}
+		return v, ok
+	}
 }
 
 func minimal(fn string) map[string]string {
@@ -100,6 +110,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "TABLE_NAME blank", fns: functions, env: map[string]string{"TABLE_NAME": "   "}, want: "TABLE_NAME"},
 		{name: "LOG_LEVEL unknown", fns: functions, env: map[string]string{"LOG_LEVEL": "VERBOSE"}, want: "LOG_LEVEL"},
 		{name: "LOG_LEVEL number", fns: functions, env: map[string]string{"LOG_LEVEL": "3"}, want: "LOG_LEVEL"},
+		{name: "LEDGER_KEY missing", fns: functions, env: map[string]string{"LEDGER_KEY": ""}, want: "LEDGER_KEY"},
+		{name: "LEDGER_KEY unknown scheme", fns: functions, env: map[string]string{"LEDGER_KEY": "aes:00"}, want: "LEDGER_KEY"},
 		{name: "MODEL_ID missing", env: map[string]string{"MODEL_ID": ""}, want: "MODEL_ID"},
 		{name: "MODEL_ID unknown", env: map[string]string{"MODEL_ID": "anthropic.claude-9-v1:0"}, want: "MODEL_ID", kind: failure.KindUnknownModel},
 		{name: "default cap not a number", env: map[string]string{"DEFAULT_COST_CAP_USD": "one"}, want: "DEFAULT_COST_CAP_USD"},
@@ -238,7 +250,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := map[string]string{
-		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles",
+		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey,
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 	}

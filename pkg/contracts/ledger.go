@@ -378,32 +378,105 @@ func (e *LineError) Unwrap() error { return e.Err }
 const MaxLineBytes = 396 * 1024
 
 // ReadLedger parses and chain-verifies an NDJSON ledger, calling fn for each
-// line in order. It stops at the first bad line with a *LineError.
+// line in order. It stops at the first bad line with a *LineError. A ledger
+// export's trailing head line (see ReadExport) is a bad line here.
 func ReadLedger(r io.Reader, fn func(Line) error) error {
+	head, err := ReadExport(r, fn)
+	if err == nil && head != nil {
+		return &LineError{LineNo: head.lineNo, Err: errors.New("a ledger_head line where only ledger lines are read")}
+	}
+	return err
+}
+
+// HeadLine is a run's signed ledger head as an export carries it: the last
+// line of GET /v1/runs/{id}/events?head=true, after the ledger lines. It is
+// not a ledger line (no seq of its own, no place in the chain); a reader
+// with the ledger key checks its MAC and that the ledger matches it.
+type HeadLine struct {
+	FirmID string `json:"firm_id"`
+	RunID  string `json:"run_id"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash"`
+	MAC    string `json:"mac"`
+	KeyID  string `json:"key_id"`
+
+	lineNo int
+}
+
+type headLineWire struct {
+	LedgerHead *HeadLine `json:"ledger_head"`
+}
+
+// EncodeHeadLine renders a head as an export's trailing line (no newline).
+func EncodeHeadLine(h HeadLine) []byte {
+	b, _ := json.Marshal(headLineWire{LedgerHead: &h}) // strings and an int: cannot fail
+	return b
+}
+
+var headLinePrefix = []byte(`{"ledger_head":`)
+
+// ReadExport is ReadLedger for an export that may end with a head line,
+// which it returns (nil when there is none). The head line must be the last
+// line and well formed; what it says is for the caller to check.
+func ReadExport(r io.Reader, fn func(Line) error) (*HeadLine, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), MaxLineBytes+1)
 	var prev Line
+	var head *HeadLine
 	n := 0
 	for sc.Scan() {
 		n++
 		raw := bytes.TrimRight(sc.Bytes(), "\r")
-		if len(raw) == 0 {
-			return &LineError{LineNo: n, Err: errors.New("empty line")}
+		switch {
+		case head != nil:
+			return head, &LineError{LineNo: n, Err: errors.New("a line after the ledger_head line")}
+		case len(raw) == 0:
+			return nil, &LineError{LineNo: n, Err: errors.New("empty line")}
+		case bytes.HasPrefix(raw, headLinePrefix):
+			var w headLineWire
+			if err := DecodeStrict(raw, &w); err != nil {
+				return nil, &LineError{LineNo: n, Err: err}
+			}
+			h := w.LedgerHead
+			if err := h.validate(); err != nil {
+				return nil, &LineError{LineNo: n, Err: err}
+			}
+			h.lineNo, head = n, h
+			continue
 		}
 		l, err := ParseEventLine(bytes.Clone(raw))
 		if err != nil {
-			return &LineError{LineNo: n, Err: err}
+			return nil, &LineError{LineNo: n, Err: err}
 		}
 		if err := CheckLink(prev.Seq, prev.Hash, prev.RunID, prev.FirmID, l); err != nil {
-			return &LineError{LineNo: n, Err: err}
+			return nil, &LineError{LineNo: n, Err: err}
 		}
 		if err := fn(l); err != nil {
-			return &LineError{LineNo: n, Err: err}
+			return nil, &LineError{LineNo: n, Err: err}
 		}
 		prev = l
 	}
 	if err := sc.Err(); err != nil {
-		return &LineError{LineNo: n + 1, Err: err}
+		return nil, &LineError{LineNo: n + 1, Err: err}
 	}
-	return nil
+	return head, nil
+}
+
+// LineNo is the export line the head was read from (0 if not read).
+func (h *HeadLine) LineNo() int { return h.lineNo }
+
+func (h *HeadLine) validate() error {
+	if h == nil {
+		return fieldErr("ledger_head", "must not be null")
+	}
+	if err := CheckUUID("ledger_head.firm_id", h.FirmID); err != nil {
+		return err
+	}
+	if err := CheckUUID("ledger_head.run_id", h.RunID); err != nil {
+		return err
+	}
+	if h.Seq < 1 {
+		return fieldErr("ledger_head.seq", "must be at least 1")
+	}
+	return checkHash("ledger_head.hash", h.Hash)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
@@ -53,6 +54,7 @@ var suite = []struct {
 	{"ClaimLease", testClaimLease},
 	{"EffectAttempts", testEffectAttempts},
 	{"FirmSettings", testFirmSettings},
+	{"LedgerHead", testLedgerHead},
 	{"Outbound", testOutbound},
 	{"RepeatsAreIdempotent", testRepeatsAreIdempotent},
 	{"FirmScoping", testFirmScoping},
@@ -124,6 +126,7 @@ type env struct {
 	clock *clock
 	store *dynamo.Store
 	ctx   context.Context
+	ring  *anchor.Keyring // the key the store signs ledger heads with
 }
 
 func newEnv(t *testing.T, ep *dynamotest.Endpoint) *env {
@@ -132,8 +135,13 @@ func newEnv(t *testing.T, ep *dynamotest.Endpoint) *env {
 	c := &clock{t: time.Now().UTC().Truncate(time.Millisecond)}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	return &env{t: t, ep: ep, table: table, clock: c, ctx: ctx,
-		store: dynamo.New(ep.Client, table, dynamo.WithClock(c.Now))}
+	key, err := anchor.NewHMAC([]byte("conformance-suite-ledger-head-key!"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := anchor.NewKeyring(key)
+	return &env{t: t, ep: ep, table: table, clock: c, ctx: ctx, ring: ring,
+		store: dynamo.New(ep.Client, table, dynamo.WithClock(c.Now), dynamo.WithHeadSigner(ring))}
 }
 
 // run is a run created in the store, with its ledger chain.

@@ -74,16 +74,23 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 			return err == nil, nil, wrap(op, err)
 		}
 	} else {
+		h, herr := s.headOf(ctx, c.FirmID, c.RunID, parsed)
+		if herr != nil {
+			return false, nil, wrap(op, herr)
+		}
 		items := []types.TransactWriteItem{{Put: put}}
 		for _, l := range parsed {
 			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 		}
+		items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
 		err = s.transact(ctx, items)
 		cf, ok := firstFailedCondition(err)
-		if !ok {
+		switch {
+		case !ok:
 			return err == nil, nil, wrap(op, err)
-		}
-		if cf.index > 0 {
+		case cf.index > len(parsed):
+			return false, nil, s.runRefused(ctx, cf.item, pk, c.RunID, nil, parsed[0].Seq, err)
+		case cf.index > 0:
 			return false, nil, &SeqTakenError{Seq: parsed[cf.index-1].Seq, Err: err}
 		}
 		old = cf.item
@@ -161,16 +168,26 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.
 			return wrap(op, err)
 		}
 	} else {
+		h, herr := s.headOf(ctx, firm, run, parsed)
+		if herr != nil {
+			return wrap(op, herr)
+		}
 		items := []types.TransactWriteItem{{Update: upd}}
 		for _, l := range parsed {
 			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 		}
+		items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
 		err = s.transact(ctx, items)
 		cf, ok := firstFailedCondition(err)
-		if !ok {
+		switch {
+		case !ok:
 			return wrap(op, err)
-		}
-		if cf.index > 0 {
+		case cf.index > len(parsed):
+			if s.seqTaken(ctx, pk, parsed, nil, err) == nil {
+				return nil // stored by this very completion: its answer was lost
+			}
+			return s.runRefused(ctx, cf.item, pk, run, nil, parsed[0].Seq, err)
+		case cf.index > 0:
 			return &SeqTakenError{Seq: parsed[cf.index-1].Seq, Err: err}
 		}
 		old = cf.item

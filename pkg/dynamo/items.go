@@ -35,6 +35,11 @@ type runItem struct {
 	// is cleared without a REMOVE).
 	ProjLastSeq *int64    `dynamodbav:"proj_last_seq,omitempty"`
 	Proj        *projItem `dynamodbav:"proj,omitempty"`
+	// The ledger's signed head, moved in the transaction of every append.
+	HeadSeq  int64  `dynamodbav:"head_seq"`
+	HeadHash string `dynamodbav:"head_hash"`
+	HeadMAC  string `dynamodbav:"head_mac,omitempty"`
+	HeadKey  string `dynamodbav:"head_key,omitempty"`
 }
 
 type projItem struct {
@@ -57,6 +62,7 @@ func (r runItem) run() warrant.Run {
 	if out.Status == warrant.RunHeld {
 		out.HeldOn = r.HeldOn
 	}
+	out.Head = warrant.LedgerHead{Seq: r.HeadSeq, Hash: r.HeadHash, MAC: r.HeadMAC, KeyID: r.HeadKey}
 	if r.ProjLastSeq != nil {
 		out.Projection.LastSeq = *r.ProjLastSeq
 	}

@@ -33,11 +33,16 @@ func (s *Store) CreateRun(ctx context.Context, r warrant.Run, first contracts.Li
 		r.CreatedAt = now
 	}
 	pk := runPK(r.FirmID, r.RunID)
+	h, err := s.headOf(ctx, r.FirmID, r.RunID, lines)
+	if err != nil {
+		return wrap(op, err)
+	}
 	item, err := marshal(runItem{
 		PK: pk, SK: skRun, FirmID: r.FirmID, RunID: r.RunID, MatterID: r.MatterID, UserID: r.UserID,
 		AgentKey: r.AgentKey, ModelID: r.ModelID, PromptVersion: r.PromptVersion,
 		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD,
 		Status: string(warrant.RunRunning), CreatedAt: fmtTime(r.CreatedAt), UpdatedAt: fmtTime(now),
+		HeadSeq: h.seq, HeadHash: h.hash, HeadMAC: h.mac, HeadKey: h.keyID,
 	})
 	if err != nil {
 		return wrap(op, err)
@@ -84,12 +89,13 @@ func (s *Store) GetRun(ctx context.Context, firm, run string) (warrant.Run, erro
 	return it.run(), nil
 }
 
-// AppendEvents stores ledger lines. One line is one conditional PutItem;
-// more go in TransactWriteItems of at most 100 lines each, in order (each
-// chunk is atomic, the chunks are not atomic together). A seq that is taken
-// is ErrSeqTaken (*SeqTakenError) and no line is overwritten. Storing lines
-// that are already stored byte for byte (a retry of a write whose answer was
-// lost) succeeds.
+// AppendEvents stores ledger lines and moves the run's signed head to the
+// last of them, in TransactWriteItems of at most 99 lines and the run item
+// each, in order (each chunk is atomic, the chunks are not atomic together).
+// A seq that is taken (or a head another writer moved) is ErrSeqTaken
+// (*SeqTakenError) and no line is overwritten; a missing run is ErrNotFound.
+// Storing lines that are already stored byte for byte (a retry of a write
+// whose answer was lost) succeeds.
 func (s *Store) AppendEvents(ctx context.Context, firm, run string, lines ...contracts.Line) error {
 	const op = "append events"
 	if err := checkIDs(op, "firm_id", firm, "run_id", run); err != nil {
@@ -100,37 +106,29 @@ func (s *Store) AppendEvents(ctx context.Context, firm, run string, lines ...con
 		return err
 	}
 	pk := runPK(firm, run)
-	if len(parsed) == 1 {
-		put := s.linePut(pk, parsed[0])
-		err := s.withConflictRetry(ctx, func() error {
-			_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
-				TableName:                           put.TableName,
-				Item:                                put.Item,
-				ConditionExpression:                 put.ConditionExpression,
-				ExpressionAttributeNames:            put.ExpressionAttributeNames,
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			})
-			return err
-		})
-		if old, ok := conditionFailed(err); ok {
-			return s.seqTaken(ctx, pk, parsed[:1], old, err)
-		}
-		return wrap(op, err)
-	}
-	for start := 0; start < len(parsed); start += maxTxItems {
-		chunk := parsed[start:min(start+maxTxItems, len(parsed))]
-		items := make([]types.TransactWriteItem, len(chunk))
-		for i, l := range chunk {
-			items[i] = types.TransactWriteItem{Put: s.linePut(pk, l)}
-		}
-		err := s.transact(ctx, items)
-		if _, ok := firstFailedCondition(err); ok {
-			if err := s.seqTaken(ctx, pk, chunk, nil, err); err != nil {
-				return err
-			}
-			continue
-		}
+	for start := 0; start < len(parsed); start += maxTxItems - 1 {
+		chunk := parsed[start:min(start+maxTxItems-1, len(parsed))]
+		h, err := s.headOf(ctx, firm, run, chunk)
 		if err != nil {
+			return wrap(op, err)
+		}
+		// Lines first: minidyn reports only the first failing item, and a
+		// taken seq says more than the head that moved with it.
+		items := make([]types.TransactWriteItem, 0, len(chunk)+1)
+		for _, l := range chunk {
+			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
+		}
+		items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
+		err = s.transact(ctx, items)
+		c, ok := firstFailedCondition(err)
+		switch {
+		case ok && s.committed(ctx, pk, chunk):
+			continue
+		case ok && c.index < len(chunk):
+			return s.seqTaken(ctx, pk, chunk, nil, err)
+		case ok:
+			return s.runRefused(ctx, c.item, pk, run, nil, chunk[0].Seq, err)
+		case err != nil:
 			return wrap(op, err)
 		}
 	}
@@ -191,13 +189,24 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunS
 		return err
 	}
 	pk := runPK(firm, run)
-	items := []types.TransactWriteItem{{Update: s.txUpdate(key(pk, skRun),
-		newUpdate().set("status", str(string(to))).set("updated_at", str(fmtTime(s.nowUTC()))),
-		// Only a running run can finish: a held run is waiting on counsel,
-		// a finished one is final. It also fails on a missing run (no
-		// status), so an update never creates a run item.
-		"#status = :running",
-		map[string]types.AttributeValue{":running": str(string(warrant.RunRunning))})}}
+	u := newUpdate().set("status", str(string(to))).set("updated_at", str(fmtTime(s.nowUTC())))
+	// Only a running run can finish: a held run is waiting on counsel, a
+	// finished one is final. It also fails on a missing run (no status), so
+	// an update never creates a run item.
+	cond, vals := "#status = :running", map[string]types.AttributeValue{":running": str(string(warrant.RunRunning))}
+	firstSeq := int64(0)
+	if len(parsed) > 0 {
+		h, err := s.headOf(ctx, firm, run, parsed)
+		if err != nil {
+			return wrap(op, err)
+		}
+		hc, hv := h.cond()
+		h.set(u)
+		cond += " AND " + hc
+		vals[":head_prev"] = hv[":head_prev"]
+		firstSeq = parsed[0].Seq
+	}
+	items := []types.TransactWriteItem{{Update: s.txUpdate(key(pk, skRun), u, cond, vals)}}
 	for _, l := range parsed {
 		items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 	}
@@ -207,25 +216,14 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunS
 			return nil
 		}
 		if c.index == 0 {
-			return s.runNotInState(ctx, c.item, pk, run, err)
+			return s.runRefused(ctx, c.item, pk, run, isRunning, firstSeq, err)
 		}
 		return &SeqTakenError{Seq: parsed[c.index-1].Seq, Err: err}
 	}
 	return wrap(op, err)
 }
 
-// runNotInState tells a missing run from one in another state.
-func (s *Store) runNotInState(ctx context.Context, old map[string]types.AttributeValue, pk, run string, cause error) error {
-	old, err := s.oldImage(ctx, old, pk, skRun)
-	if err != nil {
-		return wrap("read run", err)
-	}
-	if old == nil {
-		return fail(warrant.ErrNotFound, cause, "run %s", run)
-	}
-	it, _ := unmarshal[runItem](old)
-	return fail(warrant.ErrRunNotInState, cause, "run %s is %s (held on %q)", run, it.Status, it.HeldOn)
-}
+func isRunning(it runItem) bool { return it.Status == string(warrant.RunRunning) }
 
 // ReadLedger returns the lines after afterSeq in seq order (consistently).
 // limit <= 0 means all of them; more says whether lines remain past the

@@ -101,11 +101,13 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 	w.FirmID, w.ApprovalID = firmA, id()
 	nf(e.store.CreateWarrantRequest(e.ctx, w, e.next(fb1, delta("x"))), "CreateWarrantRequest")
 
-	// Writes that create items (a ledger line, an effect claim, an outbox
+	// A ledger line needs its run item (it moves the run's signed head), and
+	// firm A has no run with B's id: not found, nothing written.
+	nf(e.store.AppendEvents(e.ctx, firmA, b1.id, e.line(fb1, delta("a's"))), "AppendEvents")
+	// Writes that create items of their own (an effect claim, an outbox
 	// record) land in FIRM#A#RUN#<b's id>: firm A's own key space, which
 	// B's keys cannot share. They succeed there and touch nothing of B's;
 	// B's claim on the same tool call does not even make A's a duplicate.
-	must(t, e.store.AppendEvents(e.ctx, firmA, b1.id, e.line(fb1, delta("a's"))))
 	claimed, _, err = e.store.ClaimToolEffectOnce(e.ctx, warrant.ClaimInput{FirmID: firmA, RunID: b1.id,
 		ToolName: bTool.name, InputSHA256: bTool.hash, EffectRef: id(), Owner: "a", LeaseUntil: e.clock.Now().Add(time.Minute)})
 	if err != nil || !claimed {

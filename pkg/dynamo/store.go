@@ -25,6 +25,7 @@ type Store struct {
 	client *dynamodb.Client
 	table  string
 	now    func() time.Time
+	signer HeadSigner
 }
 
 // Option configures a Store.

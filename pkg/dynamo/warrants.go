@@ -60,14 +60,22 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 	if err != nil {
 		return wrap(op, err)
 	}
+	if len(parsed) == 0 {
+		return invalid(op, "a hold is recorded by its lines")
+	}
+	h, err := s.headOf(ctx, w.FirmID, w.RunID, parsed)
+	if err != nil {
+		return wrap(op, err)
+	}
+	hc, hv := h.cond()
+	hv[":running"] = str(string(warrant.RunRunning))
 	items := []types.TransactWriteItem{
 		{Update: s.txUpdate(key(pk, skRun),
-			newUpdate().set("status", str(string(warrant.RunHeld))).set("held_on", str(w.ApprovalID)).
-				set("updated_at", str(fmtTime(now))),
+			h.set(newUpdate().set("status", str(string(warrant.RunHeld))).set("held_on", str(w.ApprovalID)).
+				set("updated_at", str(fmtTime(now)))),
 			// Only a running run can block: a run already held waits on
 			// exactly one warrant, and a finished run asks for nothing.
-			"#status = :running",
-			map[string]types.AttributeValue{":running": str(string(warrant.RunRunning))})},
+			"#status = :running AND "+hc, hv)},
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
 			Item:      item,
@@ -88,7 +96,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		}
 		switch c.index {
 		case 0:
-			return s.runNotInState(ctx, c.item, pk, w.RunID, err)
+			return s.runRefused(ctx, c.item, pk, w.RunID, isRunning, parsed[0].Seq, err)
 		case 1:
 			return fail(warrant.ErrWarrantExists, err, "approval %s", w.ApprovalID)
 		default:
@@ -167,6 +175,10 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 		return warrant.Warrant{}, wrap(op, err)
 	}
 	maps.Copy(item, decided)
+	h, err := s.headOf(ctx, firm, run, parsed)
+	if err != nil {
+		return warrant.Warrant{}, wrap(op, err)
+	}
 	const cond = "#status = :pending AND #tool_input_hash = :presented AND #expires_at > :now"
 	err = s.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{
@@ -185,13 +197,17 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 		{Put: s.linePut(pk, parsed[0])},
+		{Update: s.headUpdate(pk, h)},
 	})
 	if c, ok := firstFailedCondition(err); ok {
 		if s.committed(ctx, pk, parsed) {
 			return next.warrant(), nil
 		}
-		if c.index == 1 {
+		switch c.index {
+		case 1:
 			return warrant.Warrant{}, &SeqTakenError{Seq: parsed[0].Seq, Err: err}
+		case 2:
+			return warrant.Warrant{}, s.runRefused(ctx, c.item, pk, run, nil, parsed[0].Seq, err)
 		}
 		old, rerr := s.oldImage(ctx, c.item, pk, sk)
 		if rerr != nil {
@@ -329,6 +345,12 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 	}
 	now := s.nowUTC()
 	pk := runPK(c.FirmID, c.RunID)
+	h, err := s.headOf(ctx, c.FirmID, c.RunID, parsed)
+	if err != nil {
+		return wrap(op, err)
+	}
+	hc, hv := h.cond()
+	hv[":held"], hv[":approval"] = str(string(warrant.RunHeld)), str(c.ApprovalID)
 
 	// Item order matters: minidyn reports only the first failing item, so
 	// the most telling condition goes first (warrant, run, effect, line).
@@ -352,11 +374,10 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 			// expires_at > :now: an expired warrant releases nothing.
 			aprCond, aprVals)},
 		{Update: s.txUpdate(key(pk, skRun),
-			newUpdate().set("status", str(string(warrant.RunRunning))).set("updated_at", str(fmtTime(now))).remove("held_on"),
+			h.set(newUpdate().set("status", str(string(warrant.RunRunning))).set("updated_at", str(fmtTime(now))).remove("held_on")),
 			// The run is parked on this very warrant: a warrant cannot
 			// release a run that is running, finished, or held on another.
-			"#status = :held AND #held_on = :approval",
-			map[string]types.AttributeValue{":held": str(string(warrant.RunHeld)), ":approval": str(c.ApprovalID)})},
+			"#status = :held AND #held_on = :approval AND "+hc, hv)},
 	}
 	ci := claimItem{
 		PK: pk, SK: effSK(k), FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
@@ -399,7 +420,8 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 		}
 		return fail(warrant.ErrWarrantConsumed, err, "approval %s changed while resuming", c.ApprovalID)
 	case cf.index == 1:
-		return s.runNotInState(ctx, cf.item, pk, c.RunID, err)
+		heldOnIt := func(it runItem) bool { return it.Status == string(warrant.RunHeld) && it.HeldOn == c.ApprovalID }
+		return s.runRefused(ctx, cf.item, pk, c.RunID, heldOnIt, parsed[0].Seq, err)
 	case cf.index == 2:
 		return fail(warrant.ErrEffectClaimed, err, "%s %s attempt %d", c.ToolName, c.InputSHA256, max(c.Attempt, 1))
 	default:

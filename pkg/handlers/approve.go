@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -36,10 +35,9 @@ type ApproveBody struct {
 // no such run or warrant in this firm, 409 not pending or hash mismatch, 410
 // expired.
 type Approve struct {
-	Store agent.DecideStore
-	HTTP  httpapi.Config
-	Resp  httpapi.Responder
-	Now   func() time.Time
+	Decider agent.Decider
+	HTTP    httpapi.Config
+	Resp    httpapi.Responder
 }
 
 // Handle is the Lambda handler.
@@ -73,8 +71,8 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if utf8.RuneCountInString(body.Note) > 2000 { // the limit is characters, not bytes
 		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field note: at most 2000 characters"), failure.StageRequest, id), nil
 	}
-	w, err := agent.Decide(ctx, h.Store, p.FirmID, runID, approvalID,
-		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note}, h.Now)
+	w, err := h.Decider.Decide(ctx, p.FirmID, runID, approvalID,
+		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant/internal/wire"
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
@@ -45,6 +46,9 @@ const (
 
 	testModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
+
+// testLedgerKey is the stack's local ledger key (LEDGER_KEY).
+const testLedgerKey = "hmac:5d41402abc4b2a76b9719d911017c592ae2e7a1c5f2b4b5a6c7d8e9f0a1b2c3d"
 
 // eventsDir is the repository's events/ folder, which both `sam local
 // invoke` and these tests read.
@@ -116,7 +120,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	ctx := context.Background()
 	ep := dynamotest.Minidyn(t)
 	table := dynamotest.NewTable(t, ep)
-	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel}
+	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey}
 	for k, v := range opt.env {
 		env[k] = v
 	}
@@ -125,7 +129,12 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 		t.Fatalf("config.Load: %v", err)
 	}
 	clk := &clock{}
-	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now))
+	key, err := anchor.Parse(cfg.LedgerKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := anchor.NewKeyring(key)
+	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(keys))
 	script := bedrocktest.DemoScript()
 	if opt.script != nil {
 		script = *opt.script
@@ -138,7 +147,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	logs := &syncBuffer{}
 	// Wired as functions/<name>/main.go wire them (internal/wire), with
 	// this stack's store, fake model, clock and run ids.
-	d := wire.Deps{Config: cfg, Store: store, Model: model, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
+	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
 	invoke, err := wire.Invoke(d)
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,8 @@ type InvokeBody struct {
 // 413 body over 256 KiB, 422 unknown agent or model, 503 dependency throttled.
 type Invoke struct {
 	Brain  Runner
-	Store  RunsStore // reads a retried request's run
+	Keys   reducer.HeadVerifier // checks a replayed run's signed ledger head
+	Store  RunsStore            // reads a retried request's run
 	Config config.Config
 	HTTP   httpapi.Config
 	Resp   httpapi.Responder
@@ -160,7 +161,7 @@ func (h *Invoke) replay(ctx context.Context, inv contracts.AgentInvoke, capUSD s
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{})
+	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{Head: &run.Head, Keys: h.Keys})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -25,7 +26,8 @@ type RunsStore interface {
 // Runs handles the read-only routes, all scoped by the caller's firm:
 //
 //	GET /v1/runs/{run_id}[?consistent=true]     the run view: the stream projection, or a fold of the ledger
-//	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M]  ledger lines as NDJSON; X-Next-After-Seq when more remain
+//	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M&head=true]  ledger lines as NDJSON; X-Next-After-Seq when more remain;
+//	                                            with head=true the last page ends with the run's signed head
 //	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
 //
@@ -33,8 +35,11 @@ type RunsStore interface {
 // such run in this firm.
 type Runs struct {
 	Store RunsStore
-	HTTP  httpapi.Config
-	Resp  httpapi.Responder
+	// Keys verifies a run's signed ledger head on a consistent read (nil:
+	// the head's seq and hash are checked, not its MAC).
+	Keys reducer.HeadVerifier
+	HTTP httpapi.Config
+	Resp httpapi.Responder
 }
 
 // Handle is the Lambda handler; it dispatches on the API Gateway route key.
@@ -97,14 +102,19 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	var st reducer.RunState
 	if consistent == "true" {
-		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{})
+		// The ledger itself, folded and held to its signed head: the view
+		// says so, and a ledger that does not match is an error, not a view.
+		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{Head: &run.Head, Keys: h.Keys})
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
-		st = folded.State
-	} else if len(run.Projection.State) > 0 {
+		v := runView(folded.State, run)
+		v.Ledger = &LedgerView{HeadSeq: run.Head.Seq, HeadHash: run.Head.Hash, KeyID: run.Head.KeyID, Verified: h.Keys != nil}
+		return httpapi.JSON(200, v, id.CorrelationID), nil
+	}
+	var st reducer.RunState
+	if len(run.Projection.State) > 0 {
 		if err := json.Unmarshal(run.Projection.State, &st); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindInternal, "", err)
 		}
@@ -113,7 +123,11 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 }
 
 func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	if err := httpapi.RejectUnknownQuery(req, "after_seq", "limit"); err != nil {
+	if err := httpapi.RejectUnknownQuery(req, "after_seq", "limit", "head"); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	withHead, err := httpapi.QueryEnum(req, "head", "false", "true", "false")
+	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
@@ -131,7 +145,8 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	}
 	// The run item, not the ledger, decides existence: an empty page of a real
 	// run is 200, another firm's run is 404.
-	if _, err := h.Store.GetRun(ctx, p.FirmID, runID); err != nil {
+	run, err := h.Store.GetRun(ctx, p.FirmID, runID)
+	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	items, more, err := h.Store.ReadLedger(ctx, p.FirmID, runID, after, int(limit))
@@ -155,6 +170,13 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	extra := map[string]string{}
 	if more && len(lines) > 0 {
 		extra["X-Next-After-Seq"] = strconv.FormatInt(items[len(lines)-1].Seq, 10)
+	}
+	if withHead == "true" && !more {
+		// The last page ends with the run's signed head (read before the
+		// lines, so at or before the last of them): an export a holder of
+		// the ledger key can check offline (warrant ledger verify --key).
+		lines = append(lines, contracts.EncodeHeadLine(contracts.HeadLine{FirmID: p.FirmID, RunID: runID,
+			Seq: run.Head.Seq, Hash: run.Head.Hash, MAC: run.Head.MAC, KeyID: run.Head.KeyID}))
 	}
 	return httpapi.NDJSON(200, lines, id.CorrelationID, extra), nil
 }

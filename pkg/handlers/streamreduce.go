@@ -38,7 +38,10 @@ type ProjectionStore interface {
 // it is recorded on the run with a failure envelope and is not reported as a
 // failure, so one new event type cannot block the shard until records expire.
 type StreamReduce struct {
-	Store  ProjectionStore
+	Store ProjectionStore
+	// Keys verifies each run's signed ledger head before its new lines are
+	// folded (nil: the head's seq and hash are checked, not its MAC).
+	Keys   reducer.HeadVerifier
 	Logger *failure.Logger
 }
 
@@ -97,7 +100,7 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 	if st.LastSeq != prev {
 		return fmt.Errorf("stored projection is inconsistent: state seq %d, last_seq %d", st.LastSeq, prev)
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true})
+	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Head: &item.Head, Keys: h.Keys})
 	if err != nil {
 		return err
 	}

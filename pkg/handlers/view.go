@@ -27,6 +27,19 @@ type RunView struct {
 	Failure             *FailureView `json:"failure,omitempty"`
 	PendingApproval     *WarrantView `json:"pending_approval,omitempty"`
 	ProjectedThroughSeq int64        `json:"projected_through_seq"`
+	// Ledger is the server's check of the ledger against its signed head,
+	// on a consistent read (?consistent=true) only.
+	Ledger *LedgerView `json:"ledger,omitempty"`
+}
+
+// LedgerView says a ledger was folded line by line and matched its signed
+// head. Verified is true when the head's MAC was checked with the ledger
+// key; a ledger that does not match its head is an error, never a view.
+type LedgerView struct {
+	HeadSeq  int64  `json:"head_seq"`
+	HeadHash string `json:"head_hash"`
+	KeyID    string `json:"key_id,omitempty"`
+	Verified bool   `json:"verified"`
 }
 
 // FailureView is what a client may see of a failed run.

@@ -17,6 +17,12 @@ type Source interface {
 	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]warrant.LedgerItem, bool, error)
 }
 
+// HeadVerifier checks the MAC of a run's signed ledger head (pkg/anchor's
+// Keyring is one).
+type HeadVerifier interface {
+	VerifyHead(ctx context.Context, firm, run string, seq int64, hash, mac, keyID string) error
+}
+
 // FoldOptions say where a fold starts and what it keeps.
 type FoldOptions struct {
 	// From is the state to continue from (a stored projection); the zero
@@ -29,7 +35,16 @@ type FoldOptions struct {
 	// KeepLines returns every parsed line (a resume rebuilds the transcript
 	// from them).
 	KeepLines bool
+	// Head is the run's signed head as the run item holds it (read before
+	// the ledger). The fold then requires the line at Head.Seq to have
+	// Head.Hash and every line up to it to be there, and, with Keys, the
+	// head's MAC to verify: a ledger rewritten and re-chained by someone with
+	// table access, or cut short, does not fold.
+	Head *warrant.LedgerHead
+	Keys HeadVerifier
 }
+
+var errHeadMismatch = errors.New("reducer: the ledger does not match the run's signed head")
 
 // Folded is the outcome of a Fold.
 type Folded struct {
@@ -55,6 +70,11 @@ type Folded struct {
 // is warrant.ErrNotFound; a line that does not parse or fold is a
 // failure of kind ledger_corrupt whose cause names the seq and the rule.
 func Fold(ctx context.Context, src Source, firm, run string, opt FoldOptions) (Folded, error) {
+	if h := opt.Head; h != nil && opt.Keys != nil {
+		if err := opt.Keys.VerifyHead(ctx, firm, run, h.Seq, h.Hash, h.MAC, h.KeyID); err != nil {
+			return Folded{}, err
+		}
+	}
 	items, _, err := src.ReadLedger(ctx, firm, run, opt.From.LastSeq, 0)
 	if err != nil {
 		return Folded{}, err
@@ -80,10 +100,40 @@ func Fold(ctx context.Context, src Source, firm, run string, opt FoldOptions) (F
 		if err != nil {
 			return out, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
 		}
+		if h := opt.Head; h != nil && l.Seq == h.Seq && l.Hash != h.Hash {
+			return out, headMismatch("seq %d has another hash than the signed head", h.Seq)
+		}
 		out.State, out.Last = next, l
 		if opt.KeepLines {
 			out.Lines = append(out.Lines, l)
 		}
 	}
+	if err := checkHead(opt, out.State); err != nil {
+		return out, err
+	}
 	return out, nil
+}
+
+func headMismatch(format string, args ...any) error {
+	return failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not match its signed head",
+		fmt.Errorf("%w: "+format, append([]any{errHeadMismatch}, args...)...))
+}
+
+// checkHead holds a fold that read to the ledger's end to the signed head.
+// The head was read before the ledger, so lines may have been added since;
+// none may be missing up to it, and a head at the seq the fold started from
+// must carry that state's hash.
+func checkHead(opt FoldOptions, st RunState) error {
+	h := opt.Head
+	switch {
+	case h == nil:
+		return nil
+	case st.LastSeq < h.Seq:
+		return headMismatch("the signed head is seq %d, the ledger ends at %d", h.Seq, st.LastSeq)
+	case h.Seq < opt.From.LastSeq:
+		return headMismatch("the signed head (seq %d) is behind a state already folded to %d", h.Seq, opt.From.LastSeq)
+	case h.Seq == opt.From.LastSeq && h.Seq > 0 && h.Hash != opt.From.HeadHash:
+		return headMismatch("seq %d has another hash than the signed head", h.Seq)
+	}
+	return nil
 }

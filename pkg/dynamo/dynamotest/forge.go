@@ -1,0 +1,79 @@
+package dynamotest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+)
+
+// Forgery is what RechainLedger wrote.
+type Forgery struct {
+	Lines []contracts.Line // the rewritten ledger, every line valid and chained
+}
+
+// RechainLedger rewrites a run's ledger as a writer with table access but
+// without the ledger key could: edit changes each event in place, then every
+// line is re-encoded at its seq and time and re-chained, so each line's own
+// hash and link verify, and the items are overwritten behind the store's
+// back. It is for tests that prove such a ledger is refused; it never moves
+// the run's signed head (see SetHead).
+func RechainLedger(t testing.TB, client *dynamodb.Client, table, firm, run string, edit func(contracts.Event)) Forgery {
+	t.Helper()
+	ctx := context.Background()
+	pk := dynamo.RunKey(firm, run)
+	out, err := client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :evt)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":evt": s("EVT#")}, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatalf("forge: read ledger: %v", err)
+	}
+	chain := contracts.NewChain(run, firm)
+	var f Forgery
+	for _, item := range out.Items {
+		raw, _ := item["line"].(*types.AttributeValueMemberS)
+		if raw == nil {
+			t.Fatal("forge: a ledger item without its line")
+		}
+		l, err := contracts.ParseEventLine([]byte(raw.Value))
+		if err != nil {
+			t.Fatalf("forge: parse: %v", err)
+		}
+		edit(l.Event)
+		at, _ := time.Parse(contracts.TimeLayout, l.CreatedAt)
+		chain.Now = func() time.Time { return at }
+		forged, err := chain.Append(l.Event)
+		if err != nil {
+			t.Fatalf("forge: re-chain seq %d: %v", l.Seq, err)
+		}
+		item["line"], item["type"] = s(string(forged.Raw)), s(string(forged.Type))
+		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+			t.Fatalf("forge: put: %v", err)
+		}
+		f.Lines = append(f.Lines, forged)
+	}
+	return f
+}
+
+// SetHead moves a run item's head to seq and hash and leaves its MAC as it
+// was: what a forger can do, who cannot compute a MAC.
+func SetHead(t testing.TB, client *dynamodb.Client, table, firm, run string, seq int64, hash string) {
+	t.Helper()
+	_, err := client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(table),
+		Key:              map[string]types.AttributeValue{"PK": s(dynamo.RunKey(firm, run)), "SK": s("RUN")},
+		UpdateExpression: aws.String("SET head_seq = :q, head_hash = :h"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":q": &types.AttributeValueMemberN{Value: fmt.Sprint(seq)}, ":h": s(hash)}})
+	if err != nil {
+		t.Fatalf("forge: set head: %v", err)
+	}
+}
+
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

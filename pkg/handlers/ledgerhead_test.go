@@ -1,0 +1,49 @@
+package handlers_test
+
+import (
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+)
+
+// Issue 11, item 2: GET /v1/runs/{id}?consistent=true folds the ledger and
+// checks it against the run's signed head; the view says so. A ledger a table
+// writer rewrote and re-chained is a ledger_corrupt problem there, and
+// stream-reduce does not project it.
+func TestConsistentViewVerifiesTheLedger(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	done := s.completeRun(t)
+	get := func(run string) *event {
+		return fixture(t, "get-run.json").runPath(run, "").query(map[string]string{"consistent": "true"})
+	}
+	resp := s.call(get(done.runID))
+	if resp.StatusCode != 200 {
+		t.Fatalf("consistent view: %d %s", resp.StatusCode, resp.Body)
+	}
+	v := decode[handlers.RunView](t, resp)
+	if v.Ledger == nil || !v.Ledger.Verified || v.Ledger.HeadSeq != v.ProjectedThroughSeq || !contracts.IsHash(v.Ledger.HeadHash) || v.Ledger.KeyID == "" {
+		t.Fatalf("ledger check in the view: %+v (folded to seq %d)", v.Ledger, v.ProjectedThroughSeq)
+	}
+	if plain := decode[handlers.RunView](t, s.call(fixture(t, "get-run.json").runPath(done.runID, ""))); plain.Ledger != nil {
+		t.Fatalf("the projection view claims a ledger check: %+v", plain.Ledger)
+	}
+
+	// The final answer rewritten, every line re-chained, the head moved to
+	// the forgery's last line with the MAC it had.
+	forged := dynamotest.RechainLedger(t, s.client, s.table, fixFirm, done.runID, func(e contracts.Event) {
+		if c, ok := e.(*contracts.RunCompleted); ok {
+			c.FinalText = "The motion was withdrawn."
+		}
+	})
+	last := forged.Lines[len(forged.Lines)-1]
+	dynamotest.SetHead(t, s.client, s.table, fixFirm, done.runID, last.Seq, last.Hash)
+	if p := s.wantProblem("consistent view of a forged ledger", s.call(get(done.runID)), 500); p.Kind != "ledger_corrupt" {
+		t.Fatalf("problem %+v", p)
+	}
+	recs := s.records(fixFirm, done.runID, 0)
+	if got := failedIDs(s.deliver(recs)); len(got) != len(recs) {
+		t.Fatalf("stream-reduce projected a forged ledger: failures %v of %d records", got, len(recs))
+	}
+}
