@@ -59,4 +59,7 @@ type Warrant struct {
 type CounselDecision struct {
 	Decision                       Decision
 	PresentedHash, DecidedBy, Note string
+	// DecidedAs is the role the decider held when deciding ("counsel"), as
+	// the API checked it from the token; the ledger records it for audits.
+	DecidedAs string
 }

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,13 @@ const usage = `usage:
         /v1/runs/{id}/events?head=true) and the head's MAC must verify under KEY:
         "hmac:<hex>" (the local stack's key), "kms:<key ARN or alias>" (asks AWS KMS,
         with the usual AWS credentials), or "@FILE" holding either
+  warrant ledger audit [--key KEY] [FILE]
+        verify the export as ledger verify does, then trace every executed effect to its
+        provenance: the tool.requested whose input re-hashes to its input_sha256, the
+        policy's decision, and for a warranted call counsel's approval (recorded as
+        counsel, not the requester unless the firm waived separation of duties) and the
+        run.released that burned the warrant, with one effect_ref; exit 1 naming the
+        first effect without provenance
   warrant policy decide TOOL [--policy FILE]
         print the risk policy's decision for TOOL (default: the embedded policy)
   warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
@@ -92,10 +100,13 @@ func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
 	case "hash":
 		return hashCmd(rest, stdin, stdout)
 	case "ledger":
-		if len(rest) == 0 || rest[0] != "verify" {
-			return usageErr("ledger needs the subcommand verify")
+		switch {
+		case len(rest) > 0 && rest[0] == "verify":
+			return verifyCmd(rest[1:], stdin, stdout)
+		case len(rest) > 0 && rest[0] == "audit":
+			return auditCmd(rest[1:], stdin, stdout)
 		}
-		return verifyCmd(rest[1:], stdin, stdout)
+		return usageErr("ledger needs the subcommand verify or audit")
 	case "policy":
 		if len(rest) == 0 || rest[0] != "decide" {
 			return usageErr("policy needs the subcommand decide")
@@ -322,4 +333,64 @@ func (f failingKMS) GenerateMac(context.Context, *kms.GenerateMacInput, ...func(
 
 func (f failingKMS) VerifyMac(context.Context, *kms.VerifyMacInput, ...func(*kms.Options)) (*kms.VerifyMacOutput, error) {
 	return nil, f.err
+}
+
+func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := newFlags("ledger audit")
+	keySpec := fs.String("key", "", "ledger `KEY`: hmac:<hex>, kms:<key id>, or @FILE")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	var keys reducer.HeadVerifier
+	if *keySpec != "" {
+		if keys, err = ledgerKey(*keySpec); err != nil {
+			return err
+		}
+	}
+	name, data, err := readInput(pos, stdin)
+	if err != nil {
+		return err
+	}
+	// The ledger must verify first (and, with the key, match its signed
+	// head): provenance read from a ledger that does not is worth nothing.
+	signed := ""
+	if keys != nil {
+		_, head, err := reducer.VerifySigned(context.Background(), bytes.NewReader(data), keys)
+		if err != nil {
+			return err
+		}
+		signed = fmt.Sprintf(", signed head at seq %d verified with %s", head.Seq, head.KeyID)
+	} else if _, err := reducer.Verify(bytes.NewReader(data)); err != nil {
+		var le *contracts.LineError
+		if errors.As(err, &le) {
+			return err
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var lines []contracts.Line
+	if _, err := contracts.ReadExport(bytes.NewReader(data), func(l contracts.Line) error {
+		lines = append(lines, l)
+		return nil
+	}); err != nil {
+		return err
+	}
+	effects, err := reducer.Audit(lines)
+	for _, p := range effects {
+		fmt.Fprintf(stdout, "effect %s %s (seq %d, %s): requested at seq %d, input %s, policy %s (%s, %s)",
+			p.EffectRef, p.ToolName, p.CompletedSeq, p.Status, p.RequestedSeq, p.InputSHA256[:16], p.Action, p.RiskTier, p.MatchedPolicy)
+		if p.ApprovalID != "" {
+			fmt.Fprintf(stdout, "; warrant %s: asked at seq %d, approved at seq %d by %s as %s (separation %s), released at seq %d",
+				p.ApprovalID, p.BlockedSeq, p.DecidedSeq, p.DecidedBy, p.DecidedAs, p.Separation, p.ReleasedSeq)
+		}
+		if p.Reuses > 0 {
+			fmt.Fprintf(stdout, "; answered %d more time(s) from its record", p.Reuses)
+		}
+		fmt.Fprintln(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "audit: %d executed effect(s), every one with provenance; ledger verified%s\n", len(effects), signed)
+	return nil
 }

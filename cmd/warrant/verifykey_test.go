@@ -88,3 +88,20 @@ func TestLedgerVerifyWithKey(t *testing.T) {
 		})
 	}
 }
+
+// `warrant ledger audit` traces the filing to its warrant, and names an
+// effect without provenance (here: no approval.decided line, a ledger the
+// reducer also refuses, so the audit stops at the verification).
+func TestLedgerAudit(t *testing.T) {
+	key := "hmac:" + strings.Repeat("5a", 32)
+	good := ledger(t)
+	ok := runCLI(string(signedExport(t, key, good)), "ledger", "audit", "--key", key)
+	check(t, ok, 0, "audit: 1 executed effect(s), every one with provenance; ledger verified, signed head at seq 8 verified", "")
+	if !strings.Contains(ok.stdout, "effect 1d2c3b4a-5e6f-4789-8abc-def012345678 file_court_document (seq 7, success)") ||
+		!strings.Contains(ok.stdout, "warrant 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b: asked at seq 4, approved at seq 5 by c0c0c0c0-1111-4222-8333-444455556666 as counsel (separation enforced), released at seq 6") {
+		t.Fatalf("audit output:\n%s", ok.stdout)
+	}
+	// Line 5 (approval.decided) dropped: the chain breaks before the audit.
+	broken := append(append([][]byte{}, good[:4]...), good[5:]...)
+	check(t, runCLI(string(join(broken)), "ledger", "audit"), 1, "", "line 5: ")
+}

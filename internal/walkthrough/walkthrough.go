@@ -395,7 +395,33 @@ func (w *walk) run(ctx context.Context) error {
 		what += fmt.Sprintf(", signed head at seq %d verified with %s", signed.Seq, signed.KeyID)
 	}
 	w.ok("ledger exported to %s and verified: %d lines, %s (head %s)", file, len(lines), what, short(state.HeadHash))
+
+	// 11. Every executed effect traced to its warrant (warrant ledger audit).
+	effects, err := audit(file)
+	if err != nil {
+		return &StepError{"ledger audit", "every executed effect with provenance", err.Error()}
+	}
+	if len(effects) != 2 || effects[1].ToolName != FilingTool || effects[1].ApprovalID != approvalID || effects[1].EffectRef != ref {
+		return &StepError{"ledger audit", "the search and the filing, the filing under warrant " + short(approvalID), fmt.Sprintf("%+v", effects)}
+	}
+	f := effects[1]
+	w.ok("audit: the filing traces to warrant %s (asked at seq %d, approved at seq %d by %s as %s, released at seq %d)",
+		short(f.ApprovalID), f.BlockedSeq, f.DecidedSeq, short(f.DecidedBy), f.DecidedAs, f.ReleasedSeq)
 	return nil
+}
+
+// audit traces every executed effect of the exported file to its
+// provenance, as `warrant ledger audit FILE` does.
+func audit(file string) ([]reducer.Provenance, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var lines []contracts.Line
+	if _, err := contracts.ReadExport(bytes.NewReader(b), func(l contracts.Line) error { lines = append(lines, l); return nil }); err != nil {
+		return nil, err
+	}
+	return reducer.Audit(lines)
 }
 
 func filingsOf(lines []ledgerLine) (n int, ref string) {

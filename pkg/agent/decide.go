@@ -74,7 +74,7 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	}
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
 		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
-		RequestedBy: folded.State.UserID, Separation: separation})
+		RequestedBy: folded.State.UserID, Separation: separation, DecidedAs: d.DecidedAs})
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}

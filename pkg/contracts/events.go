@@ -190,6 +190,9 @@ type ApprovalDecided struct {
 	// lines written before it was recorded: read as enforced).
 	RequestedBy string `json:"requested_by,omitempty"`
 	Separation  string `json:"separation,omitempty"`
+	// DecidedAs is the role the decider held ("counsel"); absent on lines
+	// written before it was recorded.
+	DecidedAs string `json:"decided_as,omitempty"`
 }
 
 // Separation of duties, as approval.decided records it (closed).
@@ -384,6 +387,11 @@ func (e *ApprovalDecided) validate() error {
 	}
 	if e.Separation != "" {
 		if err := oneOf("payload.separation", e.Separation, SeparationEnforced, SeparationWaived); err != nil {
+			return err
+		}
+	}
+	if e.DecidedAs != "" {
+		if err := oneOf("payload.decided_as", e.DecidedAs, RoleCounsel); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,10 @@ import (
 // (docs/DECISIONS.md).
 const ModeInvoke = "invoke"
 
+// RoleCounsel is the role that may decide a warrant, as approval.decided
+// records it.
+const RoleCounsel = "counsel"
+
 // Roles of a HistoryMessage (closed).
 const (
 	RoleUser      = "user"

@@ -22,7 +22,7 @@ func WithHeadSigner(h HeadSigner) Option { return func(s *Store) { s.signer = h 
 // head is where a write moves a run's ledger head: from prev (the seq
 // before the write's first line) to its last line, signed.
 type head struct {
-	prev, seq       int64
+	prev, seq        int64
 	hash, mac, keyID string
 }
 

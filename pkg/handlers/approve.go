@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 
@@ -72,7 +73,8 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return h.Resp.Error(ctx, failure.New(failure.KindInvalidRequest, "field note: at most 2000 characters"), failure.StageRequest, id), nil
 	}
 	w, err := h.Decider.Decide(ctx, p.FirmID, runID, approvalID,
-		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note})
+		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note,
+			DecidedAs: contracts.RoleCounsel})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
 	}

@@ -14,7 +14,7 @@ import (
 const DefaultMaxBodyBytes = 256 << 10
 
 // RoleCounsel is the role that may approve warrants.
-const RoleCounsel = "counsel"
+const RoleCounsel = contracts.RoleCounsel
 
 // Config names the JWT claims the authorizer passes through and bounds
 // request bodies. The zero value is usable: every unset field gets its default.

@@ -70,7 +70,7 @@ func TestFoldHoldsTheLedgerToItsSignedHead(t *testing.T) {
 		"head does not verify": {lines, reducer.FoldOptions{Head: &head, Keys: verifierFunc(func(int64, string, string, string) error {
 			return failure.New(failure.KindLedgerCorrupt, "bad mac")
 		})}, failure.KindLedgerCorrupt},
-		"head behind the projection": {lines, reducer.FoldOptions{From: mustFold(t, lines), Head: &warrant.LedgerHead{Seq: 2, Hash: lines[1].Hash}}, failure.KindLedgerCorrupt},
+		"head behind the projection":         {lines, reducer.FoldOptions{From: mustFold(t, lines), Head: &warrant.LedgerHead{Seq: 2, Hash: lines[1].Hash}}, failure.KindLedgerCorrupt},
 		"head at the projection, other hash": {lines, reducer.FoldOptions{From: mustFold(t, lines), Head: &warrant.LedgerHead{Seq: 4, Hash: lines[2].Hash}}, failure.KindLedgerCorrupt},
 	} {
 		if _, err := reducer.Fold(ctx, tc.src, firmID, runID, tc.opt); err == nil || kindOf(err) != tc.kind {
