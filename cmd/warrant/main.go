@@ -135,18 +135,22 @@ func hashCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	return nil
 }
 
-func verifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
-	fs := newFlags("ledger verify")
+// ledgerArgs parses the arguments of a ledger subcommand: [--key KEY] [FILE].
+// keys is nil without --key.
+func ledgerArgs(name string, args []string) (pos []string, keys reducer.HeadVerifier, err error) {
+	fs := newFlags(name)
 	keySpec := fs.String("key", "", "ledger `KEY`: hmac:<hex>, kms:<key id>, or @FILE")
-	pos, err := parse(fs, args)
+	if pos, err = parse(fs, args); err != nil || *keySpec == "" {
+		return pos, nil, err
+	}
+	keys, err = ledgerKey(*keySpec)
+	return pos, keys, err
+}
+
+func verifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
+	pos, keys, err := ledgerArgs("ledger verify", args)
 	if err != nil {
 		return err
-	}
-	var keys reducer.HeadVerifier
-	if *keySpec != "" {
-		if keys, err = ledgerKey(*keySpec); err != nil {
-			return err
-		}
 	}
 	name, r, closeFn, err := openInput(pos, stdin)
 	if err != nil {
@@ -336,17 +340,9 @@ func (f failingKMS) VerifyMac(context.Context, *kms.VerifyMacInput, ...func(*kms
 }
 
 func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
-	fs := newFlags("ledger audit")
-	keySpec := fs.String("key", "", "ledger `KEY`: hmac:<hex>, kms:<key id>, or @FILE")
-	pos, err := parse(fs, args)
+	pos, keys, err := ledgerArgs("ledger audit", args)
 	if err != nil {
 		return err
-	}
-	var keys reducer.HeadVerifier
-	if *keySpec != "" {
-		if keys, err = ledgerKey(*keySpec); err != nil {
-			return err
-		}
 	}
 	name, data, err := readInput(pos, stdin)
 	if err != nil {

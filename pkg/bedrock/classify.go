@@ -1,12 +1,9 @@
 package bedrock
 
 import (
-	"context"
-	"errors"
 	"time"
 
-	"github.com/aws/smithy-go"
-
+	"github.com/seed-f6d3920e/warrant/pkg/awserr"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
@@ -45,35 +42,21 @@ var codes = map[string]verdict{
 // timeout or canceled) and when the adapter cannot tell what it means
 // (internal).
 func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var k failure.Kinder
-	if errors.As(err, &k) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if failure.Settled(err) {
 		return err
 	}
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		v, ok := codes[api.ErrorCode()]
-		switch {
-		case !ok:
-			return err
-		case v.transient:
-			return failure.Transient(v.kind, transientAfter, err)
-		}
-		return failure.Classified(v.kind, err)
+	code, noAnswer := awserr.Read(err)
+	if noAnswer {
+		// Bedrock never answered: a connection failure, or retries
+		// exhausted on them; worth another try.
+		return failure.Transient(failure.KindModelError, transientAfter, err)
 	}
-	var op *smithy.OperationError
-	if !errors.As(err, &op) {
+	v, ok := codes[code]
+	switch {
+	case !ok:
 		return err
+	case v.transient:
+		return failure.Transient(v.kind, transientAfter, err)
 	}
-	// An operation error without an API error means Bedrock never answered:
-	// connection failures, or retries exhausted on them. Client-side
-	// validation and serialization failures are our bugs, not outages.
-	var invalid smithy.InvalidParamsError
-	var ser *smithy.SerializationError
-	if errors.As(err, &invalid) || errors.As(err, &ser) {
-		return err
-	}
-	return failure.Transient(failure.KindModelError, transientAfter, err)
+	return failure.Classified(v.kind, err)
 }

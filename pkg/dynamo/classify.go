@@ -1,13 +1,12 @@
 package dynamo
 
 import (
-	"context"
 	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
+	"github.com/seed-f6d3920e/warrant/pkg/awserr"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
@@ -32,37 +31,21 @@ var codes = map[string]failure.Kind{
 // when it is a context error (pkg/failure makes it timeout or canceled) and
 // when the store cannot tell what it means (internal).
 func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var k failure.Kinder
-	if errors.As(err, &k) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if failure.Settled(err) {
 		return err
 	}
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		kind, ok := codes[api.ErrorCode()]
-		if !ok {
-			return err
-		}
-		if api.ErrorCode() == "TransactionCanceledException" && canceledByThrottling(err) {
-			kind = failure.KindStoreThrottled
-		}
-		return failure.Classified(kind, err)
+	code, noAnswer := awserr.Read(err)
+	if noAnswer {
+		return failure.Classified(failure.KindStoreUnavailable, err)
 	}
-	var op *smithy.OperationError
-	if !errors.As(err, &op) {
+	kind, ok := codes[code]
+	if !ok {
 		return err
 	}
-	// An operation error without an API error means DynamoDB never answered:
-	// connection failures, or retries exhausted on them. Client-side
-	// validation and serialization failures are our bugs, not outages.
-	var invalid smithy.InvalidParamsError
-	var ser *smithy.SerializationError
-	if errors.As(err, &invalid) || errors.As(err, &ser) {
-		return err
+	if code == "TransactionCanceledException" && canceledByThrottling(err) {
+		kind = failure.KindStoreThrottled
 	}
-	return failure.Classified(failure.KindStoreUnavailable, err)
+	return failure.Classified(kind, err)
 }
 
 // canceledByThrottling reports whether err is a transaction DynamoDB

@@ -35,6 +35,14 @@ func Classify(err error) (kind Kind, retryable bool, retryAfter time.Duration) {
 	return v.kind, v.retryable, v.after
 }
 
+// Settled reports whether Classify decides err without an adapter's help:
+// it states a kind, or it is a context error (timeout, canceled). An adapter
+// leaves such an error as it is.
+func Settled(err error) bool {
+	var k Kinder
+	return err == nil || errors.As(err, &k) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
 func classify(err error) verdict {
 	var kind Kind
 	find(err, func(e error) bool {
