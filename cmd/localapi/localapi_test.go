@@ -129,8 +129,11 @@ func demoHeadless(t *testing.T, env []string) string {
 			t.Errorf("%s (pid %d) is still running after localapi exited", f[1], pid)
 		}
 	}
-	if emulators != 5 || bootstraps < 5 {
-		t.Errorf("pids lists %d emulators and %d bootstraps, want 5 and at least 5:\n%s", emulators, bootstraps, b)
+	if emulators != 7 || bootstraps < 5 {
+		t.Errorf("pids lists %d emulators and %d bootstraps, want 7 and at least 5:\n%s", emulators, bootstraps, b)
+	}
+	if _, err := os.Stat(filepath.Join(logDir, "queue.log")); err != nil {
+		t.Errorf("queue.log: %v", err)
 	}
 	for _, f := range []string{"invoke.log", "stream-reduce.log", "api.log", "stream.log"} {
 		if st, err := os.Stat(filepath.Join(logDir, f)); err != nil || st.Size() == 0 {
