@@ -32,6 +32,9 @@ func (s *stack) callAll(evs []*event) []events.APIGatewayV2HTTPResponse {
 			if err == nil {
 				err = jsonUnmarshal(b, &out[i])
 			}
+			if err == nil {
+				answers.record(evs[i].route(), out[i])
+			}
 			errs[i] = err
 		})
 	}

@@ -322,6 +322,7 @@ func (s *stack) post(ev *event) events.APIGatewayV2HTTPResponse {
 	if err := json.Unmarshal(out, &resp); err != nil {
 		s.t.Fatalf("%s: response does not decode: %v\n%s", ev.route(), err, out)
 	}
+	answers.record(ev.route(), resp)
 	return resp
 }
 
