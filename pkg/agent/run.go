@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -243,31 +244,44 @@ func (s *session) step(ctx context.Context) bool {
 		s.fail(ctx, err, failure.StageModelCall)
 		return false
 	}
-	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-	if !ok {
-		s.fail(ctx, failure.New(failure.KindModelMalformedOutput, "the model returned no message"), failure.StageModelCall)
-		return false
-	}
 	turn := s.state.Turns + 1
-	blocks, text, err := contentFromModel(msg.Value.Content)
-	if err != nil {
-		s.fail(ctx, failure.Wrap(failure.KindModelMalformedOutput, "the model returned a malformed tool use", err), failure.StageModelCall)
-		return false
-	}
+	// The money first: model.usage is stored on its own, before anything
+	// that can still fail (a malformed answer, a turn too large for a ledger
+	// line), so a call that was paid for is always counted. If it crosses
+	// the cap the reducer aborts the run and this write finishes it: the
+	// turn's content is not delivered.
 	usage := usageOf(out.Usage)
 	cost, err := s.b.prices.TokenCost(s.def.ModelID, usage)
 	if err != nil {
 		s.fail(ctx, failure.Wrap(failure.KindUnknownModel, "the model's usage cannot be priced", err), failure.StageModelCall)
 		return false
 	}
+	if err := s.commit(ctx, nil, &contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)}); err != nil {
+		s.fail(ctx, err, failure.StageLedgerWrite)
+		return false
+	}
+	if s.state.Status != warrant.RunRunning {
+		return false
+	}
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		s.fail(ctx, failure.New(failure.KindModelMalformedOutput, "the model returned no message"), failure.StageModelCall)
+		return false
+	}
+	blocks, text, err := contentFromModel(msg.Value.Content)
+	if err != nil {
+		s.fail(ctx, failure.Wrap(failure.KindModelMalformedOutput, "the model returned a malformed tool use", err), failure.StageModelCall)
+		return false
+	}
+	// The turn is one write: its streamed text coalesced into at most
+	// MaxDeltaLines lines, then turn.completed (and run.completed when it
+	// is the last), so no turn is ever half-stored.
 	var events []contracts.Event
-	for _, d := range deltas {
+	for _, d := range coalesce(deltas, MaxDeltaLines) {
 		events = append(events, &contracts.TurnDelta{Turn: turn, Text: d})
 	}
 	stop := string(out.StopReason)
-	events = append(events,
-		&contracts.TurnCompleted{Turn: turn, Text: text, StopReason: stop, Content: blocks},
-		&contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)})
+	events = append(events, &contracts.TurnCompleted{Turn: turn, Text: text, StopReason: stop, Content: blocks})
 	toolUses := 0
 	for _, b := range blocks {
 		if b.Type == contracts.BlockToolUse {
@@ -277,8 +291,6 @@ func (s *session) step(ctx context.Context) bool {
 	if stop != string(types.StopReasonToolUse) || toolUses == 0 {
 		events = append(events, &contracts.RunCompleted{StopReason: stop, FinalText: text})
 	}
-	// If this usage crosses the cap the reducer aborts the run, and commit
-	// finishes it in the same write: nothing runs after a crossing.
 	if err := s.commit(ctx, nil, events...); err != nil {
 		s.fail(ctx, err, failure.StageLedgerWrite)
 		return false
@@ -429,4 +441,41 @@ func (s *session) leaseUntil(ctx context.Context) time.Time {
 
 func (s *session) toolContext(ctx context.Context) context.Context {
 	return tools.NewContext(ctx, tools.Scope{FirmID: s.meta.FirmID, RunID: s.meta.RunID, MatterID: s.meta.MatterID})
+}
+
+// MaxDeltaLines bounds the turn.delta lines of one turn: a streamed answer
+// arrives in as many fragments as the model likes, and a turn is stored in
+// one transaction (at most 100 items).
+const MaxDeltaLines = 16
+
+// coalesce joins consecutive fragments into at most max texts of about
+// equal size, in order (empty fragments dropped): their concatenation is the
+// fragments'.
+func coalesce(fragments []string, max int) []string {
+	var parts []string
+	total := 0
+	for _, f := range fragments {
+		if f != "" {
+			parts = append(parts, f)
+			total += len(f)
+		}
+	}
+	if len(parts) <= max {
+		return parts
+	}
+	target := (total + max - 1) / max
+	out := make([]string, 0, max)
+	var b strings.Builder
+	for _, f := range parts {
+		b.WriteString(f)
+		// The last line takes whatever is left.
+		if len(out) < max-1 && b.Len() >= target {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
 }
