@@ -259,7 +259,7 @@ func (s *stack) handlerFor(route string) lambda.Handler {
 	switch {
 	case route == "POST /v1/runs":
 		return lambda.NewHandler(s.invoke.Handle)
-	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"):
+	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute:
 		return lambda.NewHandler(s.approve.Handle)
 	case route == "POST /v1/runs/{run_id}/resume":
 		return lambda.NewHandler(s.resume.Handle)
@@ -296,6 +296,21 @@ func (s *stack) call(ev *event) events.APIGatewayV2HTTPResponse {
 		get.set("headers.x-correlation-id", cid)
 	}
 	return s.post(get)
+}
+
+// sweep runs one sweeper pass (as the schedule invokes it) and returns
+// its report.
+func (s *stack) sweep() handlers.SweepReport {
+	s.t.Helper()
+	out, err := lambda.NewHandler(s.sweeper.Handle).Invoke(context.Background(), []byte(`{}`))
+	if err != nil {
+		s.t.Fatalf("sweeper: %v", err)
+	}
+	var rep handlers.SweepReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		s.t.Fatalf("sweeper report: %v: %s", err, out)
+	}
+	return rep
 }
 
 // view is the run's consistent view (GET /v1/runs/{run_id}?consistent=true
