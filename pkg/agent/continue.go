@@ -160,8 +160,9 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 	return tc, err
 }
 
-// inFlight answers a call a lost worker requested and never answered: its
-// claim's stored result, or (claimed, no outcome) the end of the run with
+// inFlight answers a call a lost worker requested and never answered, from
+// its claim: the stored result when it completed, a re-run for a replayable
+// read, otherwise (taken, no outcome) the end of the run with
 // effect_outcome_unknown. The tool.requested line is already stored.
 func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested) (*contracts.ToolCompleted, error) {
 	c, err := s.b.store.LatestEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256)
@@ -170,15 +171,19 @@ func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested) (*
 	}
 	if c == nil {
 		// Requested, never claimed: a call that was denied or held is
-		// stored with its answer in one write, so this is an allowed call
-		// whose claim was refused by an outage; ask it again.
-		return nil, staged(failure.StageEffectClaim, failure.New(failure.KindInternal, "a requested call has no claim"))
+		// stored with its answer in one write, and an allowed one with its
+		// claim, so the ledger and the claims disagree.
+		return nil, staged(failure.StageEffectClaim, failure.New(failure.KindLedgerCorrupt, "a requested call has no claim"))
 	}
-	if c.State == warrant.ClaimClaimed {
-		return nil, s.unknownOutcome(ctx, req, c.EffectRef, c.Key())
-	}
-	tc, _, err := s.answerFromRecord(ctx, req, c)
+	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.b.replayable(req.ToolName))
 	return tc, err
+}
+
+// replayable reports whether the policy lets a call of tool run again
+// (a read with no effect).
+func (b *Brain) replayable(tool string) bool {
+	d, err := b.policy.GetToolRiskDecision(tool, nil)
+	return err == nil && d.Replayable
 }
 
 // unknownOutcome ends the run because an effect's executor was lost before

@@ -124,8 +124,8 @@ func (s *session) sweepRunning(ctx context.Context, run warrant.Run, view ledger
 
 // openEffect finds the effect a lost worker may have executed: a call of
 // the last turn requested and not answered, or the call a warrant released,
-// whose claim an executor took and never completed. nil: nothing
-// irreversible is pending.
+// whose claim an executor took and never completed (a replayable read is
+// not an effect). nil: nothing irreversible is pending.
 func (s *session) openEffect(ctx context.Context, view ledgerView) (*contracts.ToolRequested, *warrant.Claim, error) {
 	var open []*contracts.ToolRequested
 	for id, req := range view.requested {
@@ -138,7 +138,8 @@ func (s *session) openEffect(ctx context.Context, view ledgerView) (*contracts.T
 		if err != nil {
 			return nil, nil, err
 		}
-		if c != nil && c.Taken() {
+		// A replayable read's claim is no effect: a new worker reads again.
+		if c != nil && c.Taken() && !s.b.replayable(req.ToolName) {
 			return req, c, nil
 		}
 	}

@@ -187,12 +187,17 @@ type stackOptions struct {
 	newID  func() string // the invoke handler's run id source
 	env    map[string]string
 	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
+	// endpoint is the DynamoDB endpoint (nil: a new minidyn).
+	endpoint *dynamotest.Endpoint
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
 	t.Helper()
 	ctx := context.Background()
-	ep := dynamotest.Minidyn(t)
+	ep := opt.endpoint
+	if ep == nil {
+		ep = dynamotest.Minidyn(t)
+	}
 	table := dynamotest.NewTable(t, ep)
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey,
 		"QUEUE_URL": "http://sqs.local/000000000000/warrant-worker"} // the stack's queue is memQueue

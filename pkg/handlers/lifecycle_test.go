@@ -227,3 +227,56 @@ func TestWaitLongPolls(t *testing.T) {
 	s.wantProblem("wait too long", s.post(fixture(t, "get-run.json").runPath(runID, "").query(map[string]string{"wait": "21"})), 400)
 	s.wantProblem("wait not a number", s.post(fixture(t, "get-run.json").runPath(runID, "").query(map[string]string{"wait": "soon"})), 400)
 }
+
+// TestWorkerRedelivery: SQS delivers every worker message of a run three
+// times. The second and third deliveries of each change nothing: the ledger
+// stays byte for byte what the first delivery left, and the filing happens
+// once.
+func TestWorkerRedelivery(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	ledger := func(runID string) string {
+		resp := s.post(fixture(t, "get-run-events.json").runPath(runID, "").query(map[string]string{"head": "true"}))
+		if resp.StatusCode != 200 {
+			t.Fatalf("events: %d %s", resp.StatusCode, resp.Body)
+		}
+		return resp.Body
+	}
+	deliver3 := func(runID string) {
+		for _, m := range s.queue.take() {
+			if f := s.work(m, 1); len(f) > 0 {
+				t.Fatal(f)
+			}
+			after := ledger(runID)
+			for n := 2; n <= 3; n++ {
+				if f := s.work(m, n); len(f) > 0 {
+					t.Fatalf("delivery %d: %v", n, f)
+				}
+				if got := ledger(runID); got != after {
+					t.Fatalf("delivery %d of %s changed the ledger", n, m.Reason)
+				}
+			}
+		}
+	}
+	resp := s.post(fixture(t, "invoke.json"))
+	runID := decode[handlers.RunView](t, resp).RunID
+	deliver3(runID)
+	v := s.view(runID)
+	if v.Status != "held" {
+		t.Fatalf("after the started message: %+v", v)
+	}
+	h := held{runID: runID, approvalID: v.PendingApproval.ApprovalRequestID, hash: v.PendingApproval.ToolInputHash}
+	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
+		t.Fatal(resp.Body)
+	}
+	if resp := s.post(resumeReq(t, h)); resp.StatusCode != 202 {
+		t.Fatal(resp.Body)
+	}
+	deliver3(runID)
+	if v := s.view(runID); v.Status != "completed" {
+		t.Fatalf("after the resumed message: %+v", v)
+	}
+	if out, _ := s.store.ListOutbound(context.Background(), fixFirm, runID); len(out) != 1 {
+		t.Fatalf("%d effects", len(out))
+	}
+	s.auditRun(runID)
+}
