@@ -201,4 +201,3 @@ func TestCrashInjection(t *testing.T) {
 		})
 	}
 }
-
