@@ -9,7 +9,9 @@ package handlers_test
 //     package's tests produced through the real handlers, and every (route,
 //     status, kind) they produced is listed. The tests record each answer
 //     (answers_test.go); TestMain compares once the whole package ran and
-//     passed.
+//     passed, then holds every recorded answer to its documented response:
+//     Content-Type, required headers, and the body (each line of an NDJSON
+//     page) against the schema, as JSON Schema 2020-12 with formats.
 //
 // TestOpenAPIDocument checks the document is OpenAPI 3.1-shaped (operation
 // ids, responses, resolvable $refs, declared path parameters, problem
@@ -18,6 +20,8 @@ package handlers_test
 // schemas name the members of the Go types the handlers decode and encode.
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +35,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
@@ -55,12 +60,16 @@ const problemJSON = "application/problem+json"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 && wholePackageRan() {
-		if diffs := checkAnswers(); len(diffs) > 0 {
+		diffs := checkAnswers()
+		if len(diffs) == 0 {
+			diffs = checkBodies()
+		}
+		if len(diffs) > 0 {
 			fmt.Fprintf(os.Stderr, "docs/openapi.yaml disagrees with the answers this package's tests produced (%d):\n", len(diffs))
 			for _, d := range diffs {
 				fmt.Fprintln(os.Stderr, "  "+d)
 			}
-			fmt.Fprintln(os.Stderr, "FAIL: document what the handlers answer, or add the test request that produces what is documented (openapi_answers_test.go)")
+			fmt.Fprintln(os.Stderr, "FAIL: make docs/openapi.yaml say what the handlers answer, or add the test request that produces what it documents (openapi_answers_test.go)")
 			code = 1
 		}
 	}
@@ -138,6 +147,153 @@ func checkAnswers() []string {
 		}
 	}
 	return diffs
+}
+
+// checkBodies holds every recorded answer to its documented response: the
+// Content-Type is one the response lists, the body (each line, for NDJSON)
+// validates against its schema, and every header the response requires is
+// there. Identical findings are reported once.
+func checkBodies() []string {
+	doc, err := loadOpenAPI()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	schemas, err := newSchemas(doc)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	ops, err := operations(doc)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	seen := map[string]bool{}
+	var diffs []string
+	report := func(format string, args ...any) {
+		if d := fmt.Sprintf(format, args...); !seen[d] {
+			seen[d] = true
+			diffs = append(diffs, d)
+		}
+	}
+	answers.mu.Lock()
+	all := slices.Clone(answers.all)
+	answers.mu.Unlock()
+	for _, a := range all {
+		op, ok := ops[a.route]
+		if !ok {
+			continue // checkAnswers' business
+		}
+		resp := a.resp
+		at := fmt.Sprintf("%s %d", a.route, resp.StatusCode)
+		r, _ := resolveAll(doc, dig(op.op, "responses", strconv.Itoa(resp.StatusCode))).(map[string]any)
+		headers, _ := r["headers"].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(headers)) {
+			h, _ := resolveAll(doc, headers[name]).(map[string]any)
+			if h["required"] == true && resp.Headers[name] == "" {
+				report("%s: the answer has no %s header, which the document requires", at, name)
+			}
+		}
+		ct := resp.Headers["Content-Type"]
+		media, _ := dig(r, "content", ct).(map[string]any)
+		if media == nil {
+			report("%s: answered Content-Type %q; the document lists %v", at, ct, slices.Sorted(maps.Keys(dig(r, "content").(map[string]any))))
+			continue
+		}
+		if ct == "application/x-ndjson" {
+			var refs []string
+			for _, l := range items(media["x-line-schemas"]) {
+				ref, _ := dig(l, "$ref").(string)
+				refs = append(refs, ref)
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(resp.Body, "\n"), "\n") {
+				if resp.Body == "" {
+					break
+				}
+				if err := schemas.validateAny(refs, []byte(line)); err != nil {
+					report("%s: a line matches none of %v: %v", at, refs, oneLine(err))
+					break
+				}
+			}
+			continue
+		}
+		ref, _ := dig(media, "schema", "$ref").(string)
+		if err := schemas.validate(ref, []byte(resp.Body)); err != nil {
+			report("%s: the body does not match %s: %v", at, ref, oneLine(err))
+		}
+	}
+	return diffs
+}
+
+// oneLine is a validation error on one line, without the schema URL.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "jsonschema validation failed") {
+			parts = append(parts, strings.TrimPrefix(l, "- "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// schemas compiles the document's schemas (JSON Schema 2020-12, formats
+// asserted) by reference.
+type schemas struct {
+	c        *jsonschema.Compiler
+	compiled map[string]*jsonschema.Schema
+}
+
+const openapiURL = "file:///docs/openapi.json"
+
+func newSchemas(doc map[string]any) (*schemas, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(openapiURL, v); err != nil {
+		return nil, err
+	}
+	return &schemas{c: c, compiled: map[string]*jsonschema.Schema{}}, nil
+}
+
+func (s *schemas) validate(ref string, body []byte) error {
+	if !strings.HasPrefix(ref, "#/") {
+		return fmt.Errorf("the response's schema is not a $ref (%q)", ref)
+	}
+	sch, ok := s.compiled[ref]
+	if !ok {
+		var err error
+		if sch, err = s.c.Compile(openapiURL + ref); err != nil {
+			return err
+		}
+		s.compiled[ref] = sch
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	return sch.Validate(v)
+}
+
+// validateAny succeeds when body matches one of refs.
+func (s *schemas) validateAny(refs []string, body []byte) error {
+	if len(refs) == 0 {
+		return errors.New("no x-line-schemas")
+	}
+	var errs []error
+	for _, ref := range refs {
+		err := s.validate(ref, body)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // TestOpenAPIRoutes: the document's operations are exactly the routes of
