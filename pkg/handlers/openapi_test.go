@@ -15,8 +15,8 @@ package handlers_test
 //
 // TestOpenAPIDocument checks the document is OpenAPI 3.1-shaped (operation
 // ids, responses, resolvable $refs, declared path parameters, problem
-// responses with their kinds) and agrees with pkg/failure (kinds, stages,
-// statuses, Retry-After); TestOpenAPISchemas checks the request and view
+// responses with their kinds, examples that match their schemas) and agrees
+// with pkg/failure (kinds, stages, statuses, Retry-After); TestOpenAPISchemas checks the request and view
 // schemas name the members of the Go types the handlers decode and encode.
 
 import (
@@ -399,6 +399,23 @@ func TestOpenAPIDocument(t *testing.T) {
 			checkResponse(t, doc, route, code, r)
 		}
 	}
+
+	// Every example of a media type matches the media type's schema.
+	sch, err := newSchemas(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk(doc, "#", func(at string, m map[string]any) {
+		ex, ok := m["example"]
+		ref, _ := dig(m, "schema", "$ref").(string)
+		if !ok || ref == "" {
+			return
+		}
+		b, _ := json.Marshal(ex)
+		if err := sch.validate(ref, b); err != nil {
+			t.Errorf("%s: the example does not match %s: %s", at, ref, oneLine(err))
+		}
+	})
 
 	// The closed lists are pkg/failure's.
 	var kinds, stages []string
