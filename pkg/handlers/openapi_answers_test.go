@@ -352,7 +352,6 @@ func TestStoreOutage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStack(t, stackOptions{})
-			s.t = t
 			pending := s.startHeld(t)
 			approved := s.startHeld(t)
 			if resp := s.call(approveReq(t, approved, "approve", approved.hash)); resp.StatusCode != 200 {
