@@ -17,6 +17,14 @@ var answers = &answerLog{seen: map[string]map[int]map[string]bool{}}
 type answerLog struct {
 	mu   sync.Mutex
 	seen map[string]map[int]map[string]bool // route -> status -> problem kind ("" for a success)
+	// all is every answer in full, for the OpenAPI test to check bodies and
+	// headers against the documented schemas.
+	all []answer
+}
+
+type answer struct {
+	route string
+	resp  events.APIGatewayV2HTTPResponse
 }
 
 func (a *answerLog) record(route string, resp events.APIGatewayV2HTTPResponse) {
@@ -37,6 +45,7 @@ func (a *answerLog) record(route string, resp events.APIGatewayV2HTTPResponse) {
 		a.seen[route][resp.StatusCode] = map[string]bool{}
 	}
 	a.seen[route][resp.StatusCode][kind] = true
+	a.all = append(a.all, answer{route: route, resp: resp})
 }
 
 // statuses returns the statuses seen for route, sorted.
