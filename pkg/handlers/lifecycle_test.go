@@ -11,20 +11,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
 
-// reconcileReq is counsel's reconciliation of effectRef in runID, built
-// from events/approve.json (counsel's claims).
-func reconcileReq(t *testing.T, runID, effectRef string, body map[string]any) *event {
-	e := fixture(t, "approve.json")
-	e.m["routeKey"] = handlers.ReconcileRoute
-	e.obj("requestContext")["routeKey"] = handlers.ReconcileRoute
-	e.set("pathParameters", nil)
-	e.pathParam("run_id", runID).pathParam("effect_ref", effectRef)
-	path := "/v1/runs/" + runID + "/effects/" + effectRef + "/reconcile"
-	e.m["rawPath"] = path
-	e.obj("requestContext.http")["path"] = path
-	return e.bodyJSON(body)
-}
-
 // lose drops every queued worker message: a hand-over that never reached a
 // worker, or a worker that died with it.
 func (s *stack) lose() int { return len(s.queue.take()) }

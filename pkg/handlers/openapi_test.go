@@ -39,6 +39,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 )
@@ -57,8 +58,10 @@ var unroutable = map[string]string{
 
 const problemJSON = "application/problem+json"
 
+// TestMain runs the tests (stopping the moto_server the crash suite
+// started), then holds docs/openapi.yaml to the answers they produced.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := dynamotest.Run(m)
 	if code == 0 && wholePackageRan() {
 		diffs := checkAnswers()
 		if len(diffs) == 0 {
