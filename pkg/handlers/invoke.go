@@ -152,13 +152,25 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 		return h.Resp.Error(ctx, failure.New(failure.KindInternal, ""), failure.StageInvoke, id), nil
 	}
 	firm, runID := inv.Meta.FirmID, inv.Meta.RunID
+	// The store's own failures are its own (503, ...), and a first line
+	// that is missing or does not parse is the ledger's (500
+	// ledger_corrupt): only a run.started that asked for something else
+	// means the key was reused.
 	first, _, err := h.Store.ReadLedger(ctx, firm, runID, 0, 1)
-	if err != nil || len(first) == 0 {
-		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	l, err := contracts.ParseEventLine(first[0].Raw)
-	started, ok := l.Event.(*contracts.RunStarted)
-	if err != nil || !ok || !sameRequest(started, inv, capUSD) {
+	var started *contracts.RunStarted
+	if len(first) > 0 {
+		if l, err := contracts.ParseEventLine(first[0].Raw); err == nil {
+			started, _ = l.Event.(*contracts.RunStarted)
+		}
+	}
+	if started == nil {
+		return h.Resp.Error(ctx, failure.New(failure.KindLedgerCorrupt, "the run's first line is not a run.started that parses"),
+			failure.StageLedgerRead, id), nil
+	}
+	if !sameRequest(started, inv, capUSD) {
 		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
 	}
 	run, err := h.Store.GetRun(ctx, firm, runID)
