@@ -38,7 +38,7 @@ var layers = []struct {
 // the handlers reach the store and the model only through the brain's and
 // their own interfaces.
 var forbidden = map[string][]string{
-	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock"},
+	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock", "pkg/sqs"},
 	"pkg/agent":    {"pkg/dynamo", "pkg/bedrock"},
 	"pkg/tools":    {"pkg/dynamo"},
 }

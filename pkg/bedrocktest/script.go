@@ -3,6 +3,7 @@ package bedrocktest
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // Script is the scripted model the Server answers from.
@@ -49,6 +50,9 @@ type Reply struct {
 	// StreamChunks is how many contentBlockDelta events Text is split into on
 	// the streaming route; default 3.
 	StreamChunks int
+	// Delay is how long the model takes before it answers (real time: a
+	// slow turn, for the tests of runs that outlive an API call).
+	Delay time.Duration
 }
 
 // ToolUse is a toolUse content block, in a Reply or in a recorded message.

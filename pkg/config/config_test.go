@@ -19,7 +19,9 @@ const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 var functions = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.StreamReduce, config.Worker, config.Sweeper}
 
-func brainFn(fn string) bool { return fn == config.Invoke || fn == config.Resume || fn == config.Worker }
+func brainFn(fn string) bool {
+	return fn == config.Invoke || fn == config.Resume || fn == config.Worker
+}
 
 // testLedgerKey is a local ledger key every function needs; lookup supplies
 // it unless the test sets LEDGER_KEY itself.
