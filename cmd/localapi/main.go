@@ -523,18 +523,23 @@ func curlExamples(base string) string {
 	return fmt.Sprintf(`
 Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, roles %[4]s):
 
-  # start a run as an associate: 202 held, with the warrant to sign in pending_approval
+  # start a run as an associate: 202 running; the worker takes it from the queue
   curl -s -X POST %[1]s/v1/runs -H 'Content-Type: application/json' -H 'X-Dev-Roles: associate' \
     -d '{"agent_key":"matter_assistant","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","counsel_message":"Please file the motion to compel discovery."}'
-  RUN=<run_id>; APPROVAL=<pending_approval.approval_request_id>; HASH=<pending_approval.tool_input_hash>
+  RUN=<run_id>
+
+  # follow it until it stops running: held, with the warrant to sign in pending_approval
+  curl -s "%[1]s/v1/runs/$RUN?wait=20"
+  APPROVAL=<pending_approval.approval_request_id>; HASH=<pending_approval.tool_input_hash>
 
   # counsel signs the warrant, bound to the hash shown
   curl -s -X POST %[1]s/v1/runs/$RUN/approvals/$APPROVAL -H 'Content-Type: application/json' \
     -H 'X-Dev-User: %[5]s' -H 'X-Dev-Roles: counsel' \
     -d '{"decision":"approve","tool_input_hash":"'$HASH'"}'
 
-  # resume: the filing executes once, the run completes
+  # resume: 202; the worker files once and the run completes
   curl -s -X POST %[1]s/v1/runs/$RUN/resume -H 'Content-Type: application/json' -d '{"approval_request_id":"'$APPROVAL'"}'
+  curl -s "%[1]s/v1/runs/$RUN?wait=20"
 
   # read the run, its ledger (NDJSON), the firm's pending warrants
   curl -s %[1]s/v1/runs/$RUN
