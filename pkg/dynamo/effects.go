@@ -42,8 +42,8 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 	if err := checkTool(op, c.ToolName, c.InputSHA256); err != nil {
 		return false, nil, err
 	}
-	if c.Owner == "" || c.LeaseUntil.IsZero() {
-		return false, nil, invalid(op, "a claim needs an owner and a lease")
+	if c.Owner == "" || c.Owner == noOwner || c.LeaseUntil.IsZero() {
+		return false, nil, invalid(op, "a claim needs an owner (not %q, the store's word for nobody) and a lease", noOwner)
 	}
 	parsed, err := checkLines(op, c.FirmID, c.RunID, lines)
 	if err != nil {
@@ -137,6 +137,11 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.
 	}
 	if len(c.Result) > 0 && !json.Valid(c.Result) {
 		return invalid(op, "result must be JSON")
+	}
+	if owner == "" || owner == noOwner {
+		// A claim nobody took (a resume's reservation) has no executor
+		// that could know its outcome.
+		return invalid(op, "only the claim's executor completes it; %q is nobody", owner)
 	}
 	parsed, err := checkLines(op, firm, run, lines)
 	if err != nil {
