@@ -159,15 +159,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.
 		map[string]types.AttributeValue{":owner": str(owner), ":claimed": str(string(warrant.ClaimClaimed))})
 	var old map[string]types.AttributeValue
 	if len(parsed) == 0 {
-		err = s.withConflictRetry(ctx, func() error {
-			_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-				ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-				ExpressionAttributeValues:           upd.ExpressionAttributeValues,
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			})
-			return err
-		})
+		err = s.updateItem(ctx, upd)
 		var ok bool
 		if old, ok = conditionFailed(err); !ok {
 			return wrap(op, err)
@@ -285,14 +277,7 @@ func (s *Store) FlagForReconciliation(ctx context.Context, firm, run string, k w
 		// The claim must exist: flagging never creates a claim (which would
 		// block the effect's first real execution).
 		"attribute_exists(#SK)", nil)
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
-	})
+	err := s.updateItem(ctx, upd)
 	if _, ok := conditionFailed(err); ok {
 		return fail(warrant.ErrNotFound, err, "effect %s %s", k.ToolName, k.InputSHA256)
 	}

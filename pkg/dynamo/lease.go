@@ -85,15 +85,7 @@ func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until t
 	const cond = "#status = :running AND (#lease_owner = :none OR #lease_owner = :me OR #lease_until < :now)"
 	upd := s.txUpdate(key(pk, skRun), setLease(newUpdate(), owner, until), cond, map[string]types.AttributeValue{
 		":running": str(string(warrant.RunRunning)), ":none": str(noOwner), ":me": str(owner), ":now": str(fmtTime(now))})
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues:           upd.ExpressionAttributeValues,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		return err
-	})
+	err := s.updateItem(ctx, upd)
 	if old, ok := conditionFailed(err); ok {
 		old, rerr := s.oldImage(ctx, old, pk, skRun)
 		if rerr != nil {
@@ -241,14 +233,7 @@ func (s *Store) RestartRun(ctx context.Context, firm, run string, pickupBy time.
 	u.values[":zero"], u.values[":one"] = num(0), num(1)
 	upd := s.txUpdate(key(pk, skRun), u, cond, map[string]types.AttributeValue{
 		":running": str(string(warrant.RunRunning)), ":now": str(fmtTime(now)), ":max": num(int64(max))})
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
-	})
+	err := s.updateItem(ctx, upd)
 	if _, ok := conditionFailed(err); ok {
 		return fail(warrant.ErrRunNotInState, err, "run %s cannot be restarted now", run)
 	}
