@@ -67,6 +67,11 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	done := maps(view.done)
 	if rel, ok := lines[len(lines)-1].Event.(*contracts.RunReleased); ok {
 		tc, err := s.releasedCall(ctx, rel, lines, view)
+		if errors.Is(err, warrant.ErrLeaseHeld) {
+			// This worker's lease passed and another holds the run now:
+			// nothing of the run is this worker's to write.
+			return s.result(run), err
+		}
 		if err != nil {
 			s.fail(ctx, err, stageOf(err))
 			return s.result(run), nil

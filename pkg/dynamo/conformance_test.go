@@ -281,12 +281,14 @@ func (e *env) resume(h *held, decision warrant.Decision) (warrant.ResumeClaim, c
 	return c, l
 }
 
-// take makes a new worker the executor of the claim c reserved and returns
-// its owner id.
+// take makes a new worker the run's lease holder and the executor of the
+// claim c reserved, and returns its owner id.
 func (e *env) take(c warrant.ResumeClaim) string {
 	e.t.Helper()
 	owner := "lambda-" + id()[:8]
 	k := warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: c.Attempt}
+	_, err := e.store.AcquireRun(e.ctx, c.FirmID, c.RunID, owner, e.clock.Now().Add(time.Minute))
+	must(e.t, err)
 	must(e.t, e.store.TakeClaim(e.ctx, c.FirmID, c.RunID, k, owner, e.clock.Now().Add(time.Minute)))
 	return owner
 }

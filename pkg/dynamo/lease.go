@@ -85,15 +85,7 @@ func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until t
 	const cond = "#status = :running AND (#lease_owner = :none OR #lease_owner = :me OR #lease_until < :now)"
 	upd := s.txUpdate(key(pk, skRun), setLease(newUpdate(), owner, until), cond, map[string]types.AttributeValue{
 		":running": str(string(warrant.RunRunning)), ":none": str(noOwner), ":me": str(owner), ":now": str(fmtTime(now))})
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues:           upd.ExpressionAttributeValues,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		return err
-	})
+	err := s.updateItem(ctx, upd)
 	if old, ok := conditionFailed(err); ok {
 		old, rerr := s.oldImage(ctx, old, pk, skRun)
 		if rerr != nil {
@@ -115,9 +107,13 @@ func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until t
 }
 
 // TakeClaim makes owner the executor of a reserved effect claim (one a
-// resume reserved, owned by nobody) until until. Of any number of takers one
-// succeeds; a claim already taken or finished is ErrEffectClaimed: its
-// outcome is not this taker's to decide, and nobody executes it again.
+// resume reserved, owned by nobody) until until. Only the worker holding the
+// run's lease may (a ConditionCheck on the run item in the same
+// transaction): a worker whose lease passed cannot start the effect of a run
+// the sweeper may already have settled; that is ErrLeaseHeld. Of any number
+// of takers one succeeds; a claim already taken or finished is
+// ErrEffectClaimed: its outcome is not this taker's to decide, and nobody
+// executes it again.
 func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error {
 	const op = "take claim"
 	if err := checkKey(op, k); err != nil {
@@ -130,26 +126,29 @@ func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.Effec
 		return invalid(op, "a claim needs an owner and a lease")
 	}
 	pk, sk := runPK(firm, run), effSK(k)
+	const runCond = "#status = :running AND #lease_owner = :owner"
+	check := &types.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(pk, skRun), ConditionExpression: aws.String(runCond),
+		ExpressionAttributeNames: names(runCond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":running": str(string(warrant.RunRunning)), ":owner": str(owner)},
+	}
 	const cond = "#state = :claimed AND #owner = :none"
 	upd := s.txUpdate(key(pk, sk), newUpdate().set("owner", str(owner)).set("lease_until", str(fmtTime(until))), cond,
 		map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed)), ":none": str(noOwner)})
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
-	})
-	if _, ok := conditionFailed(err); ok {
-		c, gerr := s.GetEffect(ctx, firm, run, k)
+	err := s.transact(ctx, []types.TransactWriteItem{{ConditionCheck: check}, {Update: upd}})
+	if c, ok := firstFailedCondition(err); ok {
+		got, gerr := s.GetEffect(ctx, firm, run, k)
 		if gerr != nil {
 			return gerr
 		}
-		if c.State == warrant.ClaimClaimed && c.Owner == owner {
+		if got.State == warrant.ClaimClaimed && got.Owner == owner {
 			return nil // taken by this very owner: its answer was lost
 		}
-		return fail(warrant.ErrEffectClaimed, err, "%s %s is %s, owned by %q", k.ToolName, k.InputSHA256, c.State, c.Owner)
+		if c.index == 0 {
+			return fail(warrant.ErrLeaseHeld, err, "run %s is not leased to %s", run, owner)
+		}
+		return fail(warrant.ErrEffectClaimed, err, "%s %s is %s, owned by %q", k.ToolName, k.InputSHA256, got.State, got.Owner)
 	}
 	return wrap(op, err)
 }
@@ -223,6 +222,9 @@ func (s *Store) RestartRun(ctx context.Context, firm, run string, pickupBy time.
 	if !idsOK(firm, run) {
 		return fail(warrant.ErrNotFound, nil, "run %q", run)
 	}
+	if max <= 0 {
+		return fail(warrant.ErrRunNotInState, nil, "run %s may not be restarted (max %d)", run, max)
+	}
 	now := s.nowUTC()
 	pk := runPK(firm, run)
 	const cond = "#status = :running AND #lease_until < :now AND (attribute_not_exists(#restarts) OR #restarts < :max)"
@@ -231,14 +233,7 @@ func (s *Store) RestartRun(ctx context.Context, firm, run string, pickupBy time.
 	u.values[":zero"], u.values[":one"] = num(0), num(1)
 	upd := s.txUpdate(key(pk, skRun), u, cond, map[string]types.AttributeValue{
 		":running": str(string(warrant.RunRunning)), ":now": str(fmtTime(now)), ":max": num(int64(max))})
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
-	})
+	err := s.updateItem(ctx, upd)
 	if _, ok := conditionFailed(err); ok {
 		return fail(warrant.ErrRunNotInState, err, "run %s cannot be restarted now", run)
 	}
@@ -263,6 +258,9 @@ func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ..
 		if set {
 			shapes++
 		}
+	}
+	if sw.Owner == noOwner {
+		return invalid(op, "the Owner shape is a worker holding the lease; %q is nobody", noOwner)
 	}
 	if shapes != 1 || (sw.Flag != nil && sw.ExpireApproval != "") {
 		return invalid(op, "a sweep ends a running run whose lease passed or is held by Owner, or a held run whose warrant expired")
@@ -345,6 +343,12 @@ func (s *Store) ReconcileEffect(ctx context.Context, firm, run string, k warrant
 	if err != nil {
 		return err
 	}
+	// The line says what the claim will: the same effect, outcome and
+	// reference (the claim's effect_ref is held to it in the condition).
+	ev, ok := parsed[0].Event.(*contracts.EffectReconciled)
+	if !ok || ev.ToolName != k.ToolName || ev.InputSHA256 != k.InputSHA256 || ev.Outcome != r.Outcome || ev.ExternalRef != r.ExternalRef {
+		return invalid(op, "the line must be the effect.reconciled of this effect, outcome and reference")
+	}
 	pk := runPK(firm, run)
 	h, err := s.headOf(ctx, firm, run, parsed)
 	if err != nil {
@@ -354,9 +358,11 @@ func (s *Store) ReconcileEffect(ctx context.Context, firm, run string, k warrant
 		{Update: s.txUpdate(key(pk, effSK(k)),
 			newUpdate().set("state", str(string(warrant.ClaimReconciled))).set("reconciled", str(r.Outcome)).
 				setStr("external_ref", r.ExternalRef).set("needs_reconciliation", &types.AttributeValueMemberBOOL{Value: false}),
-			// Reconciled once, and only an effect whose outcome is unknown.
-			"#state = :claimed AND #needs_reconciliation = :flagged",
-			map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed)), ":flagged": &types.AttributeValueMemberBOOL{Value: true}})},
+			// Reconciled once, only an effect whose outcome is unknown, and
+			// only the effect the line names.
+			"#state = :claimed AND #needs_reconciliation = :flagged AND #effect_ref = :ref",
+			map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed)), ":flagged": &types.AttributeValueMemberBOOL{Value: true},
+				":ref": str(ev.EffectRef)})},
 		{Put: s.linePut(pk, parsed[0])},
 		{Update: s.headUpdate(pk, h)},
 	})

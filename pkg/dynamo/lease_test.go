@@ -361,6 +361,13 @@ func testTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 		"take of a malformed key")
 	e.unchanged(before, firm, h.id, "take with bad arguments")
 
+	// Only the run's lease holder takes the claim (TestLeaseGuards).
+	acquire := func(run, owner string, until time.Time) {
+		t.Helper()
+		_, err := e.store.AcquireRun(e.ctx, firm, run, owner, until)
+		must(t, err)
+	}
+	acquire(h.id, "worker-a", until)
 	must(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-a", until))
 	got, err := e.store.GetEffect(e.ctx, firm, h.id, key)
 	must(t, err)
@@ -370,16 +377,28 @@ func testTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	// The same owner again (its answer was lost): fine, nothing changes.
 	before = e.partition(firm, h.id)
 	must(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-a", until))
-	wantErr(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-b", until), warrant.ErrEffectClaimed, "take of a taken claim")
+	wantErr(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-b", until), warrant.ErrLeaseHeld, "take under another's lease")
 	e.unchanged(before, firm, h.id, "second takes")
+	// worker-a is lost; worker-b leases the run after it, and still cannot
+	// take the claim worker-a took.
+	e.clock.Advance(2 * time.Minute)
+	until = e.clock.Now().Add(time.Minute)
+	acquire(h.id, "worker-b", until)
+	before = e.partition(firm, h.id)
+	wantErr(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-b", until), warrant.ErrEffectClaimed, "take of a taken claim")
+	e.unchanged(before, firm, h.id, "take of a taken claim")
 
 	// Completed: its outcome is recorded, nobody executes it again, not
 	// even its executor.
 	must(t, e.store.CompleteEffect(e.ctx, firm, h.id, key, "worker-a",
 		warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess}, e.line(h.run, completed(h.tool, c.EffectRef))))
 	before = e.partition(firm, h.id)
-	wantErr(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-a", until), warrant.ErrEffectClaimed, "take of a completed claim by its executor")
 	wantErr(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-b", until), warrant.ErrEffectClaimed, "take of a completed claim")
+	e.clock.Advance(2 * time.Minute)
+	until = e.clock.Now().Add(time.Minute)
+	acquire(h.id, "worker-a", until)
+	before = e.partition(firm, h.id)
+	wantErr(t, e.store.TakeClaim(e.ctx, firm, h.id, key, "worker-a", until), warrant.ErrEffectClaimed, "take of a completed claim by its executor")
 	e.unchanged(before, firm, h.id, "takes of a completed claim")
 
 	// Declined by counsel: nobody ever executes it.
@@ -388,6 +407,7 @@ func testTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	must(t, err)
 	dc, dl := e.resume(d, warrant.DecisionDenied)
 	must(t, e.store.ResumeClaim(e.ctx, dc, dl))
+	acquire(d.id, "worker-a", until)
 	before = e.partition(firm, d.id)
 	wantErr(t, e.store.TakeClaim(e.ctx, firm, d.id, warrant.EffectKey{ToolName: d.tool.name, InputSHA256: d.tool.hash}, "worker-a", until),
 		warrant.ErrEffectClaimed, "take of a declined claim")
@@ -400,6 +420,7 @@ func testTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 		warrant.Reconciliation{Outcome: warrant.OutcomeNotExecuted, By: "counsel-1"},
 		e.line(rh.run, &contracts.EffectReconciled{EffectRef: rc.EffectRef, ToolName: rkey.ToolName, InputSHA256: rkey.InputSHA256,
 			Outcome: warrant.OutcomeNotExecuted, ReconciledBy: "counsel-1"})))
+	acquire(rh.id, "worker-a", until)
 	rbefore := e.partition(firm, rh.id)
 	wantErr(t, e.store.TakeClaim(e.ctx, firm, rh.id, rkey, "worker-a", until), warrant.ErrEffectClaimed, "take of a reconciled claim")
 	e.unchanged(rbefore, firm, rh.id, "take of a reconciled claim")
@@ -411,8 +432,8 @@ func testTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	e.unchanged(before, firm, d.id, "takes of a declined and an unknown claim")
 }
 
-// testRaceTakeClaim: 16 workers handed the same released run race to take
-// its reserved claim; exactly one becomes its executor.
+// testRaceTakeClaim: 16 workers handed the same released run race to lease
+// it and take its reserved claim; exactly one becomes its executor.
 func testRaceTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	const n = 16
 	e := newEnv(t, ep)
@@ -420,7 +441,10 @@ func testRaceTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	until := e.clock.Now().Add(time.Minute)
 	errs := make([]error, n)
 	race(n, func(i int) {
-		errs[i] = e.store.TakeClaim(e.ctx, h.firm, h.id, key, fmt.Sprintf("worker-%02d", i), until)
+		owner := fmt.Sprintf("worker-%02d", i)
+		if _, errs[i] = e.store.AcquireRun(e.ctx, h.firm, h.id, owner, until); errs[i] == nil {
+			errs[i] = e.store.TakeClaim(e.ctx, h.firm, h.id, key, owner, until)
+		}
 	})
 	winner := -1
 	for i, err := range errs {
@@ -430,7 +454,7 @@ func testRaceTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 				t.Fatalf("workers %d and %d both took the claim", winner, i)
 			}
 			winner = i
-		case errors.Is(err, warrant.ErrEffectClaimed):
+		case errors.Is(err, warrant.ErrEffectClaimed), errors.Is(err, warrant.ErrLeaseHeld):
 		default:
 			t.Errorf("worker %d: %v", i, err)
 		}

@@ -358,15 +358,7 @@ func (s *Store) UpdateProjection(ctx context.Context, firm, run string, prevSeq 
 		cond, vals = "attribute_exists(#SK) AND attribute_not_exists(#proj_last_seq)", nil
 	}
 	upd := s.txUpdate(key(runPK(firm, run), skRun), u, cond, vals)
-	err = s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues:           upd.ExpressionAttributeValues,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		return err
-	})
+	err = s.updateItem(ctx, upd)
 	if old, ok := conditionFailed(err); ok {
 		old, rerr := s.oldImage(ctx, old, runPK(firm, run), skRun)
 		if rerr != nil {

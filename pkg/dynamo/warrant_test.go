@@ -91,7 +91,7 @@ func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
 	owner := e.take(c)
 	must(t, e.store.TakeClaim(e.ctx, h.firm, h.id, key, owner, e.clock.Now().Add(time.Minute)))
 	wantErr(t, e.store.TakeClaim(e.ctx, h.firm, h.id, key, "another-worker", e.clock.Now().Add(time.Minute)),
-		warrant.ErrEffectClaimed, "a second taker")
+		warrant.ErrLeaseHeld, "a second taker, without the run's lease")
 	if claim, err = e.store.GetEffect(e.ctx, h.firm, h.id, key); err != nil || claim.Owner != owner || !claim.Taken() {
 		t.Errorf("taken claim = %+v, %v", claim, err)
 	}

@@ -148,6 +148,9 @@ func TestUnknownOutcomeAndReconciliation(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
+	if _, err := s.store.AcquireRun(ctx, fixFirm, h.runID, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.store.TakeClaim(ctx, fixFirm, h.runID, key, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
