@@ -132,10 +132,21 @@ func demoHeadless(t *testing.T, env []string) string {
 	if emulators != 7 || bootstraps < 5 {
 		t.Errorf("pids lists %d emulators and %d bootstraps, want 7 and at least 5:\n%s", emulators, bootstraps, b)
 	}
-	if _, err := os.Stat(filepath.Join(logDir, "queue.log")); err != nil {
+	// The run went through the worker queue twice: started, then resumed,
+	// each delivered once and deleted.
+	ql, err := os.ReadFile(filepath.Join(logDir, "queue.log"))
+	if err != nil {
 		t.Errorf("queue.log: %v", err)
 	}
-	for _, f := range []string{"invoke.log", "stream-reduce.log", "api.log", "stream.log"} {
+	for _, reason := range []string{"started", "resumed"} {
+		if n := strings.Count(string(ql), ", "+reason+") (receive 1) -> worker ok in"); n != 1 {
+			t.Errorf("queue.log has %d %s deliveries to the worker, want 1:\n%s", n, reason, ql)
+		}
+	}
+	if strings.Contains(string(ql), "failed in") || strings.Contains(string(ql), "moved to") {
+		t.Errorf("queue.log reports failures:\n%s", ql)
+	}
+	for _, f := range []string{"invoke.log", "worker.log", "stream-reduce.log", "api.log", "stream.log", "queue.log"} {
 		if st, err := os.Stat(filepath.Join(logDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("log %s missing or empty (%v)", f, err)
 		}
