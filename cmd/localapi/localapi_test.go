@@ -88,15 +88,32 @@ func TestDemoHeadlessStreams(t *testing.T) {
 	}
 }
 
-// demoHeadless runs localapi -demo -headless with extra env, checks the exit
-// and the processes, and returns its stderr.
-func demoHeadless(t *testing.T, env []string) string {
+// TestSlowModelFastAPI: the walkthrough on a model whose three turns take
+// 13.5 s each (40.5 s in all, far past API Gateway's 30 s), with every HTTP
+// call of the client bounded to one second: the API records and hands runs
+// to the worker, so no call waits for the model. The bound is the client's
+// timeout (a call that took longer fails the walkthrough); nothing here
+// measures time.
+func TestSlowModelFastAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack with a 40 s model; skipped with -short")
+	}
+	t.Parallel()
+	stderr := demoHeadless(t, nil, "-model-latency", "13.5s", "-client-timeout", "1s")
+	if !strings.Contains(stderr, "(demo script, 13.5s per turn)") {
+		t.Errorf("the fake model was not slowed:\n%s", stderr)
+	}
+}
+
+// demoHeadless runs localapi -demo -headless with extra env and arguments,
+// checks the exit and the processes, and returns its stderr.
+func demoHeadless(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	logDir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	cmd := localapi(ctx, "-demo", "-headless", "-addr", freeAddr(t), "-log-dir", logDir)
+	cmd := localapi(ctx, append([]string{"-demo", "-headless", "-addr", freeAddr(t), "-log-dir", logDir}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()

@@ -56,6 +56,8 @@ type options struct {
 	integrationTimeout     time.Duration
 	visibilityTimeout      time.Duration
 	sweepEvery             time.Duration
+	modelLatency           time.Duration
+	clientTimeout          time.Duration
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -74,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.integrationTimeout, "integration-timeout", 30*time.Second, "API Gateway's integration timeout (503 after it)")
 	fs.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "the local queues' visibility timeout: a message whose delivery failed comes back after it (0 keeps the template's, 3600s for the worker queue)")
 	fs.DurationVar(&o.sweepEvery, "sweep-every", 5*time.Second, "the local period of a rate(1 minute) schedule (the sweeper); longer rates in proportion; 0 turns the schedules off")
+	fs.DurationVar(&o.modelLatency, "model-latency", 0, "how long the fake model takes for each turn (a slow model; runs outlive API calls)")
+	fs.DurationVar(&o.clientTimeout, "client-timeout", 0, "with -demo: bound every HTTP call of the walkthrough to `D`, following runs by polling instead of ?wait (default: 120s, ?wait=20)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage:
   localapi [-addr 127.0.0.1:3000] [-log-dir DIR] [-template template.yaml] [-demo [-headless]]
@@ -110,8 +114,8 @@ Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs
 		fmt.Fprintln(stderr, "localapi: -invoke FN and -event FILE go together")
 		return 2
 	}
-	if o.visibilityTimeout < 0 || o.sweepEvery < 0 {
-		fmt.Fprintln(stderr, "localapi: -visibility-timeout and -sweep-every cannot be negative")
+	if o.visibilityTimeout < 0 || o.sweepEvery < 0 || o.modelLatency < 0 || o.clientTimeout < 0 {
+		fmt.Fprintln(stderr, "localapi: -visibility-timeout, -sweep-every, -model-latency and -client-timeout cannot be negative")
 		return 2
 	}
 	if o.streamSource != "auto" && o.streamSource != "streams" && o.streamSource != "query" {
@@ -154,6 +158,7 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		LedgerKey:      os.Getenv("LEDGER_KEY"),
 
 		VisibilityTimeout: o.visibilityTimeout,
+		ModelLatency:      o.modelLatency,
 	}
 }
 
@@ -338,7 +343,13 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	if o.demo {
 		go func() {
 			fmt.Fprintln(stdout)
-			err := walkthrough.Run(ctx, walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey()})
+			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey()}
+			if o.clientTimeout > 0 {
+				wc.Client = &http.Client{Timeout: o.clientTimeout}
+				wc.Poll = o.clientTimeout / 4
+				wc.RunWait = 3 * time.Minute
+			}
+			err := walkthrough.Run(ctx, wc)
 			code := 0
 			if err != nil {
 				code = 1

@@ -54,6 +54,9 @@ type StackConfig struct {
 	// heads). Empty: a fresh local HMAC key for this start, written to
 	// <LogDir>/ledger.key for `warrant ledger verify --key @FILE`.
 	LedgerKey string
+	// ModelLatency is how long the fake model takes for each turn (0: it
+	// answers at once); the runs that outlive an API call, on demand.
+	ModelLatency time.Duration
 	// VisibilityTimeout is every local queue's visibility timeout (the
 	// template's, 3600 s for the worker queue, is far too long to wait for a
 	// redelivery locally); 0 keeps the template's.
@@ -185,11 +188,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.realBedrock() {
 		s.say("bedrock: real Bedrock (MODEL_BACKEND=bedrock, region %s, model %s)", s.Region, cfg.ModelID)
 	} else {
-		s.model, err = bedrocktest.NewOn("127.0.0.1:0", bedrocktest.DemoScript())
+		s.model, err = bedrocktest.NewOn("127.0.0.1:0", bedrocktest.DemoScript().WithDelay(cfg.ModelLatency))
 		if err != nil {
 			return nil, fmt.Errorf("bedrock: %w", err)
 		}
-		s.say("bedrock: fake on %s (demo script)", strings.TrimPrefix(s.model.URL(), "http://"))
+		latency := ""
+		if cfg.ModelLatency > 0 {
+			latency = fmt.Sprintf(", %s per turn", cfg.ModelLatency)
+		}
+		s.say("bedrock: fake on %s (demo script%s)", strings.TrimPrefix(s.model.URL(), "http://"), latency)
 	}
 
 	// Lambdas: build, then one emulator each.

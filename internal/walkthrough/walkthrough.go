@@ -50,7 +50,11 @@ type Config struct {
 	// RunWait bounds the wait for the worker to take a run as far as it
 	// goes (held, completed); default 60 s.
 	RunWait time.Duration
-	Client  *http.Client
+	// Poll, when set, follows a run by plain GETs this far apart instead of
+	// long polls (?wait=20): for a client whose every call is bounded
+	// shorter than a long poll.
+	Poll   time.Duration
+	Client *http.Client
 	// LedgerKey is the stack's LEDGER_KEY (hmac:<hex> locally): with it the
 	// export ends with the run's signed head and its MAC is verified too.
 	LedgerKey string
@@ -431,12 +435,24 @@ func (w *walk) run(ctx context.Context) error {
 	return nil
 }
 
-// follow long-polls GET /v1/runs/{id}?wait=20, as a client does after a
-// 202, until the run is no longer running; at most RunWait in all.
+// follow long-polls GET /v1/runs/{id}?wait=20 (or, with Poll, polls it), as
+// a client does after a 202, until the run is no longer running; at most
+// RunWait in all.
 func (w *walk) follow(ctx context.Context, step, runID string) (*answer, error) {
 	t0 := time.Now()
+	path := "/v1/runs/" + runID + "?wait=20"
+	if w.Poll > 0 {
+		path = "/v1/runs/" + runID + "?consistent=true"
+	}
 	for {
-		a, err := w.call(ctx, associate, "GET", "/v1/runs/"+runID+"?wait=20", nil)
+		if w.Poll > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(w.Poll):
+			}
+		}
+		a, err := w.call(ctx, associate, "GET", path, nil)
 		if err != nil {
 			return nil, err
 		}

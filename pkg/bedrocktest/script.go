@@ -20,6 +20,22 @@ type Script struct {
 	KnownModels []string
 }
 
+// WithDelay returns the script with every reply taking d (Reply.Delay): the
+// same conversation, a slower model.
+func (s Script) WithDelay(d time.Duration) Script {
+	out := s
+	out.Rules = append([]Rule(nil), s.Rules...)
+	for i := range out.Rules {
+		out.Rules[i].Reply.Delay = d
+	}
+	if s.Fallback != nil {
+		f := *s.Fallback
+		f.Delay = d
+		out.Fallback = &f
+	}
+	return out
+}
+
 // Rule is one scripted behaviour.
 type Rule struct {
 	// Name is recorded on the Request that the rule answered.
