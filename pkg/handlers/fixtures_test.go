@@ -24,12 +24,13 @@ import (
 // apiFixtures are the API Gateway v2 events in events/, with the route each
 // must carry.
 var apiFixtures = map[string]string{
-	"invoke.json":         "POST /v1/runs",
-	"approve.json":        "POST /v1/runs/{run_id}/approvals/{approval_id}",
-	"resume.json":         "POST /v1/runs/{run_id}/resume",
-	"get-run.json":        "GET /v1/runs/{run_id}",
-	"get-run-events.json": "GET /v1/runs/{run_id}/events",
-	"list-approvals.json": "GET /v1/approvals",
+	"invoke.json":           "POST /v1/runs",
+	"approve.json":          "POST /v1/runs/{run_id}/approvals/{approval_id}",
+	"resume.json":           "POST /v1/runs/{run_id}/resume",
+	"reconcile-effect.json": "POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile",
+	"get-run.json":          "GET /v1/runs/{run_id}",
+	"get-run-events.json":   "GET /v1/runs/{run_id}/events",
+	"list-approvals.json":   "GET /v1/approvals",
 }
 
 // TestFixturesListed keeps this test and events/ in step: every JSON file in
@@ -152,7 +153,8 @@ func isZeroJSON(v any) bool {
 }
 
 func TestAPIFixtures(t *testing.T) {
-	uuids := map[string]bool{fixFirm: true, fixUser: true, fixCounsel: true, fixMatter: true, fixRun: true, fixApproval: true}
+	uuids := map[string]bool{fixFirm: true, fixUser: true, fixCounsel: true, fixMatter: true, fixRun: true, fixApproval: true,
+		fixEffectRef: true}
 	for name, route := range apiFixtures {
 		t.Run(name, func(t *testing.T) {
 			raw := loadFixture(t, name)
@@ -261,6 +263,11 @@ func TestAPIFixtureBodies(t *testing.T) {
 	}
 	var res struct{ ApprovalRequestID string }
 	decodeFixtureBody(t, "resume.json", &res)
+	var rec struct{ Outcome, ExternalRef, Note string }
+	decodeFixtureBody(t, "reconcile-effect.json", &rec)
+	if rec.Outcome != "executed" || rec.ExternalRef == "" {
+		t.Errorf("reconcile-effect.json body %+v", rec)
+	}
 	if res.ApprovalRequestID != fixApproval {
 		t.Errorf("resume body %+v", res)
 	}

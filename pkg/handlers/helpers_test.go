@@ -43,6 +43,8 @@ const (
 	fixMatter   = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
 	fixRun      = "5b0c6a2e-7d4f-4c8e-9a51-0b8f2f3c1d01"
 	fixApproval = "7e6d5c4b-3a29-4187-9f6e-5d4c3b2a1908"
+	// fixEffectRef is events/reconcile-effect.json's effect.
+	fixEffectRef = "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d"
 
 	otherFirm = "e1e2e3e4-f5f6-4a7b-8c9d-0a1b2c3d4e5f"
 
