@@ -44,7 +44,7 @@ bench:
 LAMBDA_GOBUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap
 SAM_ENV ?= default
 
-.PHONY: build validate deploy build-InvokeFunction build-ApproveFunction build-ResumeFunction build-RunsFunction build-StreamReduceFunction
+.PHONY: build validate deploy build-InvokeFunction build-ApproveFunction build-ResumeFunction build-RunsFunction build-StreamReduceFunction build-WorkerFunction build-SweeperFunction
 
 build-InvokeFunction:
 	$(LAMBDA_GOBUILD) ./functions/invoke
@@ -61,9 +61,15 @@ build-RunsFunction:
 build-StreamReduceFunction:
 	$(LAMBDA_GOBUILD) ./functions/stream-reduce
 
+build-WorkerFunction:
+	$(LAMBDA_GOBUILD) ./functions/worker
+
+build-SweeperFunction:
+	$(LAMBDA_GOBUILD) ./functions/sweeper
+
 # `make build`: every function's bootstrap under bin/<name>/, arm64 for deployment
 # (HOST=1 builds for this machine, as the local stack does).
-FUNCTIONS := invoke approve resume runs stream-reduce
+FUNCTIONS := invoke approve resume runs stream-reduce worker sweeper
 build:
 	@set -e; for f in $(FUNCTIONS); do \
 		if [ -n "$(HOST)" ]; then goarch=$$($(GO) env GOARCH); goos=$$($(GO) env GOOS); else goarch=arm64; goos=linux; fi; \

@@ -16,6 +16,9 @@ const (
 	ClaimCompleted ClaimState = "completed"
 	ClaimFailed    ClaimState = "failed"
 	ClaimDeclined  ClaimState = "declined"
+	// ClaimReconciled: its outcome was unknown, and counsel recorded what
+	// really happened (Claim.Reconciled).
+	ClaimReconciled ClaimState = "reconciled"
 )
 
 // EffectKey names one attempt at an effect in a run: the tool, the hash of
@@ -40,7 +43,14 @@ type Claim struct {
 	ToolStatus                                                         string
 	Result                                                             json.RawMessage
 	NeedsReconciliation                                                bool
+	Reconciled                                                         string // executed|not_executed, once reconciled
+	ExternalRef                                                        string // the downstream reference counsel recorded
 }
+
+// Taken reports an open claim an executor took: the effect may have run,
+// and only its executor (or counsel's reconciliation) can say. A claim a
+// resume reserved and nobody took yet (no Owner) has not run.
+func (c Claim) Taken() bool { return c.State == ClaimClaimed && c.Owner != "" }
 
 // OutcomeUnknown reports a claim whose owner's lease passed before it
 // completed: the act may or may not have happened, and nobody re-executes it
@@ -70,14 +80,49 @@ type Completion struct {
 }
 
 // ResumeClaim is the resume critical section's input. For an approved
-// warrant the effect of ToolName/InputSHA256 at Attempt is claimed with
-// EffectRef by Owner until LeaseUntil; for a denied one the same key is
-// claimed declined, so no later path in the run can execute that call.
+// warrant the effect of ToolName/InputSHA256 at Attempt is reserved with
+// EffectRef, owned by nobody until a worker takes it (TakeClaim); for a
+// denied one the same key is claimed declined, so no later path in the run
+// can execute that call. The released run waits for a worker until
+// PickupBy.
 type ResumeClaim struct {
-	FirmID, RunID, ApprovalID, ToolName, InputSHA256, EffectRef, Owner string
-	Attempt                                                            int
-	Decision                                                           Decision
-	LeaseUntil                                                         time.Time
+	FirmID, RunID, ApprovalID, ToolName, InputSHA256, EffectRef string
+	Attempt                                                     int
+	Decision                                                    Decision
+	PickupBy                                                    time.Time
+}
+
+// Reconciliation is counsel's record of what really happened to an effect
+// whose outcome was unknown.
+type Reconciliation struct {
+	Outcome     string // executed|not_executed
+	ExternalRef string // the downstream system's reference, when executed
+	By, Note    string
+}
+
+// Reconciliation outcomes (closed).
+const (
+	OutcomeExecuted    = "executed"
+	OutcomeNotExecuted = "not_executed"
+)
+
+// SweepFailure is how a run that cannot go on is ended. Exactly one of its
+// shapes applies:
+//   - a running run whose lease passed (LeaseExpiredBy), found by the
+//     sweeper;
+//   - a running run whose lease Owner holds, a worker that found an effect
+//     of unknown outcome;
+//   - a held run whose warrant passed its expiry (ExpireApproval): the
+//     warrant becomes expired.
+//
+// For a running run, Flag names the open effect claim to flag for
+// reconciliation in the same transaction.
+type SweepFailure struct {
+	FirmID, RunID  string
+	LeaseExpiredBy time.Time
+	Owner          string
+	ExpireApproval string
+	Flag           *EffectKey
 }
 
 // Outbound is one record in the reference tools' outbox: a court filing,

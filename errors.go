@@ -17,6 +17,8 @@ var (
 	ErrWarrantConsumed   = failure.New(failure.KindConflict, "the warrant was already used")
 	ErrWarrantNotDecided = failure.New(failure.KindConflict, "the warrant is still pending: counsel has not decided")
 	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
+	ErrLeaseHeld         = failure.New(failure.KindConflict, "another worker holds the run")
+	ErrNotReconcilable   = failure.New(failure.KindConflict, "the effect is not waiting for reconciliation")
 
 	// Races between writers of the service itself: the request may be
 	// repeated.

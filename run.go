@@ -35,6 +35,23 @@ type Run struct {
 	// Head is the ledger's signed head, moved in the transaction of every
 	// append.
 	Head LedgerHead
+	// Lease says who may work on the run and until when: a worker while it
+	// runs a step, nobody while the run waits for a worker (Owner empty, Until
+	// the pickup deadline) or for counsel (Until the warrant's expiry). A lease
+	// that passed is what the sweeper looks for.
+	Lease Lease
+	// Restarts counts the sweeper's hand-overs of a run whose worker was
+	// lost with nothing pending.
+	Restarts int
+}
+
+// RunRef names a run.
+type RunRef struct{ FirmID, RunID string }
+
+// Lease is a run's current lease.
+type Lease struct {
+	Owner string // empty: no worker holds it
+	Until time.Time
 }
 
 // LedgerHead is a run's last ledger line (its seq and hash) with the MAC the

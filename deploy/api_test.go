@@ -14,11 +14,21 @@ func (r route) String() string { return r.Method + " " + r.Path }
 // each route.
 var wantRoutes = map[route]string{
 	{"POST", "/v1/runs"}: "InvokeFunction",
-	{"POST", "/v1/runs/{run_id}/approvals/{approval_id}"}: "ApproveFunction",
-	{"POST", "/v1/runs/{run_id}/resume"}:                  "ResumeFunction",
-	{"GET", "/v1/runs/{run_id}"}:                          "RunsFunction",
-	{"GET", "/v1/runs/{run_id}/events"}:                   "RunsFunction",
-	{"GET", "/v1/approvals"}:                              "RunsFunction",
+	{"POST", "/v1/runs/{run_id}/approvals/{approval_id}"}:        "ApproveFunction",
+	{"POST", "/v1/runs/{run_id}/effects/{effect_ref}/reconcile"}: "ApproveFunction",
+	{"POST", "/v1/runs/{run_id}/resume"}:                         "ResumeFunction",
+	{"GET", "/v1/runs/{run_id}"}:                                 "RunsFunction",
+	{"GET", "/v1/runs/{run_id}/events"}:                          "RunsFunction",
+	{"GET", "/v1/approvals"}:                                     "RunsFunction",
+}
+
+// eventOwners says which function alone may have events of each type other
+// than HttpApi: the stream feeds stream-reduce, the worker queue the worker,
+// the schedule the sweeper.
+var eventOwners = map[string]string{
+	"DynamoDB":   "StreamReduceFunction",
+	"SQS":        "WorkerFunction",
+	"ScheduleV2": "SweeperFunction",
 }
 
 func TestRoutes(t *testing.T) {
@@ -46,13 +56,24 @@ func TestRoutes(t *testing.T) {
 				if api := refOf(get(resourcesOf(raw)[id], "Properties", "Events", name, "Properties", "ApiId")); api != "HttpApi" {
 					t.Errorf("%s.%s: ApiId must be !Ref HttpApi, got %q", id, name, api)
 				}
-			case "DynamoDB":
-				if id != "StreamReduceFunction" {
-					t.Errorf("%s.%s: only StreamReduceFunction reads the stream", id, name)
+			case "DynamoDB", "SQS", "ScheduleV2":
+				if owner := eventOwners[ev.Type]; id != owner {
+					t.Errorf("%s.%s: a %s event, which only %s has", id, name, ev.Type, owner)
 				}
 			default:
 				t.Errorf("%s.%s: unexpected event type %s", id, name, ev.Type)
 			}
+		}
+	}
+	for typ, owner := range eventOwners {
+		n := 0
+		for _, ev := range tmpl.GetAllServerlessFunctionResources()[owner].Events {
+			if ev.Type == typ {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s has %d %s events, want 1", owner, n, typ)
 		}
 	}
 	for r, id := range wantRoutes {

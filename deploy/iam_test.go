@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 )
 
 type statement struct {
@@ -95,13 +97,21 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	model := "if:ModelIsInferenceProfile"
 	// Writers sign the ledger head they move; readers only verify it.
 	sign, verify := on("LedgerKey.Arn", "kms:GenerateMac", "kms:VerifyMac"), on("LedgerKey.Arn", "kms:VerifyMac")
+	// The run writers: every append is a conditional transaction on the table.
+	runItems := on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+	// The functions that hand a run to the worker.
+	enqueue := on("WorkerQueue.Arn", "sqs:SendMessage")
 	want := map[string][]grant{
-		"InvokeFunction": slices.Concat(logs("InvokeFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
+		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign),
+		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign),
+		// The worker runs the brain: the only function that calls the model.
+		// Its queue permissions are what Lambda's SQS event source mapping
+		// uses on its behalf.
+		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems,
+			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign),
-		"ResumeFunction": slices.Concat(logs("ResumeFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"),
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign),
+		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems,
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
@@ -111,6 +121,13 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on("Table.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
 			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify),
+	}
+	// Who may touch which queue at all (beyond the exact grants above):
+	// the worker queue is the run hand-over, the stream's dead-letter queue
+	// the reducer's; nobody reads a dead-letter queue but an operator.
+	queueUsers := map[string][]string{
+		"WorkerQueue.Arn":           {"InvokeFunction", "ResumeFunction", "WorkerFunction", "SweeperFunction"},
+		"StreamDeadLetterQueue.Arn": {"StreamReduceFunction"},
 	}
 	readOnly := []string{"dynamodb:GetItem", "dynamodb:Query"}
 
@@ -130,8 +147,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				if la == "dynamodb:scan" {
 					t.Errorf("%s (%s): grants dynamodb:Scan; every read is keyed", fnID, roleID)
 				}
-				if fnID == "ApproveFunction" && strings.HasPrefix(la, "bedrock:") {
-					t.Errorf("ApproveFunction (%s): grants %s; approving never calls the model", roleID, a)
+				if fnID != "WorkerFunction" && strings.HasPrefix(la, "bedrock:") {
+					t.Errorf("%s (%s): grants %s; only the worker calls the model (requests answer 202 and hand the run over)", fnID, roleID, a)
 				}
 				if (fnID == "RunsFunction" || fnID == "StreamReduceFunction") && la == "kms:generatemac" {
 					t.Errorf("%s (%s): grants %s; only the functions that append lines sign ledger heads", fnID, roleID, a)
@@ -146,6 +163,15 @@ func TestIAMLeastPrivilege(t *testing.T) {
 					}
 					if isDynamo && key != "Table.Arn" && key != "Table.StreamArn" && !strings.HasPrefix(key, "sub:${Table.Arn}/index/") {
 						t.Errorf("%s (%s): %s on %s, which is not the table, its stream or one of its indexes", fnID, roleID, a, key)
+					}
+					if strings.HasPrefix(la, "sqs:") {
+						users, known := queueUsers[key]
+						switch {
+						case !known:
+							t.Errorf("%s (%s): %s on %s, which is not a queue a function uses (a dead-letter queue is the operator's)", fnID, roleID, a, key)
+						case !slices.Contains(users, fnID):
+							t.Errorf("%s (%s): %s on %s, which only %v may touch", fnID, roleID, a, key, users)
+						}
 					}
 					got = append(got, grant{a, key})
 				}
@@ -168,6 +194,20 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	dest, _, _ := getAtt(get(resourcesOf(raw)["StreamReduceFunction"], "Properties", "Events", "LedgerStream", "Properties", "DestinationConfig", "OnFailure", "Destination"))
 	if dest != "StreamDeadLetterQueue" {
 		t.Errorf("the stream mapping sends failures to %q, the role grants StreamDeadLetterQueue", dest)
+	}
+	// The queue granted is the one the worker's event reads and the senders'
+	// QUEUE_URL names.
+	if q, _, _ := getAtt(get(resourcesOf(raw)["WorkerFunction"], "Properties", "Events", "WorkerMessages", "Properties", "Queue")); q != "WorkerQueue" {
+		t.Errorf("the worker's SQS event reads %q, the roles grant WorkerQueue", q)
+	}
+	for _, fnID := range []string{"InvokeFunction", "ResumeFunction", "SweeperFunction"} {
+		if q := refOf(get(resourcesOf(raw)[fnID], "Properties", "Environment", "Variables", "QUEUE_URL")); q != "WorkerQueue" {
+			t.Errorf("%s: QUEUE_URL is !Ref %q, its role grants sqs:SendMessage on WorkerQueue", fnID, q)
+		}
+	}
+	// The sweeper's index grant names the index pkg/dynamo queries.
+	if idx := "sub:${Table.Arn}/index/" + dynamo.IndexGSI2; !slices.ContainsFunc(want["SweeperFunction"], func(g grant) bool { return g.resource == idx }) {
+		t.Errorf("the sweeper's grants do not name %s", idx)
 	}
 }
 
@@ -296,7 +336,7 @@ func TestBedrockGrantFollowsModelId(t *testing.T) {
 			"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0",
 		},
 	}
-	for _, fnID := range []string{"InvokeFunction", "ResumeFunction"} {
+	for _, fnID := range []string{"WorkerFunction"} {
 		_, stmts := roleStatements(t, raw, fnID)
 		var resource any
 		for _, st := range stmts {

@@ -80,6 +80,17 @@ func TestTableMatchesStore(t *testing.T) {
 	if fmt.Sprint(gotGSI) != fmt.Sprint(wantGSI) {
 		t.Errorf("GlobalSecondaryIndexes = %v, pkg/dynamo has %v", gotGSI, wantGSI)
 	}
+	// And what the readers rely on: GSI1 (pending warrants) carries the
+	// items, GSI2 (the sweeper's expired leases) only keys, since the sweeper
+	// reads each run item itself.
+	for name, shape := range map[string]string{
+		dynamo.IndexGSI1: index([]string{dynamo.AttrGSI1PK + ":HASH", dynamo.AttrGSI1SK + ":RANGE"}, "ALL", nil),
+		dynamo.IndexGSI2: index([]string{dynamo.AttrGSI2PK + ":HASH", dynamo.AttrGSI2SK + ":RANGE"}, "KEYS_ONLY", nil),
+	} {
+		if gotGSI[name] != shape {
+			t.Errorf("index %s = %q, want %q", name, gotGSI[name], shape)
+		}
+	}
 	if len(tbl.LocalSecondaryIndexes) != len(want.LocalSecondaryIndexes) {
 		t.Errorf("LocalSecondaryIndexes: template %d, pkg/dynamo %d", len(tbl.LocalSecondaryIndexes), len(want.LocalSecondaryIndexes))
 	}

@@ -2,8 +2,10 @@ package deploy
 
 // The tests of template.yaml against the code, by concern: functions_test.go
 // (the functions, their build targets and packages, architectures, logging),
-// api_test.go (routes, authorizer, access log), table_test.go (the table and
-// its stream mapping), iam_test.go (the roles), env_test.go (each function's
+// api_test.go (routes, authorizer, access log, each function's events),
+// table_test.go (the table and its stream mapping), queue_test.go (the worker
+// queue, its dead-letter queue, alarm and policy, the worker's SQS event, the
+// sweeper's schedule), iam_test.go (the roles), env_test.go (each function's
 // environment); gosrc_test.go reads the functions' Go source for the
 // functions and environment checks. This file loads the template for all.
 //
@@ -71,6 +73,8 @@ var functionPackages = map[string]string{
 	"ResumeFunction":       "resume",
 	"RunsFunction":         "runs",
 	"StreamReduceFunction": "stream-reduce",
+	"WorkerFunction":       "worker",
+	"SweeperFunction":      "sweeper",
 }
 
 // ---------------------------------------------------------------- loading

@@ -47,16 +47,18 @@ PARAMETERS = {
     "JwtAudience": "warrant-api",
 }
 
-# The six HTTP routes and the function each must reach.
+# The seven HTTP routes and the function each must reach.
 ROUTES = {
     "POST /v1/runs": "InvokeFunction",
     "POST /v1/runs/{run_id}/approvals/{approval_id}": "ApproveFunction",
+    "POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile": "ApproveFunction",
     "POST /v1/runs/{run_id}/resume": "ResumeFunction",
     "GET /v1/runs/{run_id}": "RunsFunction",
     "GET /v1/runs/{run_id}/events": "RunsFunction",
     "GET /v1/approvals": "RunsFunction",
 }
-FUNCTIONS = ["InvokeFunction", "ApproveFunction", "ResumeFunction", "RunsFunction", "StreamReduceFunction"]
+FUNCTIONS = ["InvokeFunction", "ApproveFunction", "ResumeFunction", "RunsFunction", "StreamReduceFunction",
+             "WorkerFunction", "SweeperFunction"]
 LEDGER_FILTER = {"eventName": ["INSERT"], "dynamodb": {"Keys": {"SK": {"S": [{"prefix": "EVT#"}]}}}}
 
 
@@ -142,7 +144,7 @@ def check(out):
         if not cond:
             problems.append(msg)
 
-    # Functions: five, each with what Globals should have merged in.
+    # Functions: seven, each with what Globals should have merged in.
     fns = of_type(res, "AWS::Lambda::Function")
     summary["AWS::Lambda::Function"] = sorted(fns)
     need(sorted(fns) == sorted(FUNCTIONS), f"want Lambda functions {sorted(FUNCTIONS)}, got {sorted(fns)}")
@@ -167,13 +169,26 @@ def check(out):
         need(not role.get("Properties", {}).get("ManagedPolicyArns"),
              f"{name}: has ManagedPolicyArns {role['Properties'].get('ManagedPolicyArns')} (SAM-generated role?)")
 
-    # The stream mapping.
+    # Two event source mappings: the table's stream into stream-reduce, the
+    # worker queue into the worker.
     esms = of_type(res, "AWS::Lambda::EventSourceMapping")
     summary["AWS::Lambda::EventSourceMapping"] = sorted(esms)
-    need(len(esms) == 1, f"want one event source mapping, got {sorted(esms)}")
+    by_fn = {}
     for name, esm in esms.items():
+        fn = (esm.get("Properties", {}).get("FunctionName") or {}).get("Ref")
+        by_fn.setdefault(fn, []).append(name)
+    need(sorted(by_fn) == ["StreamReduceFunction", "WorkerFunction"] and all(len(v) == 1 for v in by_fn.values()),
+         f"want one event source mapping into StreamReduceFunction and one into WorkerFunction, got {by_fn}")
+    for name in by_fn.get("WorkerFunction", []):
+        p = esms[name].get("Properties", {})
+        need(p.get("EventSourceArn") == {"Fn::GetAtt": ["WorkerQueue", "Arn"]}, f"{name}: EventSourceArn {p.get('EventSourceArn')!r}")
+        need(p.get("BatchSize") == 1, f"{name}: BatchSize {p.get('BatchSize')!r}, want 1 (one run per invocation)")
+        need("ReportBatchItemFailures" in (p.get("FunctionResponseTypes") or []),
+             f"{name}: FunctionResponseTypes {p.get('FunctionResponseTypes')!r}")
+        need(p.get("Enabled", True) is True, f"{name}: Enabled {p.get('Enabled')!r}")
+    for name in by_fn.get("StreamReduceFunction", []):
+        esm = esms[name]
         p = esm.get("Properties", {})
-        need(is_ref(p.get("FunctionName"), "StreamReduceFunction"), f"{name}: FunctionName {p.get('FunctionName')!r}")
         need(p.get("EventSourceArn") == {"Fn::GetAtt": ["Table", "StreamArn"]}, f"{name}: EventSourceArn {p.get('EventSourceArn')!r}")
         need(p.get("StartingPosition") == "LATEST", f"{name}: StartingPosition {p.get('StartingPosition')!r}")
         filters = (p.get("FilterCriteria") or {}).get("Filters") or []
@@ -193,6 +208,27 @@ def check(out):
         need(isinstance(age, int) and 60 <= age <= 86400, f"{name}: MaximumRecordAgeInSeconds {age!r}")
         dest = ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
         need(dest == {"Fn::GetAtt": ["StreamDeadLetterQueue", "Arn"]}, f"{name}: DestinationConfig.OnFailure.Destination {dest!r}")
+
+    # The sweeper's schedule (EventBridge Scheduler) and the role SAM makes for
+    # it: it may invoke the sweeper and nothing else.
+    schedules = of_type(res, "AWS::Scheduler::Schedule")
+    summary["AWS::Scheduler::Schedule"] = sorted(schedules)
+    need(len(schedules) == 1, f"want one schedule, got {sorted(schedules)}")
+    for name, sch in schedules.items():
+        p = sch.get("Properties", {})
+        target = p.get("Target") or {}
+        need(target.get("Arn") == {"Fn::GetAtt": ["SweeperFunction", "Arn"]}, f"{name}: Target.Arn {target.get('Arn')!r}")
+        need(p.get("ScheduleExpression") == "rate(1 minute)", f"{name}: ScheduleExpression {p.get('ScheduleExpression')!r}")
+        role_id = (target.get("RoleArn") or {}).get("Fn::GetAtt", [None])[0]
+        role = res.get(role_id) or {}
+        grants = []
+        for pol in role.get("Properties", {}).get("Policies", []):
+            for st in pol.get("PolicyDocument", {}).get("Statement", []):
+                acts = st.get("Action")
+                for a in acts if isinstance(acts, list) else [acts]:
+                    grants.append((st.get("Effect"), a, json.dumps(st.get("Resource"), sort_keys=True)))
+        want = [("Allow", "lambda:InvokeFunction", json.dumps({"Fn::GetAtt": ["SweeperFunction", "Arn"]}))]
+        need(grants == want, f"{name}: its role {role_id} grants {grants}, want only lambda:InvokeFunction on the sweeper")
 
     # The HTTP API: JWT authorizer as the default, every route present.
     apis = of_type(res, "AWS::ApiGatewayV2::Api")
@@ -243,8 +279,8 @@ def check(out):
     perms = of_type(res, "AWS::Lambda::Permission")
     need(len(perms) == len(ROUTES), f"want {len(ROUTES)} API invoke permissions, got {len(perms)}")
 
-    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 1), ("AWS::CloudWatch::Alarm", 2),
-                      ("AWS::SNS::Topic", 1), ("AWS::Logs::LogGroup", 6)):
+    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 3), ("AWS::CloudWatch::Alarm", 3),
+                      ("AWS::SNS::Topic", 1), ("AWS::Logs::LogGroup", 8)):
         got = sorted(of_type(res, typ))
         summary[typ] = got
         need(len(got) == want, f"want {want} {typ}, got {got}")
@@ -255,6 +291,39 @@ def check(out):
     exprs = [m.get("Expression", "") for m in alarm.get("Metrics", [])]
     need(any('SCHEMA("Warrant", failure_kind, failure_stage)' in e and "SUM(Failures)" in e for e in exprs),
          f"FailuresAlarm does not sum Warrant/Failures over its dimensions: {exprs!r}")
+    # Every queue: encrypted, behind a TLS-only policy; every dead-letter
+    # queue watched by an alarm on its depth.
+    queues = of_type(res, "AWS::SQS::Queue")
+    tls_only = set()
+    for name, pol in of_type(res, "AWS::SQS::QueuePolicy").items():
+        p = pol.get("Properties", {})
+        for st in p.get("PolicyDocument", {}).get("Statement", []):
+            if (st.get("Effect") == "Deny" and st.get("Principal") == "*" and st.get("Action") in ("sqs:*", ["sqs:*"])
+                    and (st.get("Condition") or {}).get("Bool", {}).get("aws:SecureTransport") in ("false", False)):
+                for q in p.get("Queues", []):
+                    if isinstance(q, dict) and "Ref" in q:
+                        tls_only.add(q["Ref"])
+    for name, q in queues.items():
+        p = q.get("Properties", {})
+        need(p.get("SqsManagedSseEnabled") is True or "KmsMasterKeyId" in p, f"{name}: not encrypted")
+        need(name in tls_only, f"{name}: no queue policy denies it to requests without TLS")
+    watched = set()
+    for name, al in of_type(res, "AWS::CloudWatch::Alarm").items():
+        p = al.get("Properties", {})
+        if p.get("Namespace") == "AWS/SQS" and p.get("MetricName") == "ApproximateNumberOfMessagesVisible":
+            for d in p.get("Dimensions", []):
+                att = (d.get("Value") or {}).get("Fn::GetAtt") if isinstance(d.get("Value"), dict) else None
+                if d.get("Name") == "QueueName" and att and att[1] == "QueueName":
+                    watched.add(att[0])
+    for dlq in ("StreamDeadLetterQueue", "WorkerDeadLetterQueue"):
+        need(dlq in watched, f"{dlq}: no alarm on its depth (ApproximateNumberOfMessagesVisible)")
+    wq = queues.get("WorkerQueue", {}).get("Properties", {})
+    rp = wq.get("RedrivePolicy") or {}
+    need(rp.get("deadLetterTargetArn") == {"Fn::GetAtt": ["WorkerDeadLetterQueue", "Arn"]},
+         f"WorkerQueue: RedrivePolicy.deadLetterTargetArn {rp.get('deadLetterTargetArn')!r}")
+    worker_timeout = fns.get("WorkerFunction", {}).get("Properties", {}).get("Timeout")
+    need(isinstance(wq.get("VisibilityTimeout"), int) and isinstance(worker_timeout, int) and wq["VisibilityTimeout"] >= 6 * worker_timeout,
+         f"WorkerQueue: VisibilityTimeout {wq.get('VisibilityTimeout')!r} is not at least 6 x the worker's Timeout {worker_timeout!r}")
     sub = res.get("AlarmEmailSubscription", {})
     need(sub.get("Condition") == "HasAlarmEmail", "the email subscription must depend on HasAlarmEmail")
     return problems, summary

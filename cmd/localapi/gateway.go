@@ -350,9 +350,13 @@ func newRequestID() string {
 
 // routeList renders the routes for the start-up banner.
 func routeList(rs []Route) []string {
+	width := 0
+	for _, r := range rs {
+		width = max(width, len(r.Path))
+	}
 	out := make([]string, len(rs))
 	for i, r := range rs {
-		out[i] = fmt.Sprintf("%-6s %-46s -> %s", r.Method, r.Path, r.Function)
+		out[i] = fmt.Sprintf("%-6s %-*s -> %s", r.Method, width, r.Path, r.Function)
 	}
 	sort.Strings(out)
 	return out

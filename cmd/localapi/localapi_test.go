@@ -88,15 +88,32 @@ func TestDemoHeadlessStreams(t *testing.T) {
 	}
 }
 
-// demoHeadless runs localapi -demo -headless with extra env, checks the exit
-// and the processes, and returns its stderr.
-func demoHeadless(t *testing.T, env []string) string {
+// TestSlowModelFastAPI: the walkthrough on a model whose three turns take
+// 13.5 s each (40.5 s in all, far past API Gateway's 30 s), with every HTTP
+// call of the client bounded to one second: the API records and hands runs
+// to the worker, so no call waits for the model. The bound is the client's
+// timeout (a call that took longer fails the walkthrough); nothing here
+// measures time.
+func TestSlowModelFastAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack with a 40 s model; skipped with -short")
+	}
+	t.Parallel()
+	stderr := demoHeadless(t, nil, "-model-latency", "13.5s", "-client-timeout", "1s")
+	if !strings.Contains(stderr, "(demo script, 13.5s per turn)") {
+		t.Errorf("the fake model was not slowed:\n%s", stderr)
+	}
+}
+
+// demoHeadless runs localapi -demo -headless with extra env and arguments,
+// checks the exit and the processes, and returns its stderr.
+func demoHeadless(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	logDir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	cmd := localapi(ctx, "-demo", "-headless", "-addr", freeAddr(t), "-log-dir", logDir)
+	cmd := localapi(ctx, append([]string{"-demo", "-headless", "-addr", freeAddr(t), "-log-dir", logDir}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
@@ -129,10 +146,24 @@ func demoHeadless(t *testing.T, env []string) string {
 			t.Errorf("%s (pid %d) is still running after localapi exited", f[1], pid)
 		}
 	}
-	if emulators != 5 || bootstraps < 5 {
-		t.Errorf("pids lists %d emulators and %d bootstraps, want 5 and at least 5:\n%s", emulators, bootstraps, b)
+	if emulators != 7 || bootstraps < 5 {
+		t.Errorf("pids lists %d emulators and %d bootstraps, want 7 and at least 5:\n%s", emulators, bootstraps, b)
 	}
-	for _, f := range []string{"invoke.log", "stream-reduce.log", "api.log", "stream.log"} {
+	// The run went through the worker queue twice: started, then resumed,
+	// each delivered once and deleted.
+	ql, err := os.ReadFile(filepath.Join(logDir, "queue.log"))
+	if err != nil {
+		t.Errorf("queue.log: %v", err)
+	}
+	for _, reason := range []string{"started", "resumed"} {
+		if n := strings.Count(string(ql), ", "+reason+") (receive 1) -> worker ok in"); n != 1 {
+			t.Errorf("queue.log has %d %s deliveries to the worker, want 1:\n%s", n, reason, ql)
+		}
+	}
+	if strings.Contains(string(ql), "failed in") || strings.Contains(string(ql), "moved to") {
+		t.Errorf("queue.log reports failures:\n%s", ql)
+	}
+	for _, f := range []string{"invoke.log", "worker.log", "stream-reduce.log", "api.log", "stream.log", "queue.log"} {
 		if st, err := os.Stat(filepath.Join(logDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("log %s missing or empty (%v)", f, err)
 		}
@@ -173,7 +204,9 @@ func TestPortInUse(t *testing.T) {
 
 func TestTemplate(t *testing.T) {
 	const key = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key})
+	const queueURL = "http://127.0.0.1:9324/000000000000/WorkerQueue"
+	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key,
+		"!Ref WorkerQueue": queueURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +214,8 @@ func TestTemplate(t *testing.T) {
 	for _, f := range tpl.Functions {
 		names = append(names, f.LogicalID+"="+f.Name)
 	}
-	want := []string{"InvokeFunction=invoke", "ApproveFunction=approve", "ResumeFunction=resume", "RunsFunction=runs", "StreamReduceFunction=stream-reduce"}
+	want := []string{"InvokeFunction=invoke", "ApproveFunction=approve", "ResumeFunction=resume", "RunsFunction=runs",
+		"WorkerFunction=worker", "SweeperFunction=sweeper", "StreamReduceFunction=stream-reduce"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("functions %v, want %v", names, want)
 	}
@@ -196,6 +230,7 @@ func TestTemplate(t *testing.T) {
 		"GET /v1/runs/{run_id}/events -> runs",
 		"POST /v1/runs -> invoke",
 		"POST /v1/runs/{run_id}/approvals/{approval_id} -> approve",
+		"POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile -> approve",
 		"POST /v1/runs/{run_id}/resume -> resume",
 	}
 	if !slices.Equal(keys, wantKeys) {
@@ -213,6 +248,111 @@ func TestTemplate(t *testing.T) {
 	sr := tpl.Function("StreamReduceFunction")
 	if !sr.Stream || sr.BatchSize != 100 || len(sr.Routes) != 0 {
 		t.Errorf("stream-reduce: stream %v batch %d routes %v", sr.Stream, sr.BatchSize, sr.Routes)
+	}
+	for _, fn := range []string{"invoke", "resume", "sweeper"} {
+		if f := tpl.Function(fn); !slices.Contains(f.Env, "QUEUE_URL="+queueURL) {
+			t.Errorf("%s env %v lacks QUEUE_URL=%s", fn, f.Env, queueURL)
+		}
+	}
+	w := tpl.Function("worker")
+	if want := []QueueEvent{{Name: "WorkerMessages", Queue: "WorkerQueue", BatchSize: 1, ReportBatchItemFailures: true}}; !slices.Equal(w.Queues, want) {
+		t.Errorf("worker SQS events %+v, want %+v", w.Queues, want)
+	}
+	if w.Timeout != 600*time.Second || w.Stream || len(w.Routes)+len(w.Schedules) != 0 {
+		t.Errorf("worker: %+v", w)
+	}
+	sw := tpl.Function("sweeper")
+	if want := []Schedule{{Name: "Sweep", Type: "ScheduleV2", Expression: "rate(1 minute)", Rate: time.Minute}}; !slices.Equal(sw.Schedules, want) {
+		t.Errorf("sweeper schedules %+v, want %+v", sw.Schedules, want)
+	}
+	wq, dlq := tpl.Queues["WorkerQueue"], tpl.Queues["WorkerDeadLetterQueue"]
+	if wq == nil || *wq != (Queue{LogicalID: "WorkerQueue", VisibilityTimeout: time.Hour, DeadLetter: "WorkerDeadLetterQueue", MaxReceiveCount: 3}) {
+		t.Errorf("WorkerQueue %+v", wq)
+	}
+	if dlq == nil || dlq.DeadLetter != "" || tpl.Queues["StreamDeadLetterQueue"] == nil || len(tpl.Queues) != 3 {
+		t.Errorf("queues %v", tpl.Queues)
+	}
+	qs, err := ReadQueues(filepath.Join(repo, "template.yaml"))
+	if err != nil || len(qs) != 3 || *qs["WorkerQueue"] != *wq {
+		t.Errorf("ReadQueues: %v %v", qs, err)
+	}
+}
+
+// TestTemplateQueueAndScheduleEvents: the SQS and schedule event forms the
+// local stack reads, and the ones it refuses.
+func TestTemplateQueueAndScheduleEvents(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "functions", "job"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "functions", "job", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(events, env string) (*Template, error) {
+		tpl := `Resources:
+  Jobs:
+    Type: AWS::SQS::Queue
+    Properties:
+      RedrivePolicy: {deadLetterTargetArn: {"Fn::GetAtt": [Dead, Arn]}, maxReceiveCount: 5}
+  Dead: {Type: AWS::SQS::Queue, Properties: {VisibilityTimeout: 0}}
+  JobFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Environment:
+        Variables:
+` + env + `
+      Events:
+` + events
+		path := filepath.Join(dir, "t.yaml")
+		if err := os.WriteFile(path, []byte(tpl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return LoadTemplate(path, Locals{"!Ref Jobs": "http://q/000000000000/Jobs", "!GetAtt Jobs.Arn": "arn:aws:sqs:us-east-1:000000000000:Jobs"})
+	}
+	tpl, err := load(`        A:
+          Type: SQS
+          Properties: {Queue: !GetAtt [Jobs, Arn]}
+        B:
+          Type: SQS
+          Properties: {Queue: {"Fn::GetAtt": Jobs.Arn}, BatchSize: 5, FunctionResponseTypes: [ReportBatchItemFailures]}
+        Hourly:
+          Type: Schedule
+          Properties: {Schedule: rate(2 hours), Input: '{"x":1}'}
+        Nightly:
+          Type: ScheduleV2
+          Properties: {ScheduleExpression: "cron(0 3 * * ? *)", State: DISABLED}
+`, `          URL: !Ref Jobs
+          ARN: {"Fn::GetAtt": [Jobs, Arn]}
+          LONG: {Ref: Jobs}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tpl.Function("job")
+	wantQ := []QueueEvent{{Name: "A", Queue: "Jobs", BatchSize: 10}, {Name: "B", Queue: "Jobs", BatchSize: 5, ReportBatchItemFailures: true}}
+	wantS := []Schedule{{Name: "Hourly", Type: "Schedule", Expression: "rate(2 hours)", Rate: 2 * time.Hour, Input: `{"x":1}`},
+		{Name: "Nightly", Type: "ScheduleV2", Expression: "cron(0 3 * * ? *)", Disabled: true}}
+	if !slices.Equal(f.Queues, wantQ) || !slices.Equal(f.Schedules, wantS) {
+		t.Fatalf("queues %+v schedules %+v", f.Queues, f.Schedules)
+	}
+	wantEnv := []string{"ARN=arn:aws:sqs:us-east-1:000000000000:Jobs", "LONG=http://q/000000000000/Jobs", "URL=http://q/000000000000/Jobs"}
+	if !slices.Equal(f.Env, wantEnv) {
+		t.Fatalf("env %v, want %v", f.Env, wantEnv)
+	}
+	if q := tpl.Queues["Jobs"]; q.VisibilityTimeout != 30*time.Second || q.DeadLetter != "Dead" || q.MaxReceiveCount != 5 || tpl.Queues["Dead"].VisibilityTimeout != 0 {
+		t.Fatalf("queues %+v %+v", q, tpl.Queues["Dead"])
+	}
+	for _, bad := range []struct{ events, want string }{
+		{"        A: {Type: SQS, Properties: {Queue: arn:aws:sqs:us-east-1:1:x}}\n", "Queue must be"},
+		{"        A: {Type: SQS, Properties: {Queue: !GetAtt Jobs.QueueName}}\n", "Queue must be"},
+		{"        A: {Type: SQS, Properties: {Queue: !GetAtt Jobs.Arn, BatchSize: 0}}\n", "BatchSize"},
+		{"        A: {Type: ScheduleV2, Properties: {ScheduleExpression: rate(1 minutes)}}\n", "singular"},
+		{"        A: {Type: ScheduleV2, Properties: {ScheduleExpression: rate(5 minute)}}\n", "singular"},
+		{"        A: {Type: ScheduleV2, Properties: {ScheduleExpression: rate(0 minutes)}}\n", "rate("},
+		{"        A: {Type: ScheduleV2, Properties: {ScheduleExpression: every minute}}\n", "not rate"},
+	} {
+		if _, err := load(bad.events, "          X: y"); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want an error with %q", bad.events, err, bad.want)
+		}
 	}
 }
 

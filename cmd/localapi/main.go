@@ -3,8 +3,10 @@
 // Bedrock (the scripted fake, or real Bedrock with MODEL_BACKEND=bedrock),
 // each function of template.yaml built as its Lambda bootstrap and run under
 // its own Lambda Runtime Interface Emulator, the template's HTTP API routes
-// on -addr (default 127.0.0.1:3000) and a stream pump delivering new ledger
-// lines to stream-reduce as DynamoDB stream events.
+// on -addr (default 127.0.0.1:3000), a stream pump delivering new ledger
+// lines to stream-reduce as DynamoDB stream events, the template's queues
+// (a fake SQS; each SQS event's function, the worker, gets their messages
+// as SQS events) and a timer calling each scheduled function (the sweeper).
 //
 // Requests carry no JWT locally: the claims API Gateway's authorizer would
 // pass come from the X-Dev-Firm, X-Dev-User and X-Dev-Roles headers (LOCAL
@@ -52,6 +54,10 @@ type options struct {
 	raw                    bool
 	streamSource           string
 	integrationTimeout     time.Duration
+	visibilityTimeout      time.Duration
+	sweepEvery             time.Duration
+	modelLatency           time.Duration
+	clientTimeout          time.Duration
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -68,12 +74,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.raw, "raw", false, "with -invoke: print the response payload exactly as the function returned it")
 	fs.StringVar(&o.streamSource, "stream-source", "auto", "how new ledger lines reach stream-reduce: `auto` (the table's DynamoDB stream when the endpoint has one, else query), streams, or query (poll the touched run partitions)")
 	fs.DurationVar(&o.integrationTimeout, "integration-timeout", 30*time.Second, "API Gateway's integration timeout (503 after it)")
+	fs.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "the local queues' visibility timeout: a message whose delivery failed comes back after it (0 keeps the template's, 3600s for the worker queue)")
+	fs.DurationVar(&o.sweepEvery, "sweep-every", 5*time.Second, "the local period of a rate(1 minute) schedule (the sweeper); longer rates in proportion; 0 turns the schedules off")
+	fs.DurationVar(&o.modelLatency, "model-latency", 0, "how long the fake model takes for each turn (a slow model; runs outlive API calls)")
+	fs.DurationVar(&o.clientTimeout, "client-timeout", 0, "with -demo: bound every HTTP call of the walkthrough to `D`, following runs by polling instead of ?wait (default: 120s, ?wait=20)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage:
   localapi [-addr 127.0.0.1:3000] [-log-dir DIR] [-template template.yaml] [-demo [-headless]]
         the whole stack on loopback; Ctrl-C stops it
   localapi -invoke FN -event FILE [-raw]
         one function under its emulator, one event, print the response
+
+queues: the template's SQS queues run in a fake SQS (AWS_ENDPOINT_URL_SQS); the worker gets their messages
+as SQS events; scheduled functions (the sweeper) are called every -sweep-every.
 
 environment: DYNAMODB_ENDPOINT (another DynamoDB), TABLE_NAME (default warrant-local),
 MODEL_BACKEND=bedrock (real Bedrock with your AWS configuration), MODEL_ID,
@@ -99,6 +112,10 @@ Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs
 	}
 	if (o.invoke == "") != (o.event == "") {
 		fmt.Fprintln(stderr, "localapi: -invoke FN and -event FILE go together")
+		return 2
+	}
+	if o.visibilityTimeout < 0 || o.sweepEvery < 0 || o.modelLatency < 0 || o.clientTimeout < 0 {
+		fmt.Fprintln(stderr, "localapi: -visibility-timeout, -sweep-every, -model-latency and -client-timeout cannot be negative")
 		return 2
 	}
 	if o.streamSource != "auto" && o.streamSource != "streams" && o.streamSource != "query" {
@@ -139,6 +156,9 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		ModelBackend:   os.Getenv("MODEL_BACKEND"),
 		ModelID:        os.Getenv("MODEL_ID"),
 		LedgerKey:      os.Getenv("LEDGER_KEY"),
+
+		VisibilityTimeout: o.visibilityTimeout,
+		ModelLatency:      o.modelLatency,
 	}
 }
 
@@ -202,6 +222,15 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 		return 1
 	}
 	defer streamLog.Close()
+	queueLog, err := os.OpenFile(filepath.Join(logDir, "queue.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "localapi: %v\n", err)
+		return 1
+	}
+	defer queueLog.Close()
+	queueOut := &syncWriter{w: queueLog}
+	st.SetQueueLog(queueOut)
+	defer st.SetQueueLog(nil)
 	errLog := &syncWriter{w: io.MultiWriter(stderr, accessLog)}
 
 	feedCtx, stopFeed := context.WithCancel(context.Background())
@@ -219,6 +248,48 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 		}
 		feedDone.Go(func() { feed.Run(feedCtx) })
 		break
+	}
+
+	// The queues' event source mappings and the schedules.
+	queueErr := &syncWriter{w: stderr} // failures: in queue.log and again on stderr
+	for _, f := range st.Template.Functions {
+		emu := st.Emulators[f.Name]
+		if emu == nil {
+			continue
+		}
+		for _, ev := range f.Queues {
+			qf := &QueueFeed{Queue: st.Queues[ev.Queue], Event: ev, Fn: emu, Region: st.Region, Log: queueOut, ErrLog: queueErr,
+				Delivered: func(bodies []string) {
+					st.WritePIDs()
+					if feed == nil {
+						return
+					}
+					for _, b := range bodies {
+						if firm, run := runOf(b); run != "" {
+							feed.Track(firm, run)
+						}
+					}
+					feed.Kick()
+				}}
+			fmt.Fprintf(stderr, "queue: %s -> lambda %s (batch %d, one invocation at a time; log %s)\n", ev.Queue, f.Name, min(ev.BatchSize, 10), filepath.Join(logDir, "queue.log"))
+			feedDone.Go(func() { qf.Run(feedCtx) })
+		}
+		for _, sc := range f.Schedules {
+			every := localEvery(sc, o.sweepEvery)
+			if every == 0 {
+				fmt.Fprintf(stderr, "schedule: %s%s (%s) -> lambda %s: not run locally (%s)\n", f.LogicalID, sc.Name, sc.Expression, f.Name, notScheduledWhy(sc, o.sweepEvery))
+				continue
+			}
+			tm := &Timer{Fn: f, Schedule: sc, Emulator: emu, Every: every, Region: st.Region, Log: queueOut, ErrLog: queueErr,
+				Delivered: func() {
+					st.WritePIDs()
+					if feed != nil {
+						feed.Kick()
+					}
+				}}
+			fmt.Fprintf(stderr, "schedule: %s (%s) -> lambda %s every %s locally (-sweep-every)\n", tm.scheduleName(), sc.Expression, f.Name, every)
+			feedDone.Go(func() { tm.Run(feedCtx) })
+		}
 	}
 
 	claims := map[string][2]string{}
@@ -272,7 +343,13 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	if o.demo {
 		go func() {
 			fmt.Fprintln(stdout)
-			err := walkthrough.Run(ctx, walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey()})
+			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey()}
+			if o.clientTimeout > 0 {
+				wc.Client = &http.Client{Timeout: o.clientTimeout}
+				wc.Poll = o.clientTimeout / 4
+				wc.RunWait = 3 * time.Minute
+			}
+			err := walkthrough.Run(ctx, wc)
 			code := 0
 			if err != nil {
 				code = 1
@@ -343,6 +420,18 @@ func chooseFeed(ctx context.Context, source string, st *Stack, f *Function, d *D
 	}
 	fmt.Fprintf(stderr, "stream: polling the run partitions the API touches (Query above a per-run high-water mark, never Scan) -> lambda %s\n", f.Name)
 	return NewPump(st.DDB, st.TableName(), st.Region, f.BatchSize, d)
+}
+
+// notScheduledWhy says why localEvery is 0 for s.
+func notScheduledWhy(s Schedule, sweepEvery time.Duration) string {
+	switch {
+	case s.Disabled:
+		return "disabled in the template"
+	case sweepEvery == 0:
+		return "-sweep-every 0"
+	default:
+		return "only rate(...) schedules run locally; invoke it with -invoke"
+	}
 }
 
 // stillRunning lists the PIDs in <log-dir>/pids that are alive.
@@ -445,18 +534,23 @@ func curlExamples(base string) string {
 	return fmt.Sprintf(`
 Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, roles %[4]s):
 
-  # start a run as an associate: 202 held, with the warrant to sign in pending_approval
+  # start a run as an associate: 202 running; the worker takes it from the queue
   curl -s -X POST %[1]s/v1/runs -H 'Content-Type: application/json' -H 'X-Dev-Roles: associate' \
     -d '{"agent_key":"matter_assistant","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","counsel_message":"Please file the motion to compel discovery."}'
-  RUN=<run_id>; APPROVAL=<pending_approval.approval_request_id>; HASH=<pending_approval.tool_input_hash>
+  RUN=<run_id>
+
+  # follow it until it stops running: held, with the warrant to sign in pending_approval
+  curl -s "%[1]s/v1/runs/$RUN?wait=20"
+  APPROVAL=<pending_approval.approval_request_id>; HASH=<pending_approval.tool_input_hash>
 
   # counsel signs the warrant, bound to the hash shown
   curl -s -X POST %[1]s/v1/runs/$RUN/approvals/$APPROVAL -H 'Content-Type: application/json' \
     -H 'X-Dev-User: %[5]s' -H 'X-Dev-Roles: counsel' \
     -d '{"decision":"approve","tool_input_hash":"'$HASH'"}'
 
-  # resume: the filing executes once, the run completes
+  # resume: 202; the worker files once and the run completes
   curl -s -X POST %[1]s/v1/runs/$RUN/resume -H 'Content-Type: application/json' -d '{"approval_request_id":"'$APPROVAL'"}'
+  curl -s "%[1]s/v1/runs/$RUN?wait=20"
 
   # read the run, its ledger (NDJSON), the firm's pending warrants
   curl -s %[1]s/v1/runs/$RUN

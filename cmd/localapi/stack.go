@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
 )
 
 // DefaultModelID is the model the local stack's functions are configured
@@ -52,6 +54,13 @@ type StackConfig struct {
 	// heads). Empty: a fresh local HMAC key for this start, written to
 	// <LogDir>/ledger.key for `warrant ledger verify --key @FILE`.
 	LedgerKey string
+	// ModelLatency is how long the fake model takes for each turn (0: it
+	// answers at once); the runs that outlive an API call, on demand.
+	ModelLatency time.Duration
+	// VisibilityTimeout is every local queue's visibility timeout (the
+	// template's, 3600 s for the worker queue, is far too long to wait for a
+	// redelivery locally); 0 keeps the template's.
+	VisibilityTimeout time.Duration
 }
 
 // Stack is the running local stack: DynamoDB, Bedrock and one emulator per
@@ -66,6 +75,14 @@ type Stack struct {
 	DDB     *dynamodb.Client
 	Streams *dynamodbstreams.Client
 	model   *bedrocktest.Server
+
+	// SQS serves the template's queues (sqstest), each named by its logical
+	// id: <SQS.URL>/000000000000/WorkerQueue.
+	SQS    *sqstest.Server
+	Queues map[string]*sqstest.Queue // by logical id
+
+	queueLogMu sync.Mutex
+	queueLog   io.Writer // sends and dead letters, once serve sets it
 
 	Emulators map[string]*rie.Emulator // by function folder name
 
@@ -105,7 +122,12 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 		s.cfg.LedgerKey = cfg.LedgerKey
 	}
-	tpl, err := LoadTemplate(cfg.TemplatePath, Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey})
+	// SQS first: the functions' environment names the queues' URLs.
+	locals := Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey}
+	if err := s.startQueues(locals); err != nil {
+		return nil, err
+	}
+	tpl, err := LoadTemplate(cfg.TemplatePath, locals)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +188,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.realBedrock() {
 		s.say("bedrock: real Bedrock (MODEL_BACKEND=bedrock, region %s, model %s)", s.Region, cfg.ModelID)
 	} else {
-		s.model, err = bedrocktest.NewOn("127.0.0.1:0", bedrocktest.DemoScript())
+		s.model, err = bedrocktest.NewOn("127.0.0.1:0", bedrocktest.DemoScript().WithDelay(cfg.ModelLatency))
 		if err != nil {
 			return nil, fmt.Errorf("bedrock: %w", err)
 		}
-		s.say("bedrock: fake on %s (demo script)", strings.TrimPrefix(s.model.URL(), "http://"))
+		latency := ""
+		if cfg.ModelLatency > 0 {
+			latency = fmt.Sprintf(", %s per turn", cfg.ModelLatency)
+		}
+		s.say("bedrock: fake on %s (demo script%s)", strings.TrimPrefix(s.model.URL(), "http://"), latency)
 	}
 
 	// Lambdas: build, then one emulator each.
@@ -229,7 +255,7 @@ var passAWS = []string{
 // environment: the template's variables and the endpoints.
 func (s *Stack) functionEnv(f *Function) []string {
 	env := slices.Clone(f.Env)
-	env = append(env, "AWS_REGION="+s.Region, "AWS_ENDPOINT_URL_DYNAMODB="+s.ddbURL)
+	env = append(env, "AWS_REGION="+s.Region, "AWS_ENDPOINT_URL_DYNAMODB="+s.ddbURL, "AWS_ENDPOINT_URL_SQS="+s.SQS.URL)
 	if s.model != nil {
 		env = append(env, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+s.model.URL())
 	}
@@ -240,6 +266,111 @@ func (s *Stack) functionEnv(f *Function) []string {
 		env = append(env, "AWS_EC2_METADATA_DISABLED=false")
 	}
 	return env
+}
+
+// startQueues serves the template's queues on a free loopback port and
+// adds their URLs and ARNs to locals ("!Ref WorkerQueue", "!GetAtt
+// WorkerQueue.Arn", ...). A queue keeps its redrive policy; its visibility
+// timeout is cfg.VisibilityTimeout unless that is 0.
+func (s *Stack) startQueues(locals Locals) error {
+	tq, err := ReadQueues(s.cfg.TemplatePath)
+	if err != nil {
+		return err
+	}
+	s.Queues = map[string]*sqstest.Queue{}
+	var build func(id string, depth int) (*sqstest.Queue, error)
+	build = func(id string, depth int) (*sqstest.Queue, error) {
+		if q := s.Queues[id]; q != nil {
+			return q, nil
+		}
+		t := tq[id]
+		if depth > len(tq) {
+			return nil, fmt.Errorf("template %s: the redrive policies of %s loop", s.cfg.TemplatePath, id)
+		}
+		opts := sqstest.Options{Name: id, Region: s.Region, VisibilityTimeout: t.VisibilityTimeout,
+			MaxReceiveCount: t.MaxReceiveCount, OnSend: func(m sqstest.Message) { s.logSend(id, m) }, OnDeadLetter: s.logDeadLetter}
+		if s.cfg.VisibilityTimeout > 0 {
+			opts.VisibilityTimeout = s.cfg.VisibilityTimeout
+		}
+		if opts.VisibilityTimeout <= 0 {
+			opts.VisibilityTimeout = time.Nanosecond // SQS's 0: visible again at once
+		}
+		if t.DeadLetter != "" {
+			dlq, err := build(t.DeadLetter, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			opts.DeadLetter = dlq
+		}
+		q := sqstest.NewQueue(opts)
+		s.Queues[id] = q
+		return q, nil
+	}
+	ids := slices.Sorted(maps.Keys(tq))
+	for _, id := range ids {
+		if _, err := build(id, 0); err != nil {
+			return err
+		}
+	}
+	if s.SQS, err = sqstest.Start("127.0.0.1:0"); err != nil {
+		return fmt.Errorf("sqs: %w", err)
+	}
+	for _, id := range ids {
+		q := s.Queues[id]
+		s.SQS.Add(q)
+		url := s.SQS.QueueURL(q)
+		locals["!Ref "+id] = url
+		locals["!GetAtt "+id+".Arn"] = q.ARN()
+		locals["!GetAtt "+id+".QueueName"] = q.Name()
+		locals["!GetAtt "+id+".QueueUrl"] = url
+	}
+	var desc []string
+	for _, id := range ids {
+		q := s.Queues[id]
+		d := fmt.Sprintf("%s (visibility %s", id, q.VisibilityTimeout())
+		if q.DeadLetter() != nil {
+			d += fmt.Sprintf(", to %s after %d receives", q.DeadLetter().Name(), q.MaxReceiveCount())
+		}
+		desc = append(desc, d+")")
+	}
+	if len(desc) == 0 {
+		desc = []string{"no queues in the template"}
+	}
+	s.say("sqs: fake on %s: %s", strings.TrimPrefix(s.SQS.URL, "http://"), strings.Join(desc, ", "))
+	return nil
+}
+
+// SetQueueLog sends the queues' own lines (messages sent, dead letters) to w.
+func (s *Stack) SetQueueLog(w io.Writer) {
+	s.queueLogMu.Lock()
+	s.queueLog = w
+	s.queueLogMu.Unlock()
+}
+
+func (s *Stack) queueLine(format string, args ...any) {
+	s.queueLogMu.Lock()
+	w := s.queueLog
+	s.queueLogMu.Unlock()
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+func (s *Stack) logSend(queue string, m sqstest.Message) {
+	s.queueLine("%s queue %s: message %s%s sent (%d bytes)\n", time.Now().Format(time.RFC3339Nano), queue, m.ID, describeBody(m.Body), len(m.Body))
+}
+
+// logDeadLetter reports a message moved to a dead-letter queue, in the
+// queue log and on the progress writer (stderr): a run's step was given up.
+func (s *Stack) logDeadLetter(m sqstest.Message) {
+	dlq := "its dead-letter queue"
+	if q := s.Queues[m.DeadLetterSource]; q != nil && q.DeadLetter() != nil {
+		dlq = q.DeadLetter().Name()
+	}
+	line := fmt.Sprintf("queue %s: message %s%s was received %d times without success: moved to %s\n",
+		m.DeadLetterSource, m.ID, describeBody(m.Body), m.ReceiveCount, dlq)
+	s.queueLine("%s %s", time.Now().Format(time.RFC3339Nano), line)
+	fmt.Fprint(s.cfg.progress(), line)
 }
 
 // LedgerKey is the functions' LEDGER_KEY: a local HMAC key. Local only; on
@@ -321,6 +452,9 @@ func (s *Stack) Stop() error {
 	wg.Wait()
 	if s.model != nil {
 		s.model.Close()
+	}
+	if s.SQS != nil {
+		s.SQS.Close()
 	}
 	if s.ddbSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

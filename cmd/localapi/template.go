@@ -25,6 +25,41 @@ type Function struct {
 	Routes    []Route       // its HttpApi events
 	Stream    bool          // it has a DynamoDB stream event (stream-reduce)
 	BatchSize int           // that event's BatchSize (default 100)
+	Queues    []QueueEvent  // its SQS events (worker)
+	Schedules []Schedule    // its Schedule and ScheduleV2 events (sweeper)
+}
+
+// QueueEvent is one SQS event of a function: the event source mapping that
+// receives from a queue of the template and invokes the function.
+type QueueEvent struct {
+	Name      string // the event's name (WorkerMessages)
+	Queue     string // the queue's logical id (WorkerQueue)
+	BatchSize int    // default 10, as on Lambda
+	// ReportBatchItemFailures: the function answers an SQSEventResponse
+	// naming the failed messages (FunctionResponseTypes); without it any
+	// answer that is not an error deletes the whole batch.
+	ReportBatchItemFailures bool
+}
+
+// Schedule is one Schedule (EventBridge rule) or ScheduleV2 (EventBridge
+// Scheduler) event of a function.
+type Schedule struct {
+	Name       string        // the event's name (Sweep)
+	Type       string        // Schedule or ScheduleV2
+	Expression string        // rate(1 minute), cron(...), at(...)
+	Rate       time.Duration // the period of a rate(...) expression; 0 for cron and at
+	Input      string        // the event's Input, if it sets one
+	Disabled   bool          // State DISABLED (or Enabled: false)
+}
+
+// Queue is an AWS::SQS::Queue of the template.
+type Queue struct {
+	LogicalID         string
+	VisibilityTimeout time.Duration // default 30 s, as on SQS
+	// DeadLetter is the logical id of the RedrivePolicy's deadLetterTargetArn
+	// and MaxReceiveCount its maxReceiveCount; "" and 0 without a policy.
+	DeadLetter      string
+	MaxReceiveCount int
 }
 
 // Route is one HttpApi event: Method and Path ("/v1/runs/{run_id}").
@@ -43,11 +78,15 @@ type Template struct {
 	Path      string
 	Functions []*Function
 	Routes    []Route
+	Queues    map[string]*Queue // by logical id
 }
 
 // Locals are the values of intrinsics (!Ref Table, !GetAtt ...) on the local
-// stack, by environment variable name. An intrinsic without one is a !Ref
-// to a parameter (its Default) or a !Sub of parameters.
+// stack, by environment variable name (TABLE_NAME) or by the intrinsic
+// itself, written "!Ref WorkerQueue" or "!GetAtt WorkerQueue.Arn" (short
+// form, whichever form the template uses); the name wins. An intrinsic
+// without one is a !Ref to a parameter (its Default) or a !Sub of
+// parameters.
 type Locals map[string]string
 
 // functionName maps a logical id to its folder under functions/, by the
@@ -74,18 +113,10 @@ func functionName(logicalID string) string {
 // where an environment variable is an intrinsic, locals (or the referenced
 // parameter's Default) gives its local value.
 func LoadTemplate(path string, locals Locals) (*Template, error) {
-	raw, err := os.ReadFile(path)
+	root, err := readTemplate(path)
 	if err != nil {
-		return nil, fmt.Errorf("template: %w", err)
+		return nil, err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("template %s: %w", path, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("template %s: empty", path)
-	}
-	root := doc.Content[0]
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -99,6 +130,9 @@ func LoadTemplate(path string, locals Locals) (*Template, error) {
 	types := map[string]string{}
 	for i := 0; i+1 < len(resources.Content); i += 2 {
 		types[resources.Content[i].Value] = scalar(get(resources.Content[i+1], "Type"))
+	}
+	if t.Queues, err = queues(resources, types); err != nil {
+		return nil, fmt.Errorf("template %s: %w", path, err)
 	}
 	globals := get(get(root, "Globals"), "Function")
 	globalEnv := get(get(globals, "Environment"), "Variables")
@@ -164,6 +198,18 @@ func LoadTemplate(path string, locals Locals) (*Template, error) {
 					if n, err := strconv.Atoi(scalar(get(ep, "BatchSize"))); err == nil && n > 0 {
 						f.BatchSize = n
 					}
+				case "SQS":
+					qe, err := queueEvent(evs.Content[j].Value, ep, types)
+					if err != nil {
+						return nil, fmt.Errorf("template %s: %s: %w", path, id, err)
+					}
+					f.Queues = append(f.Queues, qe)
+				case "Schedule", "ScheduleV2":
+					sc, err := schedule(evs.Content[j].Value, scalar(get(ev, "Type")), ep)
+					if err != nil {
+						return nil, fmt.Errorf("template %s: %s: %w", path, id, err)
+					}
+					f.Schedules = append(f.Schedules, sc)
 				}
 			}
 		}
@@ -174,6 +220,160 @@ func LoadTemplate(path string, locals Locals) (*Template, error) {
 	}
 	sortRoutes(t.Routes)
 	return t, nil
+}
+
+// readTemplate parses the template's YAML. CloudFormation's short-form tags
+// stay on the nodes.
+func readTemplate(path string) (*yaml.Node, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("template %s: %w", path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("template %s: empty", path)
+	}
+	return doc.Content[0], nil
+}
+
+// ReadQueues reads only the template's queues: the local stack starts them
+// before it resolves the functions' environment, which names their URLs.
+func ReadQueues(path string) (map[string]*Queue, error) {
+	root, err := readTemplate(path)
+	if err != nil {
+		return nil, err
+	}
+	resources := get(root, "Resources")
+	types := map[string]string{}
+	if resources != nil {
+		for i := 0; i+1 < len(resources.Content); i += 2 {
+			types[resources.Content[i].Value] = scalar(get(resources.Content[i+1], "Type"))
+		}
+	}
+	qs, err := queues(resources, types)
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", path, err)
+	}
+	return qs, nil
+}
+
+// queues reads every AWS::SQS::Queue: its visibility timeout and redrive
+// policy.
+func queues(resources *yaml.Node, types map[string]string) (map[string]*Queue, error) {
+	out := map[string]*Queue{}
+	if resources == nil {
+		return out, nil
+	}
+	for i := 0; i+1 < len(resources.Content); i += 2 {
+		id, res := resources.Content[i].Value, resources.Content[i+1]
+		if types[id] != "AWS::SQS::Queue" {
+			continue
+		}
+		props := get(res, "Properties")
+		q := &Queue{LogicalID: id, VisibilityTimeout: 30 * time.Second}
+		if s := scalar(get(props, "VisibilityTimeout")); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n > 43200 {
+				return nil, fmt.Errorf("%s: VisibilityTimeout %q is not 0 to 43200 seconds", id, s)
+			}
+			q.VisibilityTimeout = time.Duration(n) * time.Second
+		}
+		if rp := get(props, "RedrivePolicy"); rp != nil {
+			target, attr, ok := getAtt(get(rp, "deadLetterTargetArn"))
+			if !ok || attr != "Arn" || types[target] != "AWS::SQS::Queue" {
+				return nil, fmt.Errorf("%s: RedrivePolicy.deadLetterTargetArn must be !GetAtt <a queue of the template>.Arn", id)
+			}
+			n, err := strconv.Atoi(scalar(get(rp, "maxReceiveCount")))
+			if err != nil || n < 1 || n > 1000 {
+				return nil, fmt.Errorf("%s: RedrivePolicy.maxReceiveCount must be 1 to 1000", id)
+			}
+			q.DeadLetter, q.MaxReceiveCount = target, n
+		}
+		out[id] = q
+	}
+	return out, nil
+}
+
+// getAtt reads !GetAtt X.Attr, !GetAtt [X, Attr] or {"Fn::GetAtt": ...}.
+func getAtt(n *yaml.Node) (id, attr string, ok bool) {
+	if n == nil {
+		return "", "", false
+	}
+	arg := n
+	if n.Tag != "!GetAtt" {
+		if n.Kind != yaml.MappingNode || len(n.Content) != 2 || n.Content[0].Value != "Fn::GetAtt" {
+			return "", "", false
+		}
+		arg = n.Content[1]
+	}
+	switch arg.Kind {
+	case yaml.ScalarNode:
+		id, attr, ok = strings.Cut(arg.Value, ".")
+		return id, attr, ok && id != "" && attr != ""
+	case yaml.SequenceNode:
+		if len(arg.Content) == 2 {
+			return arg.Content[0].Value, arg.Content[1].Value, arg.Content[0].Value != "" && arg.Content[1].Value != ""
+		}
+	}
+	return "", "", false
+}
+
+// queueEvent reads an SQS event's properties.
+func queueEvent(name string, ep *yaml.Node, types map[string]string) (QueueEvent, error) {
+	q, attr, ok := getAtt(get(ep, "Queue"))
+	if !ok || attr != "Arn" || types[q] != "AWS::SQS::Queue" {
+		return QueueEvent{}, fmt.Errorf("SQS event %s: Queue must be !GetAtt <a queue of the template>.Arn", name)
+	}
+	qe := QueueEvent{Name: name, Queue: q, BatchSize: 10}
+	if s := scalar(get(ep, "BatchSize")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 10000 {
+			return QueueEvent{}, fmt.Errorf("SQS event %s: BatchSize %q is not 1 to 10000", name, s)
+		}
+		qe.BatchSize = n
+	}
+	if frt := get(ep, "FunctionResponseTypes"); frt != nil {
+		for _, c := range frt.Content {
+			if c.Value == "ReportBatchItemFailures" {
+				qe.ReportBatchItemFailures = true
+			}
+		}
+	}
+	return qe, nil
+}
+
+var rateRE = regexp.MustCompile(`^rate\(\s*([0-9]+)\s+(minute|minutes|hour|hours|day|days)\s*\)$`)
+
+// schedule reads a Schedule or ScheduleV2 event's properties. A rate
+// expression gives the period; cron and at expressions are kept as written.
+func schedule(name, typ string, ep *yaml.Node) (Schedule, error) {
+	sc := Schedule{Name: name, Type: typ, Expression: strings.TrimSpace(scalar(get(ep, "ScheduleExpression")))}
+	if typ == "Schedule" {
+		sc.Expression = strings.TrimSpace(scalar(get(ep, "Schedule")))
+	}
+	sc.Input = scalar(get(ep, "Input"))
+	sc.Disabled = strings.EqualFold(scalar(get(ep, "State")), "DISABLED") || scalar(get(ep, "Enabled")) == "false"
+	switch {
+	case strings.HasPrefix(sc.Expression, "rate("):
+		m := rateRE.FindStringSubmatch(sc.Expression)
+		n := 0
+		if m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		// AWS: the unit is singular for 1 and plural otherwise.
+		if m == nil || n < 1 || (n == 1) != !strings.HasSuffix(m[2], "s") {
+			return Schedule{}, fmt.Errorf("%s event %s: %q is not rate(<n> minute[s]|hour[s]|day[s]) (singular for 1, plural otherwise)", typ, name, sc.Expression)
+		}
+		unit := map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}[strings.TrimSuffix(m[2], "s")]
+		sc.Rate = time.Duration(n) * unit
+	case strings.HasPrefix(sc.Expression, "cron("), strings.HasPrefix(sc.Expression, "at("):
+	default:
+		return Schedule{}, fmt.Errorf("%s event %s: ScheduleExpression %q is not rate(...), cron(...) or at(...)", typ, name, sc.Expression)
+	}
+	return sc, nil
 }
 
 // Function returns the function named name (its folder) or logical id.
@@ -198,6 +398,16 @@ func resolve(name string, n *yaml.Node, params map[string]string, types map[stri
 	}
 	if v, ok := locals[name]; ok {
 		return v, nil
+	}
+	if tag == "!Ref" && arg.Kind == yaml.ScalarNode {
+		if v, ok := locals["!Ref "+arg.Value]; ok {
+			return v, nil
+		}
+	}
+	if id, attr, ok := getAtt(n); ok {
+		if v, ok := locals["!GetAtt "+id+"."+attr]; ok {
+			return v, nil
+		}
 	}
 	if tag == "!Ref" && arg.Kind == yaml.ScalarNode {
 		if d, ok := params[arg.Value]; ok {

@@ -1,8 +1,9 @@
 // Command warrant is the operator's tool for checking what the deployed system
 // did: hash a tool input the way a warrant binds it, verify and fold a ledger
 // export with the same reducer the agent uses, ask the risk policy about a
-// tool, and price a model call. It is never deployed, and it calls AWS only to
-// verify a ledger head with a KMS key (ledger verify --key kms:...).
+// tool, price a model call, and record counsel's reconciliation of an effect
+// through the API. It is never deployed, and it calls AWS only to verify a
+// ledger head with a KMS key (ledger verify --key kms:...).
 package main
 
 import (
@@ -45,6 +46,14 @@ const usage = `usage:
         first effect without provenance
   warrant policy decide TOOL [--policy FILE]
         print the risk policy's decision for TOOL (default: the embedded policy)
+  warrant effect reconcile RUN_ID EFFECT_REF --outcome executed|not_executed
+                 [--external-ref REF] [--note TEXT] [--api URL] [--token-file FILE] [--header "Name: value"]...
+        record, as counsel, what really happened to an effect whose outcome was lost with
+        its worker (the run failed with effect_outcome_unknown; the effect_ref is in the
+        run view's unreconciled_effects), through the API: POST
+        /v1/runs/{run}/effects/{ref}/reconcile with the bearer token of $WARRANT_TOKEN or
+        --token-file, at --api or $WARRANT_API; prints the recorded reconciliation.
+        Nothing is executed, whatever the outcome
   warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
         print the USD cost of one model call (PRICING_FILE overrides the embedded
         table, as it does for the agent)
@@ -114,6 +123,11 @@ func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
 		return decideCmd(rest[1:], stdout)
 	case "price":
 		return priceCmd(rest, stdout)
+	case "effect":
+		if len(rest) == 0 || rest[0] != "reconcile" {
+			return usageErr("effect needs the subcommand reconcile")
+		}
+		return reconcileCmd(rest[1:], stdout)
 	}
 	return usageErr("unknown command %q", cmd)
 }

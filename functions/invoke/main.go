@@ -1,5 +1,5 @@
 // Command invoke is the Warrant invoke Lambda. Its wiring (configuration, clients,
-// handler, lambda.Start) is internal/wire's, shared by all five functions.
+// handler, lambda.Start) is internal/wire's, shared by all the functions.
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Command runs is the Warrant runs Lambda. Its wiring (configuration, clients,
-// handler, lambda.Start) is internal/wire's, shared by all five functions.
+// handler, lambda.Start) is internal/wire's, shared by all the functions.
 package main
 
 import (

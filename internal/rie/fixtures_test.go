@@ -18,7 +18,7 @@ const (
 	modelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 )
 
-var functions = []string{"invoke", "approve", "resume", "runs", "stream-reduce"}
+var functions = []string{"invoke", "approve", "resume", "runs", "worker", "sweeper", "stream-reduce"}
 
 // testLedgerKey is the functions' LEDGER_KEY in these tests (a local HMAC key).
 const testLedgerKey = "hmac:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
@@ -83,7 +83,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// buildAll builds the five bootstraps for the host with one go build.
+// buildAll builds the seven bootstraps for the host with one go build.
 func buildAll(t *testing.T, ctx context.Context, dir string) map[string]string {
 	t.Helper()
 	pkgs := map[string]string{}

@@ -17,14 +17,17 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
 )
 
-// TestFunctionsUnderEmulator runs each of the five functions' bootstraps under
-// its own emulator against minidyn and the fake Bedrock, and walks the
-// events/ fixtures through a held, approved and resumed run.
+// TestFunctionsUnderEmulator runs each of the seven functions' bootstraps
+// under its own emulator against minidyn, the fake Bedrock and a fake SQS
+// queue, and walks the events/ fixtures through a run that invoke hands to
+// the worker, which holds it; approved, resumed and handed over again, the
+// worker completes it.
 func TestFunctionsUnderEmulator(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds five bootstraps; skipped with -short")
+		t.Skip("builds seven bootstraps; skipped with -short")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -39,7 +42,13 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 	}
 	t.Cleanup(model.Close)
 
+	queue := sqstest.NewQueue(sqstest.Options{Name: "WorkerQueue", VisibilityTimeout: time.Minute})
+	sqs := sqstest.NewServer(queue)
+	t.Cleanup(sqs.Close)
+
 	common := []string{
+		"AWS_ENDPOINT_URL_SQS=" + sqs.URL,
+		"QUEUE_URL=" + sqs.QueueURL(queue),
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddb.URL,
 		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME=" + model.URL(),
 		"AWS_REGION=us-east-1",
@@ -100,13 +109,58 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 		}
 	}
 
-	// invoke: the demo model files a motion, which the policy holds.
+	// worker: one message is what Lambda's SQS event source sends it.
+	work := func(what, reason string) {
+		t.Helper()
+		msgs, err := queue.Receive(ctx, sqstest.ReceiveInput{Wait: 5 * time.Second})
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("%s: the worker queue holds %v (%v), want one message", what, msgs, err)
+		}
+		m := msgs[0]
+		if !strings.Contains(m.Body, `"reason":"`+reason+`"`) {
+			t.Fatalf("%s: message %s, want reason %s", what, m.Body, reason)
+		}
+		ev := fixture(t, "worker-sqs")
+		rec := ev["Records"].([]any)[0].(map[string]any)
+		rec["messageId"], rec["receiptHandle"], rec["body"], rec["md5OfBody"] = m.ID, m.ReceiptHandle, m.Body, m.MD5OfBody
+		rec["eventSourceARN"] = queue.ARN()
+		out, err := emus["worker"].Invoke(ctx, mustJSON(t, ev))
+		if err != nil {
+			t.Fatalf("%s: worker: %v\nlog tail:\n%s", what, err, emus["worker"].LogTail(4096))
+		}
+		var br events.SQSEventResponse
+		if err := json.Unmarshal(out, &br); err != nil || len(br.BatchItemFailures) != 0 {
+			t.Fatalf("%s: worker answered %s (%v)", what, out, err)
+		}
+		if ok, err := queue.Delete(m.ReceiptHandle); !ok || err != nil {
+			t.Fatalf("%s: delete: %v %v", what, ok, err)
+		}
+	}
+	// The run as the server folds it from the ledger (no projection yet).
+	readRun := func(what, runID string) (events.APIGatewayV2HTTPResponse, map[string]any) {
+		t.Helper()
+		ev := fixture(t, "get-run")
+		ev["rawQueryString"] = "consistent=true"
+		ev["queryStringParameters"] = map[string]any{"consistent": "true"}
+		retarget(t, ev, obj(ev, "pathParameters")["run_id"].(string), runID, "", "")
+		resp, run := invokeAPI(t, ctx, emus["runs"], ev)
+		wantStatus(t, what, resp, 200)
+		return resp, run
+	}
+
+	// invoke: the run is recorded and handed to the worker (202, running).
 	resp, run := invokeAPI(t, ctx, emus["invoke"], fixture(t, "invoke"))
 	wantStatus(t, "invoke", resp, 202)
-	if run["status"] != "held" {
-		t.Fatalf("invoke: status %v, want held: %s", run["status"], resp.Body)
+	if run["status"] != "running" {
+		t.Fatalf("invoke: status %v, want running: %s", run["status"], resp.Body)
 	}
 	runID := run["run_id"].(string)
+	// worker: the demo model files a motion, which the policy holds.
+	work("started", "started")
+	resp, run = readRun("held run", runID)
+	if run["status"] != "held" {
+		t.Fatalf("after the worker: status %v, want held: %s", run["status"], resp.Body)
+	}
 	pending := run["pending_approval"].(map[string]any)
 	approvalID, hash := pending["approval_request_id"].(string), pending["tool_input_hash"].(string)
 	if pending["tool_name"] != bedrocktest.ToolFileCourtDocument || len(hash) != 64 {
@@ -124,18 +178,39 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 		t.Fatalf("approve: warrant %v", w)
 	}
 
-	// resume: the filing executes, the run completes.
+	// resume: the warrant is burned and the run handed over again; the
+	// worker files the motion and the run completes.
 	ev = fixture(t, "resume")
 	retarget(t, ev, obj(ev, "pathParameters")["run_id"].(string), runID, "", "")
 	ev["body"] = string(mustJSON(t, map[string]string{"approval_request_id": approvalID}))
-	resp, run = invokeAPI(t, ctx, emus["resume"], ev)
-	wantStatus(t, "resume", resp, 200)
+	resp, _ = invokeAPI(t, ctx, emus["resume"], ev)
+	wantStatus(t, "resume", resp, 202)
+	work("resumed", "resumed")
+	resp, run = readRun("completed run", runID)
 	if run["status"] != "completed" || run["final_text"] != bedrocktest.DemoFiledText {
-		t.Fatalf("resume: %s", resp.Body)
+		t.Fatalf("after the worker: %s", resp.Body)
 	}
 	// A replay is a precise 409, never a second filing.
 	resp, _ = invokeAPI(t, ctx, emus["resume"], ev)
 	wantStatus(t, "resume replay", resp, 409)
+
+	// A replay hands nothing over.
+	if c := queue.Counts(); c.Sent != 2 || c.Visible+c.InFlight != 0 {
+		t.Fatalf("worker queue after the replay: %+v", c)
+	}
+
+	// sweeper: the schedule's default event; nothing is stuck.
+	out, err := emus["sweeper"].Invoke(ctx, mustJSON(t, fixture(t, "sweeper-schedule")))
+	if err != nil {
+		t.Fatalf("sweeper: %v\nlog tail:\n%s", err, emus["sweeper"].LogTail(4096))
+	}
+	if !json.Valid(out) {
+		t.Fatalf("sweeper answered %s", out)
+	}
+	// worker: the fixture as it is names a run this table does not hold.
+	if _, err := emus["worker"].Invoke(ctx, mustJSON(t, fixture(t, "worker-sqs"))); err != nil {
+		t.Fatalf("worker (unknown run): %v", err)
+	}
 
 	// runs: the run, its ledger and the (now empty) pending list.
 	getRun := fixture(t, "get-run")
@@ -160,7 +235,7 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 	// hold, so its records are reported as failures; pointed at our run it
 	// folds the whole ledger into the projection.
 	sr := fixture(t, "stream-reduce")
-	out, err := emus["stream-reduce"].Invoke(ctx, mustJSON(t, sr))
+	out, err = emus["stream-reduce"].Invoke(ctx, mustJSON(t, sr))
 	if err != nil {
 		t.Fatalf("stream-reduce: %v", err)
 	}

@@ -1,7 +1,8 @@
 // Package walkthrough is the local stack's scripted scenario, run by
 // cmd/demo and by `localapi -demo`. It talks to the local HTTP API only, as a
 // client would (with the local dev identity headers), and checks each answer:
-// a run held on a court filing, counsel signing the warrant, the resume that
+// a run accepted (202) and followed (?wait) until the worker holds it on a
+// court filing, counsel signing the warrant, the resume that
 // files exactly once, a replay and another firm refused, the stream
 // projection catching up, and the exported ledger verified in this process
 // by reducer.Verify, what the operator CLI's `warrant ledger verify` runs.
@@ -46,7 +47,14 @@ type Config struct {
 	Out     io.Writer // the step lines; default os.Stdout
 	// ProjectionWait bounds the wait for the stream projection; default 20 s.
 	ProjectionWait time.Duration
-	Client         *http.Client
+	// RunWait bounds the wait for the worker to take a run as far as it
+	// goes (held, completed); default 60 s.
+	RunWait time.Duration
+	// Poll, when set, follows a run by plain GETs this far apart instead of
+	// long polls (?wait=20): for a client whose every call is bounded
+	// shorter than a long poll.
+	Poll   time.Duration
+	Client *http.Client
 	// LedgerKey is the stack's LEDGER_KEY (hmac:<hex> locally): with it the
 	// export ends with the run's signed head and its MAC is verified too.
 	LedgerKey string
@@ -78,6 +86,9 @@ func Run(ctx context.Context, c Config) error {
 	}
 	if c.ProjectionWait <= 0 {
 		c.ProjectionWait = 20 * time.Second
+	}
+	if c.RunWait <= 0 {
+		c.RunWait = 60 * time.Second
 	}
 	if c.Client == nil {
 		c.Client = &http.Client{Timeout: 120 * time.Second}
@@ -231,17 +242,27 @@ func (w *walk) run(ctx context.Context) error {
 	if err := w.expect("start run", a, 202); err != nil {
 		return err
 	}
+	runID := str(a.json, "run_id")
+	if runID == "" || a.header.Get("Location") == "" {
+		return &StepError{"start run", "202 with the run_id and a Location", a.describe()}
+	}
+	w.ok("run %s accepted (202 %s): the worker takes it from the queue", short(runID), str(a.json, "status"))
+
+	// The worker runs the model until the filing holds the run on a warrant.
+	t0 := time.Now()
+	if a, err = w.follow(ctx, "follow the run", runID); err != nil {
+		return err
+	}
 	run := a.json
-	runID := str(run, "run_id")
 	pending, _ := run["pending_approval"].(map[string]any)
 	if str(run, "status") != "held" || pending == nil {
-		return &StepError{"start run", "status held with a pending_approval", a.describe()}
+		return &StepError{"follow the run", "status held with a pending_approval", a.describe()}
 	}
 	if t := str(pending, "tool_name"); t != FilingTool {
 		return &StepError{"start run", "held on " + FilingTool, "held on " + t}
 	}
 	approvalID, hash := str(pending, "approval_request_id"), str(pending, "tool_input_hash")
-	w.ok("run %s held on %s (warrant %s)", short(runID), FilingTool, short(approvalID))
+	w.ok("run %s held on %s (warrant %s) after %.1fs", short(runID), FilingTool, short(approvalID), time.Since(t0).Seconds())
 	w.note("tool     %s (risk %s)", str(pending, "tool_name"), str(pending, "risk_tier"))
 	w.note("summary  %s", str(pending, "human_summary"))
 	w.note("reason   %s", str(pending, "reason"))
@@ -280,14 +301,18 @@ func (w *walk) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.expect("resume", a, 200); err != nil {
+	if err := w.expect("resume", a, 202); err != nil {
+		return err
+	}
+	t0 = time.Now()
+	if a, err = w.follow(ctx, "follow the resumed run", runID); err != nil {
 		return err
 	}
 	done := a.json
 	if s := str(done, "status"); s != "completed" {
-		return &StepError{"resume", "status completed", a.describe()}
+		return &StepError{"follow the resumed run", "status completed", a.describe()}
 	}
-	w.ok("resumed: run completed — %q", str(done, "final_text"))
+	w.ok("resumed (202): the worker filed and the run completed in %.1fs — %q", time.Since(t0).Seconds(), str(done, "final_text"))
 
 	// 5. The filing happened exactly once, with its effect_ref.
 	lines, raw, err := w.ledger(ctx, runID)
@@ -332,7 +357,7 @@ func (w *walk) run(ctx context.Context) error {
 
 	// 9. The stream projection catches up with the ledger.
 	last := lines[len(lines)-1].Seq
-	t0 := time.Now()
+	t0 = time.Now()
 	var projected int64
 	for {
 		a, err = w.call(ctx, associate, "GET", "/v1/runs/"+runID, nil)
@@ -408,6 +433,39 @@ func (w *walk) run(ctx context.Context) error {
 	w.ok("audit: the filing traces to warrant %s (asked at seq %d, approved at seq %d by %s as %s, released at seq %d)",
 		short(f.ApprovalID), f.BlockedSeq, f.DecidedSeq, short(f.DecidedBy), f.DecidedAs, f.ReleasedSeq)
 	return nil
+}
+
+// follow long-polls GET /v1/runs/{id}?wait=20 (or, with Poll, polls it), as
+// a client does after a 202, until the run is no longer running; at most
+// RunWait in all.
+func (w *walk) follow(ctx context.Context, step, runID string) (*answer, error) {
+	t0 := time.Now()
+	path := "/v1/runs/" + runID + "?wait=20"
+	if w.Poll > 0 {
+		path = "/v1/runs/" + runID + "?consistent=true"
+	}
+	for {
+		if w.Poll > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(w.Poll):
+			}
+		}
+		a, err := w.call(ctx, associate, "GET", path, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := w.expect(step, a, 200); err != nil {
+			return nil, err
+		}
+		if str(a.json, "status") != "running" {
+			return a, nil
+		}
+		if time.Since(t0) > w.RunWait {
+			return nil, &StepError{step, fmt.Sprintf("the run to stop running within %s", w.RunWait), a.describe()}
+		}
+	}
 }
 
 // audit traces every executed effect of the exported file to its

@@ -20,6 +20,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
@@ -30,6 +31,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/sqs"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
 )
@@ -43,6 +45,11 @@ var (
 	_ handlers.RunsStore       = (*dynamo.Store)(nil)
 	_ handlers.ProjectionStore = (*dynamo.Store)(nil)
 	_ handlers.Runner          = (*agent.Brain)(nil)
+	_ handlers.Continuer       = (*agent.Brain)(nil)
+	_ handlers.SweepBrain      = (*agent.Brain)(nil)
+	_ handlers.LeaseIndex      = (*dynamo.Store)(nil)
+	_ handlers.Enqueuer        = (*sqs.Queue)(nil)
+	_ agent.ReconcileStore     = (*dynamo.Store)(nil)
 	_ reducer.Source           = (*dynamo.Store)(nil)
 	_ reducer.HeadVerifier     = (*anchor.Keyring)(nil)
 	_ dynamo.HeadSigner        = (*anchor.Keyring)(nil)
@@ -56,8 +63,12 @@ type Deps struct {
 	// with the same keyring (dynamo.WithHeadSigner).
 	Keys  *anchor.Keyring
 	Store *dynamo.Store
-	// Model is the brain's model; nil for functions without a brain.
-	Model  agent.Converser
+	// Model is the brain's model; nil for functions that call no model
+	// (only the worker does).
+	Model agent.Converser
+	// Queue hands runs to the worker (QUEUE_URL); nil for functions that
+	// hand nothing over.
+	Queue  handlers.Enqueuer
 	Logger *failure.Logger
 	// Now is the brain's and the approval handler's clock (nil: time.Now).
 	// The store has its own (dynamo.WithClock).
@@ -91,24 +102,33 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		Store:  dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, dynamo.WithHeadSigner(keys)),
 		Logger: failure.NewLevelLogger(logOut, cfg.LogLevel),
 	}
-	if cfg.HasBrain() {
+	if cfg.QueueURL != "" {
+		d.Queue = sqs.New(awssqs.NewFromConfig(awsCfg), cfg.QueueURL)
+	}
+	if cfg.Function == config.Worker {
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
 	return d, nil
 }
 
-// NewBrain builds the brain invoke and resume share: the model, the embedded
-// risk policy, the configured prices and the reference tools.
+// NewBrain builds the brain invoke, resume and the worker share: the model
+// (the worker's; invoke and resume record and never call it), the embedded
+// risk policy, the configured prices and the reference tools. The sweeper's
+// brain has no agents: it settles runs from their ledgers and never runs one.
 func NewBrain(d Deps) (*agent.Brain, error) {
 	policy, err := toolpolicy.Embedded()
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the embedded risk policy does not load", err)
 	}
 	c := d.Config
+	var agents []agent.Definition
+	if c.HasBrain() {
+		agents = append(agents, agent.MatterAssistant)
+	}
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
 			Now: d.Now, NewID: d.NewID, Heads: d.verifier()},
-		tools.Reference(d.Store, d.Now), agent.MatterAssistant)
+		tools.Reference(d.Store, d.Now), agents...)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
 	}
@@ -139,7 +159,7 @@ func Invoke(d Deps) (*handlers.Invoke, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Invoke{Brain: brain, Store: d.Store, Keys: d.verifier(), Config: d.Config, HTTP: d.http(),
+	return &handlers.Invoke{Brain: brain, Queue: d.Queue, Store: d.Store, Keys: d.verifier(), Config: d.Config, HTTP: d.http(),
 		Resp: d.responder(config.Invoke), NewID: d.NewRunID}, nil
 }
 
@@ -149,13 +169,32 @@ func Resume(d Deps) (*handlers.Resume, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Resume{Brain: brain, HTTP: d.http(), Resp: d.responder(config.Resume)}, nil
+	return &handlers.Resume{Brain: brain, Queue: d.Queue, HTTP: d.http(), Resp: d.responder(config.Resume)}, nil
+}
+
+// Worker builds the worker queue's handler.
+func Worker(d Deps) (*handlers.Worker, error) {
+	brain, err := NewBrain(d)
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Worker{Brain: brain, Logger: d.Logger}, nil
+}
+
+// Sweeper builds the scheduled sweeper.
+func Sweeper(d Deps) (*handlers.Sweeper, error) {
+	brain, err := NewBrain(d)
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Sweeper{Brain: brain, Index: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
 }
 
 // Approve builds counsel's decision handler.
 func Approve(d Deps) *handlers.Approve {
 	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now},
-		HTTP: d.http(), Resp: d.responder(config.Approve)}
+		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now},
+		HTTP:       d.http(), Resp: d.responder(config.Approve)}
 }
 
 // Runs builds the read-only routes' handler.
@@ -180,6 +219,18 @@ func Handler(d Deps) (any, error) {
 		return h.Handle, nil
 	case config.Resume:
 		h, err := Resume(d)
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
+	case config.Worker:
+		h, err := Worker(d)
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
+	case config.Sweeper:
+		h, err := Sweeper(d)
 		if err != nil {
 			return nil, err
 		}

@@ -36,6 +36,12 @@ type RunStore interface {
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	AppendEvents(ctx context.Context, firm, run string, lines ...contracts.Line) error
 	FinishRun(ctx context.Context, firm, run string, to warrant.RunStatus, lines ...contracts.Line) error
+	// AcquireRun leases a running run to one worker at a time.
+	AcquireRun(ctx context.Context, firm, run, owner string, until time.Time) (warrant.Run, error)
+	// SweepFail ends a run that cannot go on (see warrant.SweepFailure).
+	SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ...contracts.Line) error
+	// RestartRun hands a running run whose lease passed to a new worker.
+	RestartRun(ctx context.Context, firm, run string, pickupBy time.Time, max int) error
 }
 
 // ApprovalStore holds runs on warrants and releases them.
@@ -52,6 +58,8 @@ type EffectStore interface {
 	FlagForReconciliation(ctx context.Context, firm, run string, k warrant.EffectKey) error
 	// LatestEffect is the latest attempt's claim of a call (nil: never claimed).
 	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
+	// TakeClaim makes a worker the executor of an effect a resume reserved.
+	TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error
 }
 
 // Store is every flow's store: what a Brain runs on.
@@ -87,7 +95,14 @@ type Config struct {
 	MaxTokens  int32         // maxTokens of every model call (default 1024)
 	StepLimit  int           // model calls per run (default 12)
 	WarrantTTL time.Duration // default warrant.DefaultWarrantTTL
-	Lease      time.Duration // effect claim lease when ctx has no deadline (default 5m)
+	Lease      time.Duration // a worker's lease on a run and its claims when ctx has no deadline (default 5m)
+	// Pickup is how long a started or resumed run waits for a worker before
+	// the sweeper may restart or fail it (default 5m).
+	Pickup time.Duration
+	// MaxRestarts is how often the sweeper hands a run whose worker was lost
+	// (with nothing irreversible pending) to a new worker before failing it
+	// with worker_lost (default 2).
+	MaxRestarts int
 	// Heads verifies a run's signed ledger head before a resume acts on the
 	// ledger (nil: the head's seq and hash are still checked, not its MAC).
 	Heads reducer.HeadVerifier
@@ -127,6 +142,12 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 5 * time.Minute
+	}
+	if cfg.MaxRestarts <= 0 {
+		cfg.MaxRestarts = 2
+	}
+	if cfg.Pickup <= 0 {
+		cfg.Pickup = 5 * time.Minute
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -85,12 +85,12 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	for k, v := range opt.env {
 		env[k] = v
 	}
-	fnCfg, err := config.Load(config.Invoke, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	fnCfg, err := config.Load(config.Worker, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	// The brain the invoke and resume functions build (internal/wire).
+	// The brain the worker function builds (internal/wire).
 	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, Store: store, Model: model, Logger: failure.NewLogger(logs)})
 	if err != nil {
 		t.Fatal(err)

@@ -17,17 +17,18 @@ type ResumeRequest struct {
 	FirmID, RunID, ApprovalID, UserID, CorrelationID string
 }
 
-// Resume continues a held run under its decided warrant. Only the warrant's exact
-// tool + input hash may run under it; the effect is claimed, the warrant burned
-// and the run released in one transaction, so of N concurrent resumes exactly one
-// proceeds and the rest get a conflict. A declined warrant resumes too: the model
-// is told the call was declined by counsel.
+// PrepareResume releases a held run under its decided warrant, for a
+// worker to continue (Continue). Only the warrant's exact tool + input hash
+// may run under it: the effect is reserved (or, declined, claimed declined),
+// the warrant burned and the run released in one transaction, so of N
+// concurrent resumes exactly one proceeds and the rest get a conflict. It
+// executes nothing and calls no model.
 //
 // Errors (failure kinds): not_found (no such run or warrant in this firm),
 // conflict (warrant pending or consumed, run not held on it, effect already
 // claimed, warrant not matching the ledger), expired (warrant past expires_at),
-// unknown_agent (the run's agent is no longer registered).
-func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
+// unknown_agent (the run's agent is no longer registered), ledger_corrupt.
+func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, error) {
 	run, err := b.store.GetRun(ctx, r.FirmID, r.RunID)
 	if err != nil {
 		return Result{}, err
@@ -53,67 +54,48 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 	if err != nil {
 		return Result{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's transcript cannot be rebuilt", err)
 	}
-	req, err := tamperCheck(w, view)
-	if err != nil {
+	if _, err := tamperCheck(w, view); err != nil {
 		return Result{}, err
 	}
 	def, ok := b.agents[view.started.AgentKey]
 	if !ok {
 		return Result{}, failure.New(failure.KindUnknownAgent, "the run's agent is no longer registered")
 	}
-	def.ModelID = view.started.ModelID // a run keeps the model (and price) it started with
-	tool, ok := b.tools[w.ToolName]
-	if !ok || !slices.Contains(def.Tools, w.ToolName) {
+	if _, ok := b.tools[w.ToolName]; !ok || !slices.Contains(def.Tools, w.ToolName) {
 		return Result{}, failure.New(failure.KindConflict, "the warranted tool is no longer available to the run's agent")
 	}
-
 	meta := contracts.InvokeMeta{RunID: r.RunID, FirmID: r.FirmID, UserID: view.started.UserID,
 		MatterID: view.started.MatterID, CorrelationID: r.CorrelationID}
 	s := b.newSession(ctx, def, meta)
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now = b.cfg.Now
-	s.state, s.msgs, s.allow = state, view.msgs, &w
-
-	approved := w.Decision == warrant.DecisionApproved
+	s.state = state
 	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}
 	// A declined warrant claims its call too, as declined: every copy of the
 	// call, in this step or a later turn, is then answered "declined" and
-	// nothing can execute it in this run.
+	// nothing can execute it in this run. An approved one is reserved for the
+	// worker that continues the run.
 	claim := warrant.ResumeClaim{FirmID: r.FirmID, RunID: r.RunID, ApprovalID: w.ApprovalID, Decision: w.Decision,
-		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
-	if approved {
+		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt, PickupBy: b.cfg.Now().Add(b.cfg.Pickup).UTC()}
+	if w.Decision == warrant.DecisionApproved {
 		claim.EffectRef = b.cfg.NewID()
 		released.EffectRef = claim.EffectRef
 	}
-	err = s.commit(ctx, func(ls []contracts.Line) error { return b.store.ResumeClaim(ctx, claim, ls[0]) }, released)
-	if err != nil {
+	if err := s.commit(ctx, func(ls []contracts.Line) error { return b.store.ResumeClaim(ctx, claim, ls[0]) }, released); err != nil {
 		return Result{}, err
 	}
-
-	// From here the run is ours: every failure lands in the ledger as run.failed.
-	var tc *contracts.ToolCompleted
-	if approved {
-		// The warrant's own input runs: the bytes counsel was shown and
-		// signed (tamperCheck tied them to the ledger's call).
-		key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
-		tc, _, err = s.run(ctx, req, tool, w.Input, key, claim.EffectRef)
-	} else {
-		tc = &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
-			Status: contracts.ToolDeclined, Result: errorResult(ReasonDeclinedByCounsel)}
-		err = s.commit(ctx, nil, tc)
-	}
-	if err != nil {
-		s.fail(ctx, err, failure.StageToolExecute)
-		return s.result(run), nil
-	}
-	done := map[string]*contracts.ToolCompleted{tc.ToolUseID: tc}
-	for id, c := range view.done {
-		done[id] = c
-	}
-	if s.runTools(ctx, view.lastTurn.Turn, view.lastTurn.Content, done) {
-		s.loop(ctx)
-	}
+	run.Status, run.HeldOn = warrant.RunRunning, ""
 	return s.result(run), nil
+}
+
+// Resume is PrepareResume and Continue in this process: the resumed step runs
+// (the warranted effect executes once) and the loop goes on until the run
+// ends or holds again. The API hands the run to the worker instead.
+func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
+	if _, err := b.PrepareResume(ctx, r); err != nil {
+		return Result{}, err
+	}
+	return b.Continue(ctx, r.FirmID, r.RunID, r.CorrelationID)
 }
 
 // tamperCheck re-hashes the warrant's stored input and requires it to match the

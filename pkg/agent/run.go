@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,11 +34,23 @@ type StartOptions struct {
 	CostCapUSD string // decimal string, already bounded by the broker
 }
 
-// Run starts a run and drives it until it completes, fails or holds. Errors are
-// request-level (unknown agent or model: failure kinds unknown_agent and
-// unknown_model; a store that cannot create the run); a run that starts and then
-// fails is a Result with status failed, its failure in the ledger.
+// Run starts a run and drives it in this process until it completes, fails or
+// holds (Start, then Continue). The API starts runs and hands them to the
+// worker instead.
 func (b *Brain) Run(ctx context.Context, inv contracts.AgentInvoke, opts StartOptions) (Result, error) {
+	if _, err := b.Start(ctx, inv, opts); err != nil {
+		return Result{}, err
+	}
+	return b.Continue(ctx, inv.Meta.FirmID, inv.Meta.RunID, inv.Meta.CorrelationID)
+}
+
+// Start validates a command and records the run: the run item (running,
+// waiting for a worker until Config.Pickup from now) and ledger line 1,
+// run.started, in one transaction. It calls no model and runs no tool. Errors
+// are request-level (unknown agent or model: failure kinds unknown_agent and
+// unknown_model; invalid_request; a store that cannot create the run, e.g.
+// warrant.ErrRunExists).
+func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts StartOptions) (Result, error) {
 	if err := inv.Validate(); err != nil {
 		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}
@@ -57,8 +70,7 @@ func (b *Brain) Run(ctx context.Context, inv contracts.AgentInvoke, opts StartOp
 	if _, err := pricing.ParseUSD(opts.CostCapUSD); err != nil {
 		return Result{}, failure.Wrap(failure.KindInvalidRequest, "field cost_cap_usd: must be a decimal string", err)
 	}
-	msgs, err := openingMessages(inv.History, inv.CounselMessage)
-	if err != nil {
+	if _, err := openingMessages(inv.History, inv.CounselMessage); err != nil {
 		return Result{}, err
 	}
 	started := &contracts.RunStarted{AgentKey: def.Key, Mode: contracts.ModeInvoke, ModelID: def.ModelID,
@@ -74,15 +86,14 @@ func (b *Brain) Run(ctx context.Context, inv contracts.AgentInvoke, opts StartOp
 	now := b.cfg.Now().UTC()
 	run := warrant.Run{FirmID: inv.Meta.FirmID, RunID: inv.Meta.RunID, MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
 		AgentKey: def.Key, ModelID: def.ModelID, PromptVersion: def.PromptVersion, CorrelationID: inv.Meta.CorrelationID,
-		CostCapUSD: opts.CostCapUSD, Status: warrant.RunRunning, CreatedAt: now, UpdatedAt: now}
+		CostCapUSD: opts.CostCapUSD, Status: warrant.RunRunning, CreatedAt: now, UpdatedAt: now,
+		Lease: warrant.Lease{Until: now.Add(b.cfg.Pickup)}}
 	if err := b.store.CreateRun(ctx, run, first); err != nil {
 		return Result{}, err
 	}
 	if err := s.advance(first); err != nil {
 		return Result{}, err
 	}
-	s.msgs = msgs
-	s.loop(ctx)
 	return s.result(run), nil
 }
 
@@ -96,6 +107,7 @@ type session struct {
 	state reducer.RunState
 	msgs  []types.Message
 	owner string
+	lease time.Time // the worker's lease on the run (zero: none taken)
 	// allow is the warrant mounted for the resumed step (nil otherwise).
 	allow *warrant.Warrant
 }
@@ -175,16 +187,23 @@ func (s *session) commit(ctx context.Context, write func([]contracts.Line) error
 
 // fail ends the run with a sanitized failure envelope, logged once.
 func (s *session) fail(ctx context.Context, err error, stage failure.Stage) {
+	if errors.Is(err, errRunEnded) {
+		return // already ended, with its own lines
+	}
 	env := failure.Build(err, stage, "agent", s.scope())
 	s.b.logger.Log(ctx, env)
-	raw, _ := json.Marshal(env)
-	ev := &contracts.RunFailed{ErrorClass: errorClass(err), ErrorMessage: env.SanitizedSummary,
-		FailureStage: string(env.FailureStage), FailureKind: string(env.FailureKind), Failure: raw}
-	if werr := s.commit(ctx, nil, ev); werr != nil {
+	if werr := s.commit(ctx, nil, runFailed(err, env)); werr != nil {
 		// The ledger stays consistent (nothing half-written); the run keeps its
 		// last state and the envelope of the write failure is logged too.
 		s.b.logger.Log(ctx, failure.Build(werr, failure.StageLedgerWrite, "agent", s.scope()))
 	}
+}
+
+// runFailed is the run.failed line of a failure and its logged envelope.
+func runFailed(err error, env failure.Envelope) *contracts.RunFailed {
+	raw, _ := json.Marshal(env)
+	return &contracts.RunFailed{ErrorClass: errorClass(err), ErrorMessage: env.SanitizedSummary,
+		FailureStage: string(env.FailureStage), FailureKind: string(env.FailureKind), Failure: raw}
 }
 
 func errorClass(err error) string {
@@ -225,31 +244,44 @@ func (s *session) step(ctx context.Context) bool {
 		s.fail(ctx, err, failure.StageModelCall)
 		return false
 	}
-	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
-	if !ok {
-		s.fail(ctx, failure.New(failure.KindModelMalformedOutput, "the model returned no message"), failure.StageModelCall)
-		return false
-	}
 	turn := s.state.Turns + 1
-	blocks, text, err := contentFromModel(msg.Value.Content)
-	if err != nil {
-		s.fail(ctx, failure.Wrap(failure.KindModelMalformedOutput, "the model returned a malformed tool use", err), failure.StageModelCall)
-		return false
-	}
+	// The money first: model.usage is stored on its own, before anything
+	// that can still fail (a malformed answer, a turn too large for a ledger
+	// line), so a call that was paid for is always counted. If it crosses
+	// the cap the reducer aborts the run and this write finishes it: the
+	// turn's content is not delivered.
 	usage := usageOf(out.Usage)
 	cost, err := s.b.prices.TokenCost(s.def.ModelID, usage)
 	if err != nil {
 		s.fail(ctx, failure.Wrap(failure.KindUnknownModel, "the model's usage cannot be priced", err), failure.StageModelCall)
 		return false
 	}
+	if err := s.commit(ctx, nil, &contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)}); err != nil {
+		s.fail(ctx, err, failure.StageLedgerWrite)
+		return false
+	}
+	if s.state.Status != warrant.RunRunning {
+		return false
+	}
+	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		s.fail(ctx, failure.New(failure.KindModelMalformedOutput, "the model returned no message"), failure.StageModelCall)
+		return false
+	}
+	blocks, text, err := contentFromModel(msg.Value.Content)
+	if err != nil {
+		s.fail(ctx, failure.Wrap(failure.KindModelMalformedOutput, "the model returned a malformed tool use", err), failure.StageModelCall)
+		return false
+	}
+	// The turn is one write: its streamed text coalesced into at most
+	// MaxDeltaLines lines, then turn.completed (and run.completed when it
+	// is the last), so no turn is ever half-stored.
 	var events []contracts.Event
-	for _, d := range deltas {
+	for _, d := range coalesce(deltas, MaxDeltaLines) {
 		events = append(events, &contracts.TurnDelta{Turn: turn, Text: d})
 	}
 	stop := string(out.StopReason)
-	events = append(events,
-		&contracts.TurnCompleted{Turn: turn, Text: text, StopReason: stop, Content: blocks},
-		&contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)})
+	events = append(events, &contracts.TurnCompleted{Turn: turn, Text: text, StopReason: stop, Content: blocks})
 	toolUses := 0
 	for _, b := range blocks {
 		if b.Type == contracts.BlockToolUse {
@@ -259,8 +291,6 @@ func (s *session) step(ctx context.Context) bool {
 	if stop != string(types.StopReasonToolUse) || toolUses == 0 {
 		events = append(events, &contracts.RunCompleted{StopReason: stop, FinalText: text})
 	}
-	// If this usage crosses the cap the reducer aborts the run, and commit
-	// finishes it in the same write: nothing runs after a crossing.
 	if err := s.commit(ctx, nil, events...); err != nil {
 		s.fail(ctx, err, failure.StageLedgerWrite)
 		return false
@@ -392,14 +422,60 @@ func usageOf(u *types.TokenUsage) contracts.Usage {
 		CacheReadInputTokens: int64(aws.ToInt32(u.CacheReadInputTokens)), CacheWriteInputTokens: int64(aws.ToInt32(u.CacheWriteInputTokens))}
 }
 
-// leaseUntil is the claim lease: the Lambda deadline when there is one.
-func (s *session) leaseUntil(ctx context.Context) time.Time {
+// leaseUntil is the lease of a worker on a run and its claims: the Lambda
+// deadline when there is one.
+func (b *Brain) leaseUntil(ctx context.Context) time.Time {
 	if d, ok := ctx.Deadline(); ok {
 		return d.UTC()
 	}
-	return s.b.cfg.Now().Add(s.b.cfg.Lease).UTC()
+	return b.cfg.Now().Add(b.cfg.Lease).UTC()
+}
+
+// leaseUntil is the session's lease, or the Lambda deadline.
+func (s *session) leaseUntil(ctx context.Context) time.Time {
+	if !s.lease.IsZero() {
+		return s.lease
+	}
+	return s.b.leaseUntil(ctx)
 }
 
 func (s *session) toolContext(ctx context.Context) context.Context {
 	return tools.NewContext(ctx, tools.Scope{FirmID: s.meta.FirmID, RunID: s.meta.RunID, MatterID: s.meta.MatterID})
+}
+
+// MaxDeltaLines bounds the turn.delta lines of one turn: a streamed answer
+// arrives in as many fragments as the model likes, and a turn is stored in
+// one transaction (at most 100 items).
+const MaxDeltaLines = 16
+
+// coalesce joins consecutive fragments into at most max texts of about
+// equal size, in order (empty fragments dropped): their concatenation is the
+// fragments'.
+func coalesce(fragments []string, max int) []string {
+	var parts []string
+	total := 0
+	for _, f := range fragments {
+		if f != "" {
+			parts = append(parts, f)
+			total += len(f)
+		}
+	}
+	if len(parts) <= max {
+		return parts
+	}
+	target := (total + max - 1) / max
+	out := make([]string, 0, max)
+	var b strings.Builder
+	for _, f := range parts {
+		b.WriteString(f)
+		// The last line takes whatever is left.
+		if len(out) < max-1 && b.Len() >= target {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
 }

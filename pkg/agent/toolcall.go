@@ -117,7 +117,7 @@ func (s *session) warranted(ctx context.Context, req *contracts.ToolRequested, t
 			if err := s.commit(ctx, nil, req); err != nil {
 				return nil, false, staged(failure.StageLedgerWrite, err)
 			}
-			return nil, false, s.outcomeUnknown(ctx, latest)
+			return nil, false, s.unknownOutcome(ctx, req, latest.EffectRef, latest.Key())
 		}
 		attempt = latest.Attempt + 1
 	}
@@ -144,16 +144,6 @@ func (s *session) answerFromRecord(ctx context.Context, req *contracts.ToolReque
 		return nil, false, staged(failure.StageLedgerWrite, err)
 	}
 	return tc, false, nil
-}
-
-// outcomeUnknown flags a claim whose owner never reported an outcome and
-// fails the step: nobody re-executes an effect on their own (DESIGN §10).
-func (s *session) outcomeUnknown(ctx context.Context, c *warrant.Claim) error {
-	if err := s.b.store.FlagForReconciliation(ctx, s.meta.FirmID, s.meta.RunID, c.Key()); err != nil {
-		s.b.logger.Log(ctx, failure.Build(err, failure.StageEffectClaim, "agent", s.scope()))
-	}
-	return staged(failure.StageEffectClaim, failure.New(failure.KindEffectOutcomeUnknown,
-		"an earlier attempt at this effect did not report its outcome; it is flagged for reconciliation"))
 }
 
 func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
@@ -241,7 +231,7 @@ func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool 
 		}
 		return tc, false, nil
 	}
-	return nil, false, s.outcomeUnknown(ctx, c)
+	return nil, false, s.unknownOutcome(ctx, req, c.EffectRef, c.Key())
 }
 
 // hold asks counsel: a warrant request bound to the exact input and the

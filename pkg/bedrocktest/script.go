@@ -3,6 +3,7 @@ package bedrocktest
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // Script is the scripted model the Server answers from.
@@ -17,6 +18,22 @@ type Script struct {
 	// KnownModels, when non-empty, is the set of model ids accepted; any other
 	// id gets a 400 ValidationException, as Bedrock does for a bad id.
 	KnownModels []string
+}
+
+// WithDelay returns the script with every reply taking d (Reply.Delay): the
+// same conversation, a slower model.
+func (s Script) WithDelay(d time.Duration) Script {
+	out := s
+	out.Rules = append([]Rule(nil), s.Rules...)
+	for i := range out.Rules {
+		out.Rules[i].Reply.Delay = d
+	}
+	if s.Fallback != nil {
+		f := *s.Fallback
+		f.Delay = d
+		out.Fallback = &f
+	}
+	return out
 }
 
 // Rule is one scripted behaviour.
@@ -49,6 +66,9 @@ type Reply struct {
 	// StreamChunks is how many contentBlockDelta events Text is split into on
 	// the streaming route; default 3.
 	StreamChunks int
+	// Delay is how long the model takes before it answers (real time: a
+	// slow turn, for the tests of runs that outlive an API call).
+	Delay time.Duration
 }
 
 // ToolUse is a toolUse content block, in a Reply or in a recorded message.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
@@ -136,6 +137,15 @@ func (s *Server) handle(stream bool) http.HandlerFunc {
 		case !ok:
 			apiError{http.StatusBadRequest, "ValidationException", "bedrocktest: no script rule matched"}.write(w)
 		default:
+			if reply.Delay > 0 {
+				// The model thinking: the answer comes after Delay, or
+				// never if the caller gives up first.
+				select {
+				case <-time.After(reply.Delay):
+				case <-r.Context().Done():
+					return
+				}
+			}
 			s.respond(w, reply, req, stream)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -529,5 +530,27 @@ func TestPredicates(t *testing.T) {
 	}
 	if bedrocktest.AfterToolResult("")(bedrocktest.Conversation{Messages: c.Messages[:2]}) {
 		t.Error("AfterToolResult matched when the last message is the assistant's")
+	}
+}
+
+// TestDelay: a reply with Delay answers only after it: a caller whose
+// deadline comes first gets no answer, one who waits gets it.
+func TestDelay(t *testing.T) {
+	s := start(t, bedrocktest.Script{Rules: []bedrocktest.Rule{
+		{Name: "slow", Reply: bedrocktest.Reply{Text: "late", Delay: time.Minute}, Times: 1},
+		{Name: "brief", Reply: bedrocktest.Reply{Text: "soon", Delay: 20 * time.Millisecond}},
+	}})
+	c := sdk(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.Converse(ctx, input("m", userText("go"))); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a minute's delay answered within 200 ms: %v", err)
+	}
+	out, err := c.Converse(context.Background(), input("m", userText("go")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb, ok := content(t, out)[0].(*types.ContentBlockMemberText); !ok || tb.Value != "soon" {
+		t.Fatalf("content %+v", content(t, out))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,20 +21,25 @@ const (
 	Resume       = "resume"
 	Runs         = "runs"
 	StreamReduce = "stream-reduce"
+	Worker       = "worker"
+	Sweeper      = "sweeper"
 )
 
 var (
 	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
 	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
+	queue = []string{"QUEUE_URL"}
 )
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
-	Invoke:       append(append([]string{}, base...), brain...),
-	Resume:       append(append([]string{}, base...), brain...),
+	Invoke:       slices.Concat(base, brain, queue),
+	Resume:       slices.Concat(base, brain, queue),
+	Worker:       slices.Concat(base, brain),
 	Approve:      base,
 	Runs:         base,
 	StreamReduce: base,
+	Sweeper:      slices.Concat(base, queue),
 }
 
 // Optional variables may be left unset in the template.
@@ -50,6 +56,9 @@ type Config struct {
 	// "kms:<key ARN or alias>" on AWS, "hmac:<hex>" on the local stack
 	// (pkg/anchor). It may hold key material, so it is never logged.
 	LedgerKey string
+	// QueueURL is the worker queue the functions that start, resume or
+	// restart a run hand it to.
+	QueueURL string
 
 	ModelID           string
 	DefaultCostCapUSD string
@@ -94,6 +103,11 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")
+	}
+	if slices.Contains(vars, "QUEUE_URL") {
+		if c.QueueURL = get("QUEUE_URL", ""); c.QueueURL == "" {
+			return Config{}, invalid("QUEUE_URL", "is required")
+		}
 	}
 	if !c.HasBrain() {
 		return c, nil
@@ -144,7 +158,9 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 
 // HasBrain reports whether the function runs the brain (and so has a model,
 // prices and the brain's limits configured).
-func (c Config) HasBrain() bool { return c.Function == Invoke || c.Function == Resume }
+func (c Config) HasBrain() bool {
+	return c.Function == Invoke || c.Function == Resume || c.Function == Worker
+}
 
 // CostCap resolves a run's cap: the default when the request names none, and
 // never above the configured maximum.

@@ -17,12 +17,16 @@ import (
 
 const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
-var functions = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.StreamReduce}
+var functions = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.StreamReduce, config.Worker, config.Sweeper}
 
-func brainFn(fn string) bool { return fn == config.Invoke || fn == config.Resume }
+func brainFn(fn string) bool {
+	return fn == config.Invoke || fn == config.Resume || fn == config.Worker
+}
 
 // testLedgerKey is a local ledger key every function needs; lookup supplies
 // it unless the test sets LEDGER_KEY itself.
+const testQueueURL = "https://sqs.us-east-1.amazonaws.com/111122223333/warrant-worker"
+
 const testLedgerKey = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 func lookup(env map[string]string) func(string) (string, bool) {
@@ -30,6 +34,9 @@ func lookup(env map[string]string) func(string) (string, bool) {
 		v, ok := env[k]
 		if !ok && k == "LEDGER_KEY" {
 			return testLedgerKey, true
+		}
+		if !ok && k == "QUEUE_URL" {
+			return testQueueURL, true
 		}
 		return v, ok
 	}
@@ -112,6 +119,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "LOG_LEVEL number", fns: functions, env: map[string]string{"LOG_LEVEL": "3"}, want: "LOG_LEVEL"},
 		{name: "LEDGER_KEY missing", fns: functions, env: map[string]string{"LEDGER_KEY": ""}, want: "LEDGER_KEY"},
 		{name: "LEDGER_KEY unknown scheme", fns: functions, env: map[string]string{"LEDGER_KEY": "aes:00"}, want: "LEDGER_KEY"},
+		{name: "QUEUE_URL missing", fns: []string{config.Invoke, config.Resume, config.Sweeper}, env: map[string]string{"QUEUE_URL": ""}, want: "QUEUE_URL"},
 		{name: "MODEL_ID missing", env: map[string]string{"MODEL_ID": ""}, want: "MODEL_ID"},
 		{name: "MODEL_ID unknown", env: map[string]string{"MODEL_ID": "anthropic.claude-9-v1:0"}, want: "MODEL_ID", kind: failure.KindUnknownModel},
 		{name: "default cap not a number", env: map[string]string{"DEFAULT_COST_CAP_USD": "one"}, want: "DEFAULT_COST_CAP_USD"},
@@ -250,7 +258,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := map[string]string{
-		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey,
+		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 	}

@@ -33,12 +33,15 @@ const (
 	TypeRunReleased     EventType = "run.released"
 	TypeRunCompleted    EventType = "run.completed"
 	TypeRunFailed       EventType = "run.failed"
+	// TypeEffectReconciled is counsel's record of an effect whose outcome
+	// was unknown; the one line a finished run still takes.
+	TypeEffectReconciled EventType = "effect.reconciled"
 )
 
 // Event is the payload of a ledger line. It is sealed: the implementations are
 // *RunStarted, *TurnDelta, *TurnCompleted, *ModelUsage, *ToolRequested,
-// *ToolCompleted, *RunBlocked, *ApprovalDecided, *RunReleased, *RunCompleted and
-// *RunFailed.
+// *ToolCompleted, *RunBlocked, *ApprovalDecided, *RunReleased, *RunCompleted,
+// *RunFailed and *EffectReconciled.
 type Event interface {
 	EventType() EventType
 	validate() error
@@ -46,17 +49,18 @@ type Event interface {
 }
 
 var eventTypes = map[EventType]reflect.Type{
-	TypeRunStarted:      reflect.TypeFor[RunStarted](),
-	TypeTurnDelta:       reflect.TypeFor[TurnDelta](),
-	TypeTurnCompleted:   reflect.TypeFor[TurnCompleted](),
-	TypeModelUsage:      reflect.TypeFor[ModelUsage](),
-	TypeToolRequested:   reflect.TypeFor[ToolRequested](),
-	TypeToolCompleted:   reflect.TypeFor[ToolCompleted](),
-	TypeRunBlocked:      reflect.TypeFor[RunBlocked](),
-	TypeApprovalDecided: reflect.TypeFor[ApprovalDecided](),
-	TypeRunReleased:     reflect.TypeFor[RunReleased](),
-	TypeRunCompleted:    reflect.TypeFor[RunCompleted](),
-	TypeRunFailed:       reflect.TypeFor[RunFailed](),
+	TypeRunStarted:       reflect.TypeFor[RunStarted](),
+	TypeTurnDelta:        reflect.TypeFor[TurnDelta](),
+	TypeTurnCompleted:    reflect.TypeFor[TurnCompleted](),
+	TypeModelUsage:       reflect.TypeFor[ModelUsage](),
+	TypeToolRequested:    reflect.TypeFor[ToolRequested](),
+	TypeToolCompleted:    reflect.TypeFor[ToolCompleted](),
+	TypeRunBlocked:       reflect.TypeFor[RunBlocked](),
+	TypeApprovalDecided:  reflect.TypeFor[ApprovalDecided](),
+	TypeRunReleased:      reflect.TypeFor[RunReleased](),
+	TypeRunCompleted:     reflect.TypeFor[RunCompleted](),
+	TypeRunFailed:        reflect.TypeFor[RunFailed](),
+	TypeEffectReconciled: reflect.TypeFor[EffectReconciled](),
 }
 
 // RunStarted is line 1 of every run. It carries the opening conversation, so a
@@ -142,6 +146,10 @@ const (
 	ToolError    = "error"
 	ToolDenied   = "denied"
 	ToolDeclined = "declined"
+	// ToolUnknown: the effect was claimed and its executor was lost before
+	// recording the outcome; nobody knows whether it happened (the sweeper
+	// writes it, and counsel reconciles it).
+	ToolUnknown = "unknown"
 )
 
 // ToolCompleted records the result the model was given for a tool call.
@@ -225,29 +233,45 @@ type RunFailed struct {
 	Failure      json.RawMessage `json:"failure"`
 }
 
-func (*RunStarted) EventType() EventType      { return TypeRunStarted }
-func (*TurnDelta) EventType() EventType       { return TypeTurnDelta }
-func (*TurnCompleted) EventType() EventType   { return TypeTurnCompleted }
-func (*ModelUsage) EventType() EventType      { return TypeModelUsage }
-func (*ToolRequested) EventType() EventType   { return TypeToolRequested }
-func (*ToolCompleted) EventType() EventType   { return TypeToolCompleted }
-func (*RunBlocked) EventType() EventType      { return TypeRunBlocked }
-func (*ApprovalDecided) EventType() EventType { return TypeApprovalDecided }
-func (*RunReleased) EventType() EventType     { return TypeRunReleased }
-func (*RunCompleted) EventType() EventType    { return TypeRunCompleted }
-func (*RunFailed) EventType() EventType       { return TypeRunFailed }
+// EffectReconciled records what really happened to an effect whose outcome
+// was unknown, as counsel established it with the downstream system: it was
+// executed (ExternalRef: that system's reference) or it was not. Nothing is
+// executed because of it.
+type EffectReconciled struct {
+	EffectRef    string `json:"effect_ref"`
+	ToolName     string `json:"tool_name"`
+	InputSHA256  string `json:"input_sha256"`
+	Outcome      string `json:"outcome"`
+	ExternalRef  string `json:"external_ref,omitempty"`
+	ReconciledBy string `json:"reconciled_by"`
+	Note         string `json:"note,omitempty"`
+}
 
-func (*RunStarted) isEvent()      {}
-func (*TurnDelta) isEvent()       {}
-func (*TurnCompleted) isEvent()   {}
-func (*ModelUsage) isEvent()      {}
-func (*ToolRequested) isEvent()   {}
-func (*ToolCompleted) isEvent()   {}
-func (*RunBlocked) isEvent()      {}
-func (*ApprovalDecided) isEvent() {}
-func (*RunReleased) isEvent()     {}
-func (*RunCompleted) isEvent()    {}
-func (*RunFailed) isEvent()       {}
+func (*RunStarted) EventType() EventType       { return TypeRunStarted }
+func (*TurnDelta) EventType() EventType        { return TypeTurnDelta }
+func (*TurnCompleted) EventType() EventType    { return TypeTurnCompleted }
+func (*ModelUsage) EventType() EventType       { return TypeModelUsage }
+func (*ToolRequested) EventType() EventType    { return TypeToolRequested }
+func (*ToolCompleted) EventType() EventType    { return TypeToolCompleted }
+func (*RunBlocked) EventType() EventType       { return TypeRunBlocked }
+func (*ApprovalDecided) EventType() EventType  { return TypeApprovalDecided }
+func (*RunReleased) EventType() EventType      { return TypeRunReleased }
+func (*RunCompleted) EventType() EventType     { return TypeRunCompleted }
+func (*RunFailed) EventType() EventType        { return TypeRunFailed }
+func (*EffectReconciled) EventType() EventType { return TypeEffectReconciled }
+
+func (*RunStarted) isEvent()       {}
+func (*TurnDelta) isEvent()        {}
+func (*TurnCompleted) isEvent()    {}
+func (*ModelUsage) isEvent()       {}
+func (*ToolRequested) isEvent()    {}
+func (*ToolCompleted) isEvent()    {}
+func (*RunBlocked) isEvent()       {}
+func (*ApprovalDecided) isEvent()  {}
+func (*RunReleased) isEvent()      {}
+func (*RunCompleted) isEvent()     {}
+func (*RunFailed) isEvent()        {}
+func (*EffectReconciled) isEvent() {}
 
 func (e *RunStarted) validate() error {
 	const p = "payload."
@@ -355,7 +379,32 @@ func (e *ToolCompleted) validate() error {
 	if err := checkHash("payload.input_sha256", e.InputSHA256); err != nil {
 		return err
 	}
-	return oneOf("payload.status", e.Status, ToolSuccess, ToolError, ToolDenied, ToolDeclined)
+	if err := oneOf("payload.status", e.Status, ToolSuccess, ToolError, ToolDenied, ToolDeclined, ToolUnknown); err != nil {
+		return err
+	}
+	if e.Status == ToolUnknown {
+		return CheckUUID("payload.effect_ref", e.EffectRef)
+	}
+	return nil
+}
+
+func (e *EffectReconciled) validate() error {
+	if err := CheckUUID("payload.effect_ref", e.EffectRef); err != nil {
+		return err
+	}
+	if err := mustNotEmpty("payload.tool_name", e.ToolName); err != nil {
+		return err
+	}
+	if err := checkHash("payload.input_sha256", e.InputSHA256); err != nil {
+		return err
+	}
+	if err := oneOf("payload.outcome", e.Outcome, "executed", "not_executed"); err != nil {
+		return err
+	}
+	if e.Outcome == "not_executed" && e.ExternalRef != "" {
+		return fieldErr("payload.external_ref", "an effect that was not executed has no external reference")
+	}
+	return mustNotEmpty("payload.reconciled_by", e.ReconciledBy)
 }
 
 func (e *RunBlocked) validate() error {

@@ -26,7 +26,7 @@ func testEffectAttempts(t *testing.T, ep *dynamotest.Endpoint) {
 	first := warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash}
 	failed := completed(h.tool, c1.EffectRef)
 	failed.Status = contracts.ToolError
-	must(t, e.store.CompleteEffect(e.ctx, h.firm, h.id, first, c1.Owner,
+	must(t, e.store.CompleteEffect(e.ctx, h.firm, h.id, first, e.take(c1),
 		warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError, Result: failed.Result}, e.line(h.run, failed)))
 	latest, err := e.store.LatestEffect(e.ctx, h.firm, h.id, h.tool.name, h.tool.hash)
 	if err != nil || latest == nil || latest.State != warrant.ClaimFailed || latest.Attempt != 1 {

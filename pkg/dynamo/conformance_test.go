@@ -58,6 +58,17 @@ var suite = []struct {
 	{"Outbound", testOutbound},
 	{"RepeatsAreIdempotent", testRepeatsAreIdempotent},
 	{"FirmScoping", testFirmScoping},
+	{"LeaseOnWrites", testLeaseOnWrites},
+	{"AcquireRun", testAcquireRun},
+	{"TakeClaim", testTakeClaim},
+	{"RaceTakeClaim16", testRaceTakeClaim},
+	{"ExpiredLeases", testExpiredLeases},
+	{"RestartRun", testRestartRun},
+	{"SweepFailLeaseExpired", testSweepFailLeaseExpired},
+	{"SweepFailOwner", testSweepFailOwner},
+	{"SweepFailExpireApproval", testSweepFailExpireApproval},
+	{"SweepFailShapes", testSweepFailShapes},
+	{"ReconcileEffect", testReconcileEffect},
 	{"RaceClaim64", testRaceClaim},
 	{"RaceResume64", testRaceResume},
 	{"RaceSeq16", testRaceSeq},
@@ -261,13 +272,25 @@ func (e *env) decide(h *held, decision warrant.Decision) (warrant.Warrant, error
 // resume builds a ResumeClaim and its released line (not advanced).
 func (e *env) resume(h *held, decision warrant.Decision) (warrant.ResumeClaim, contracts.Line) {
 	e.t.Helper()
-	c := warrant.ResumeClaim{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, Decision: decision, Owner: "lambda-" + id()[:8],
-		ToolName: h.tool.name, InputSHA256: h.tool.hash}
+	c := warrant.ResumeClaim{FirmID: h.firm, RunID: h.id, ApprovalID: h.approval, Decision: decision,
+		ToolName: h.tool.name, InputSHA256: h.tool.hash, PickupBy: e.clock.Now().Add(time.Minute)}
 	if decision == warrant.DecisionApproved {
-		c.EffectRef, c.LeaseUntil = id(), e.clock.Now().Add(time.Minute)
+		c.EffectRef = id()
 	}
 	l := e.next(h.run, &contracts.RunReleased{ApprovalRequestID: h.approval, Decision: decision, EffectRef: c.EffectRef})
 	return c, l
+}
+
+// take makes a new worker the run's lease holder and the executor of the
+// claim c reserved, and returns its owner id.
+func (e *env) take(c warrant.ResumeClaim) string {
+	e.t.Helper()
+	owner := "lambda-" + id()[:8]
+	k := warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: c.Attempt}
+	_, err := e.store.AcquireRun(e.ctx, c.FirmID, c.RunID, owner, e.clock.Now().Add(time.Minute))
+	must(e.t, err)
+	must(e.t, e.store.TakeClaim(e.ctx, c.FirmID, c.RunID, k, owner, e.clock.Now().Add(time.Minute)))
+	return owner
 }
 
 // partition is a run partition's items as plain values, for comparing.

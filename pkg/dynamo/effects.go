@@ -42,8 +42,8 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 	if err := checkTool(op, c.ToolName, c.InputSHA256); err != nil {
 		return false, nil, err
 	}
-	if c.Owner == "" || c.LeaseUntil.IsZero() {
-		return false, nil, invalid(op, "a claim needs an owner and a lease")
+	if c.Owner == "" || c.Owner == noOwner || c.LeaseUntil.IsZero() {
+		return false, nil, invalid(op, "a claim needs an owner (not %q, the store's word for nobody) and a lease", noOwner)
 	}
 	parsed, err := checkLines(op, c.FirmID, c.RunID, lines)
 	if err != nil {
@@ -138,6 +138,11 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.
 	if len(c.Result) > 0 && !json.Valid(c.Result) {
 		return invalid(op, "result must be JSON")
 	}
+	if owner == "" || owner == noOwner {
+		// A claim nobody took (a resume's reservation) has no executor
+		// that could know its outcome.
+		return invalid(op, "only the claim's executor completes it; %q is nobody", owner)
+	}
 	parsed, err := checkLines(op, firm, run, lines)
 	if err != nil {
 		return err
@@ -154,15 +159,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.
 		map[string]types.AttributeValue{":owner": str(owner), ":claimed": str(string(warrant.ClaimClaimed))})
 	var old map[string]types.AttributeValue
 	if len(parsed) == 0 {
-		err = s.withConflictRetry(ctx, func() error {
-			_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-				ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-				ExpressionAttributeValues:           upd.ExpressionAttributeValues,
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			})
-			return err
-		})
+		err = s.updateItem(ctx, upd)
 		var ok bool
 		if old, ok = conditionFailed(err); !ok {
 			return wrap(op, err)
@@ -280,14 +277,7 @@ func (s *Store) FlagForReconciliation(ctx context.Context, firm, run string, k w
 		// The claim must exist: flagging never creates a claim (which would
 		// block the effect's first real execution).
 		"attribute_exists(#SK)", nil)
-	err := s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
-	})
+	err := s.updateItem(ctx, upd)
 	if _, ok := conditionFailed(err); ok {
 		return fail(warrant.ErrNotFound, err, "effect %s %s", k.ToolName, k.InputSHA256)
 	}

@@ -70,7 +70,7 @@ func testLedgerHead(t *testing.T, ep *dynamotest.Endpoint) {
 	h.chain.Advance(l)
 	check("release", h.run)
 	must(t, e.store.CompleteEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash},
-		c.Owner, warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess},
+		e.take(c), warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess},
 		e.line(h.run, completed(h.tool, c.EffectRef))))
 	check("completion", h.run)
 	must(t, e.store.FinishRun(e.ctx, h.firm, h.id, warrant.RunCompleted,

@@ -40,6 +40,12 @@ type runItem struct {
 	HeadHash string `dynamodbav:"head_hash"`
 	HeadMAC  string `dynamodbav:"head_mac,omitempty"`
 	HeadKey  string `dynamodbav:"head_key,omitempty"`
+	// The lease (lease.go) and its place in GSI2.
+	LeaseOwner string `dynamodbav:"lease_owner,omitempty"`
+	LeaseUntil string `dynamodbav:"lease_until,omitempty"`
+	GSI2PK     string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
+	Restarts   int    `dynamodbav:"restarts,omitempty"`
 }
 
 type projItem struct {
@@ -63,6 +69,10 @@ func (r runItem) run() warrant.Run {
 		out.HeldOn = r.HeldOn
 	}
 	out.Head = warrant.LedgerHead{Seq: r.HeadSeq, Hash: r.HeadHash, MAC: r.HeadMAC, KeyID: r.HeadKey}
+	out.Lease, out.Restarts = warrant.Lease{Until: parseTime(r.LeaseUntil)}, r.Restarts
+	if r.LeaseOwner != noOwner {
+		out.Lease.Owner = r.LeaseOwner
+	}
 	if r.ProjLastSeq != nil {
 		out.Projection.LastSeq = *r.ProjLastSeq
 	}
@@ -139,6 +149,8 @@ type claimItem struct {
 	ToolStatus          string `dynamodbav:"tool_status,omitempty"`
 	Result              string `dynamodbav:"result,omitempty"`
 	NeedsReconciliation bool   `dynamodbav:"needs_reconciliation,omitempty"`
+	Reconciled          string `dynamodbav:"reconciled,omitempty"`
+	ExternalRef         string `dynamodbav:"external_ref,omitempty"`
 }
 
 func (c claimItem) claim() warrant.Claim {
@@ -148,10 +160,10 @@ func (c claimItem) claim() warrant.Claim {
 	}
 	return warrant.Claim{
 		FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256, Attempt: max(c.Attempt, 1),
-		EffectRef: c.EffectRef, ApprovalID: c.ApprovalID, Owner: c.Owner,
+		EffectRef: c.EffectRef, ApprovalID: c.ApprovalID, Owner: ownerFrom(c.Owner),
 		LeaseUntil: parseTime(c.LeaseUntil), ClaimedAt: parseTime(c.ClaimedAt),
 		CompletedAt: parseTime(c.CompletedAt), State: warrant.ClaimState(c.State),
-		ToolStatus: c.ToolStatus, Result: result, NeedsReconciliation: c.NeedsReconciliation,
+		ToolStatus: c.ToolStatus, Result: result, NeedsReconciliation: c.NeedsReconciliation, Reconciled: c.Reconciled, ExternalRef: c.ExternalRef,
 	}
 }
 

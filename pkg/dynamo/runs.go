@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,6 +14,10 @@ import (
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
+
+// DefaultPickup is how long a new run waits for a worker when the caller
+// names no lease: past it, the sweeper restarts or fails the run.
+const DefaultPickup = 5 * time.Minute
 
 // CreateRun writes the run item (status running) and ledger line 1 in one
 // transaction. A run id that exists is ErrRunExists and nothing is written.
@@ -32,6 +37,10 @@ func (s *Store) CreateRun(ctx context.Context, r warrant.Run, first contracts.Li
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}
+	lease := r.Lease.Until
+	if lease.IsZero() {
+		lease = now.Add(DefaultPickup)
+	}
 	pk := runPK(r.FirmID, r.RunID)
 	h, err := s.headOf(ctx, r.FirmID, r.RunID, lines)
 	if err != nil {
@@ -43,6 +52,9 @@ func (s *Store) CreateRun(ctx context.Context, r warrant.Run, first contracts.Li
 		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD,
 		Status: string(warrant.RunRunning), CreatedAt: fmtTime(r.CreatedAt), UpdatedAt: fmtTime(now),
 		HeadSeq: h.seq, HeadHash: h.hash, HeadMAC: h.mac, HeadKey: h.keyID,
+		// Waiting for a worker until r.Lease.Until (or holding it, when the
+		// caller runs the run itself), in the sweeper's index meanwhile.
+		LeaseOwner: ownerOf(r.Lease.Owner), LeaseUntil: fmtTime(lease), GSI2PK: shardOf(r.RunID), GSI2SK: fmtTime(lease),
 	})
 	if err != nil {
 		return wrap(op, err)
@@ -189,7 +201,7 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunS
 		return err
 	}
 	pk := runPK(firm, run)
-	u := newUpdate().set("status", str(string(to))).set("updated_at", str(fmtTime(s.nowUTC())))
+	u := setDone(newUpdate().set("status", str(string(to))).set("updated_at", str(fmtTime(s.nowUTC()))))
 	// Only a running run can finish: a held run is waiting on counsel, a
 	// finished one is final. It also fails on a missing run (no status), so
 	// an update never creates a run item.
@@ -346,15 +358,7 @@ func (s *Store) UpdateProjection(ctx context.Context, firm, run string, prevSeq 
 		cond, vals = "attribute_exists(#SK) AND attribute_not_exists(#proj_last_seq)", nil
 	}
 	upd := s.txUpdate(key(runPK(firm, run), skRun), u, cond, vals)
-	err = s.withConflictRetry(ctx, func() error {
-		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues:           upd.ExpressionAttributeValues,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		return err
-	})
+	err = s.updateItem(ctx, upd)
 	if old, ok := conditionFailed(err); ok {
 		old, rerr := s.oldImage(ctx, old, runPK(firm, run), skRun)
 		if rerr != nil {

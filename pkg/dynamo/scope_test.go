@@ -83,7 +83,7 @@ func testFirmScoping(t *testing.T, ep *dynamotest.Endpoint) {
 
 	resume := func(r *run) (warrant.ResumeClaim, contracts.Line) {
 		c := warrant.ResumeClaim{FirmID: firmA, RunID: r.id, ApprovalID: b1.approval, Decision: "approved",
-			ToolName: b1.tool.name, InputSHA256: b1.tool.hash, EffectRef: id(), Owner: "a", LeaseUntil: e.clock.Now().Add(time.Minute)}
+			ToolName: b1.tool.name, InputSHA256: b1.tool.hash, EffectRef: id(), PickupBy: e.clock.Now().Add(time.Minute)}
 		return c, e.next(r, &contracts.RunReleased{ApprovalRequestID: b1.approval, Decision: "approved", EffectRef: c.EffectRef})
 	}
 	c, l := resume(fb1)

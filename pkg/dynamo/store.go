@@ -398,6 +398,21 @@ func firstFailedCondition(err error) (canceled, bool) {
 	return canceled{}, false
 }
 
+// updateItem sends a transaction's Update on its own (one item, one round
+// trip), retrying DynamoDB's transient conflicts; a failed condition
+// returns the item as it was.
+func (s *Store) updateItem(ctx context.Context, upd *types.Update) error {
+	return s.withConflictRetry(ctx, func() error {
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
+			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
+			ExpressionAttributeValues:           upd.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		return err
+	})
+}
+
 // conditionFailed unwraps a single-item ConditionalCheckFailedException.
 func conditionFailed(err error) (map[string]types.AttributeValue, bool) {
 	var ccf *types.ConditionalCheckFailedException

@@ -20,13 +20,17 @@ const (
 	AttrGSI1PK = "GSI1PK"
 	AttrGSI1SK = "GSI1SK"
 	IndexGSI1  = "GSI1"
+	AttrGSI2PK = "GSI2PK"
+	AttrGSI2SK = "GSI2SK"
+	IndexGSI2  = "GSI2"
 )
 
 // TableDefinition is the CreateTableInput of the store's single table:
 // PK/SK strings, on-demand, streams with NEW_IMAGE (stream-reduce reads new
-// ledger lines from it) and the sparse GSI1 listing a firm's pending
-// warrants. Point-in-time recovery is not part of CreateTable; the template
-// turns it on.
+// ledger lines from it), the sparse GSI1 listing a firm's pending warrants,
+// and GSI2 listing unfinished runs by lease expiry (the sweeper's).
+// Point-in-time recovery is not part of CreateTable; the template turns it
+// on.
 func TableDefinition(name string) *dynamodb.CreateTableInput {
 	str := types.ScalarAttributeTypeS
 	return &dynamodb.CreateTableInput{
@@ -37,6 +41,8 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String(AttrSK), AttributeType: str},
 			{AttributeName: aws.String(AttrGSI1PK), AttributeType: str},
 			{AttributeName: aws.String(AttrGSI1SK), AttributeType: str},
+			{AttributeName: aws.String(AttrGSI2PK), AttributeType: str},
+			{AttributeName: aws.String(AttrGSI2SK), AttributeType: str},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
@@ -49,6 +55,15 @@ func TableDefinition(name string) *dynamodb.CreateTableInput {
 				{AttributeName: aws.String(AttrGSI1SK), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}, {
+			// Unfinished runs by shard and lease expiry, for the sweeper:
+			// keys only, it reads each run item before acting.
+			IndexName: aws.String(IndexGSI2),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(AttrGSI2PK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(AttrGSI2SK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 		}},
 		StreamSpecification: &types.StreamSpecification{
 			StreamEnabled:  aws.Bool(true),

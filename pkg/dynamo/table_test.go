@@ -18,8 +18,13 @@ func TestTableDefinition(t *testing.T) {
 		aws.ToString(d.KeySchema[1].AttributeName) != dynamo.AttrSK || d.KeySchema[1].KeyType != types.KeyTypeRange {
 		t.Errorf("key schema %+v", d.KeySchema)
 	}
-	if len(d.GlobalSecondaryIndexes) != 1 {
+	if len(d.GlobalSecondaryIndexes) != 2 {
 		t.Fatalf("%d GSIs", len(d.GlobalSecondaryIndexes))
+	}
+	g2 := d.GlobalSecondaryIndexes[1]
+	if aws.ToString(g2.IndexName) != dynamo.IndexGSI2 || aws.ToString(g2.KeySchema[0].AttributeName) != dynamo.AttrGSI2PK ||
+		aws.ToString(g2.KeySchema[1].AttributeName) != dynamo.AttrGSI2SK || g2.Projection.ProjectionType != types.ProjectionTypeKeysOnly {
+		t.Errorf("GSI2 %+v", g2)
 	}
 	g := d.GlobalSecondaryIndexes[0]
 	if aws.ToString(g.IndexName) != dynamo.IndexGSI1 || aws.ToString(g.KeySchema[0].AttributeName) != dynamo.AttrGSI1PK ||

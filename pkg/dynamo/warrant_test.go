@@ -79,9 +79,21 @@ func testWarrantApprovedLifecycle(t *testing.T, ep *dynamotest.Endpoint) {
 	}
 	claim, err := e.store.GetEffect(e.ctx, h.firm, h.id, warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash})
 	must(t, err)
-	if claim.EffectRef != c.EffectRef || claim.ApprovalID != h.approval || claim.Owner != c.Owner ||
-		claim.State != warrant.ClaimClaimed || !claim.LeaseUntil.Equal(c.LeaseUntil) {
+	// Reserved for a worker: claimed, owned by nobody until the pickup
+	// deadline, so nothing has run yet.
+	if claim.EffectRef != c.EffectRef || claim.ApprovalID != h.approval || claim.Owner != "" || claim.Taken() ||
+		claim.State != warrant.ClaimClaimed || !claim.LeaseUntil.Equal(c.PickupBy) {
 		t.Errorf("claim = %+v", claim)
+	}
+	// Of the workers handed the run, one takes the claim; taking it again
+	// as the same owner (its answer was lost) is fine, as another is not.
+	key := warrant.EffectKey{ToolName: h.tool.name, InputSHA256: h.tool.hash}
+	owner := e.take(c)
+	must(t, e.store.TakeClaim(e.ctx, h.firm, h.id, key, owner, e.clock.Now().Add(time.Minute)))
+	wantErr(t, e.store.TakeClaim(e.ctx, h.firm, h.id, key, "another-worker", e.clock.Now().Add(time.Minute)),
+		warrant.ErrLeaseHeld, "a second taker, without the run's lease")
+	if claim, err = e.store.GetEffect(e.ctx, h.firm, h.id, key); err != nil || claim.Owner != owner || !claim.Taken() {
+		t.Errorf("taken claim = %+v, %v", claim, err)
 	}
 	last, err := e.store.LastLine(e.ctx, h.firm, h.id)
 	must(t, err)

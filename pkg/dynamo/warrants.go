@@ -71,8 +71,10 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 	hv[":running"] = str(string(warrant.RunRunning))
 	items := []types.TransactWriteItem{
 		{Update: s.txUpdate(key(pk, skRun),
-			h.set(newUpdate().set("status", str(string(warrant.RunHeld))).set("held_on", str(w.ApprovalID)).
-				set("updated_at", str(fmtTime(now)))),
+			// Held: nobody works on it, and the sweeper looks again when
+			// the warrant expires.
+			setLease(h.set(newUpdate().set("status", str(string(warrant.RunHeld))).set("held_on", str(w.ApprovalID)).
+				set("updated_at", str(fmtTime(now)))), "", w.ExpiresAt),
 			// Only a running run can block: a run already held waits on
 			// exactly one warrant, and a finished run asks for nothing.
 			"#status = :running AND "+hc, hv)},
@@ -331,9 +333,9 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 		if err := checkIDs(op, "effect_ref", c.EffectRef); err != nil {
 			return err
 		}
-		if c.Owner == "" || c.LeaseUntil.IsZero() {
-			return invalid(op, "an effect claim needs an owner and a lease")
-		}
+	}
+	if c.PickupBy.IsZero() {
+		return invalid(op, "a released run needs a pickup deadline")
 	}
 	parsed, err := checkLines(op, c.FirmID, c.RunID, []contracts.Line{released})
 	if err != nil {
@@ -374,7 +376,8 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 			// expires_at > :now: an expired warrant releases nothing.
 			aprCond, aprVals)},
 		{Update: s.txUpdate(key(pk, skRun),
-			h.set(newUpdate().set("status", str(string(warrant.RunRunning))).set("updated_at", str(fmtTime(now))).remove("held_on")),
+			setLease(h.set(newUpdate().set("status", str(string(warrant.RunRunning))).set("updated_at", str(fmtTime(now))).remove("held_on")),
+				"", c.PickupBy),
 			// The run is parked on this very warrant: a warrant cannot
 			// release a run that is running, finished, or held on another.
 			"#status = :held AND #held_on = :approval AND "+hc, hv)},
@@ -385,7 +388,9 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 	}
 	ci.Attempt = attemptAttr(k.Attempt)
 	if approved {
-		ci.EffectRef, ci.Owner, ci.LeaseUntil, ci.State = c.EffectRef, c.Owner, fmtTime(c.LeaseUntil), string(warrant.ClaimClaimed)
+		// Reserved for the worker that takes it (TakeClaim) by the pickup
+		// deadline; nobody executes it before.
+		ci.EffectRef, ci.Owner, ci.LeaseUntil, ci.State = c.EffectRef, noOwner, fmtTime(c.PickupBy), string(warrant.ClaimClaimed)
 	}
 	claim, err := marshal(ci)
 	if err != nil {

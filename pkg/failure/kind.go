@@ -37,6 +37,12 @@ const (
 	KindCanceled             Kind = "canceled"
 	KindInternal             Kind = "internal"
 	KindSelfApproval         Kind = "self_approval"
+	// KindWorkerLost: the run's worker stopped (timeout, crash) with nothing
+	// irreversible pending, and the sweeper's restarts ran out.
+	KindWorkerLost Kind = "worker_lost"
+	// KindWarrantExpired: the run was held on a warrant that expired before
+	// anyone resumed it; the sweeper ended the run.
+	KindWarrantExpired Kind = "warrant_expired"
 )
 
 var allKinds = []Kind{
@@ -48,7 +54,7 @@ var allKinds = []Kind{
 	KindStoreThrottled, KindStoreConflict, KindStoreUnavailable,
 	KindEffectOutcomeUnknown, KindToolError, KindLedgerCorrupt,
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
-	KindInternal, KindSelfApproval,
+	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.
@@ -76,6 +82,10 @@ const (
 	StageLedgerRead  Stage = "ledger_read"
 	StageReduce      Stage = "reduce"
 	StageProjection  Stage = "projection"
+	// StageHandOver is the hand-over of a recorded run to the worker queue.
+	StageHandOver Stage = "hand_over"
+	// StageSweep is the sweeper's pass over runs whose lease passed.
+	StageSweep Stage = "sweep"
 	// StageUnknown is what Build records when a caller passes an invalid
 	// stage: a CloudWatch dimension value must not be empty, and guessing a
 	// real stage would mislead whoever reads the dashboard.
@@ -86,7 +96,7 @@ var allStages = []Stage{
 	StageRequest, StageAuthorize, StageConfig, StageInvoke, StageModelCall,
 	StageToolPolicy, StageToolExecute, StageEffectClaim, StageApproval,
 	StageResume, StageLedgerWrite, StageLedgerRead, StageReduce,
-	StageProjection, StageUnknown,
+	StageProjection, StageHandOver, StageSweep, StageUnknown,
 }
 
 // AllStages returns every stage; the caller may modify the returned slice.

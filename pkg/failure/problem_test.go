@@ -19,6 +19,7 @@ func TestStatus(t *testing.T) {
 		failure.KindConflict:             409,
 		failure.KindStoreConflict:        409,
 		failure.KindExpired:              410,
+		failure.KindWarrantExpired:       410,
 		failure.KindPayloadTooLarge:      413,
 		failure.KindUnknownAgent:         422,
 		failure.KindUnknownModel:         422,

@@ -35,11 +35,18 @@ type ApproveBody struct {
 // started the run under the firm's separation of duties (self_approval), 404
 // no such run or warrant in this firm, 409 not pending or hash mismatch, 410
 // expired.
+//
+// The same function serves counsel's other record, the reconciliation of an
+// effect whose outcome was lost with its worker (see reconcile).
 type Approve struct {
-	Decider agent.Decider
-	HTTP    httpapi.Config
-	Resp    httpapi.Responder
+	Decider    agent.Decider
+	Reconciler agent.Reconciler
+	HTTP       httpapi.Config
+	Resp       httpapi.Responder
 }
+
+// ReconcileRoute is the route of counsel's reconciliation.
+const ReconcileRoute = "POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile"
 
 // Handle is the Lambda handler.
 func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -50,7 +57,10 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	id.FirmID = p.FirmID
 	if !p.IsCounsel() {
-		return h.Resp.Error(ctx, failure.New(failure.KindForbidden, "only counsel may decide a warrant"), failure.StageAuthorize, id), nil
+		return h.Resp.Error(ctx, failure.New(failure.KindForbidden, "only counsel may decide a warrant or reconcile an effect"), failure.StageAuthorize, id), nil
+	}
+	if req.RouteKey == ReconcileRoute {
+		return h.reconcile(ctx, req, p, id), nil
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
 	if err != nil {

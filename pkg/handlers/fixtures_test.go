@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -22,12 +24,13 @@ import (
 // apiFixtures are the API Gateway v2 events in events/, with the route each
 // must carry.
 var apiFixtures = map[string]string{
-	"invoke.json":         "POST /v1/runs",
-	"approve.json":        "POST /v1/runs/{run_id}/approvals/{approval_id}",
-	"resume.json":         "POST /v1/runs/{run_id}/resume",
-	"get-run.json":        "GET /v1/runs/{run_id}",
-	"get-run-events.json": "GET /v1/runs/{run_id}/events",
-	"list-approvals.json": "GET /v1/approvals",
+	"invoke.json":           "POST /v1/runs",
+	"approve.json":          "POST /v1/runs/{run_id}/approvals/{approval_id}",
+	"resume.json":           "POST /v1/runs/{run_id}/resume",
+	"reconcile-effect.json": "POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile",
+	"get-run.json":          "GET /v1/runs/{run_id}",
+	"get-run-events.json":   "GET /v1/runs/{run_id}/events",
+	"list-approvals.json":   "GET /v1/approvals",
 }
 
 // TestFixturesListed keeps this test and events/ in step: every JSON file in
@@ -41,7 +44,7 @@ func TestFixturesListed(t *testing.T) {
 	for _, f := range files {
 		got = append(got, filepath.Base(f))
 	}
-	want := []string{"stream-reduce.json"}
+	want := []string{"stream-reduce.json", "worker-sqs.json", "sweeper-schedule.json"}
 	for name := range apiFixtures {
 		want = append(want, name)
 	}
@@ -150,7 +153,8 @@ func isZeroJSON(v any) bool {
 }
 
 func TestAPIFixtures(t *testing.T) {
-	uuids := map[string]bool{fixFirm: true, fixUser: true, fixCounsel: true, fixMatter: true, fixRun: true, fixApproval: true}
+	uuids := map[string]bool{fixFirm: true, fixUser: true, fixCounsel: true, fixMatter: true, fixRun: true, fixApproval: true,
+		fixEffectRef: true}
 	for name, route := range apiFixtures {
 		t.Run(name, func(t *testing.T) {
 			raw := loadFixture(t, name)
@@ -259,6 +263,11 @@ func TestAPIFixtureBodies(t *testing.T) {
 	}
 	var res struct{ ApprovalRequestID string }
 	decodeFixtureBody(t, "resume.json", &res)
+	var rec struct{ Outcome, ExternalRef, Note string }
+	decodeFixtureBody(t, "reconcile-effect.json", &rec)
+	if rec.Outcome != "executed" || rec.ExternalRef == "" {
+		t.Errorf("reconcile-effect.json body %+v", rec)
+	}
 	if res.ApprovalRequestID != fixApproval {
 		t.Errorf("resume body %+v", res)
 	}
@@ -355,6 +364,57 @@ func TestStreamFixture(t *testing.T) {
 	}
 	if st.RunID != fixRun || st.MatterID != fixMatter {
 		t.Errorf("folded fixture: run %q matter %q", st.RunID, st.MatterID)
+	}
+}
+
+// TestWorkerFixture: events/worker-sqs.json is what Lambda's SQS event
+// source mapping sends the worker: one record of the worker queue holding a
+// started WorkerMessage for the fixture run.
+func TestWorkerFixture(t *testing.T) {
+	raw := loadFixture(t, "worker-sqs.json")
+	var ev events.SQSEvent
+	roundTrip(t, "worker-sqs.json", raw, &ev)
+	if len(ev.Records) != 1 {
+		t.Fatalf("%d records, want 1 (the worker's BatchSize)", len(ev.Records))
+	}
+	r := ev.Records[0]
+	if r.EventSource != "aws:sqs" || r.AWSRegion == "" || !strings.HasPrefix(r.EventSourceARN, "arn:aws:sqs:"+r.AWSRegion+":") ||
+		r.MessageId == "" || r.ReceiptHandle == "" {
+		t.Errorf("record header %+v", r)
+	}
+	if sum := md5.Sum([]byte(r.Body)); r.Md5OfBody != hex.EncodeToString(sum[:]) {
+		t.Errorf("md5OfBody %s is not the body's MD5", r.Md5OfBody)
+	}
+	for _, k := range []string{"ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp"} {
+		if r.Attributes[k] == "" {
+			t.Errorf("attribute %s missing", k)
+		}
+	}
+	if r.Attributes["ApproximateReceiveCount"] != "1" {
+		t.Errorf("ApproximateReceiveCount %q, want 1 (a first delivery)", r.Attributes["ApproximateReceiveCount"])
+	}
+	m, err := contracts.DecodeWorkerMessage([]byte(r.Body))
+	if err != nil {
+		t.Fatalf("body %s: %v", r.Body, err)
+	}
+	if m.FirmID != fixFirm || m.RunID != fixRun || m.Reason != contracts.ReasonStarted {
+		t.Errorf("worker message %+v, want a started message for firm %s run %s", m, fixFirm, fixRun)
+	}
+}
+
+// TestSweeperFixture: events/sweeper-schedule.json is EventBridge
+// Scheduler's default notification for the template's ScheduleV2 event
+// (SAM names the schedule <function logical id><event name>).
+func TestSweeperFixture(t *testing.T) {
+	raw := loadFixture(t, "sweeper-schedule.json")
+	var ev events.EventBridgeEvent
+	roundTrip(t, "sweeper-schedule.json", raw, &ev)
+	if ev.Version != "0" || ev.DetailType != "Scheduled Event" || ev.Source != "aws.scheduler" || ev.ID == "" || ev.AccountID == "" ||
+		ev.Region == "" || ev.Time.IsZero() || string(ev.Detail) != `"{}"` {
+		t.Errorf("event %+v (detail %s)", ev, ev.Detail)
+	}
+	if want := "arn:aws:scheduler:" + ev.Region + ":" + ev.AccountID + ":schedule/default/SweeperFunctionSweep"; len(ev.Resources) != 1 || ev.Resources[0] != want {
+		t.Errorf("resources %v, want [%s]", ev.Resources, want)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
@@ -41,6 +43,8 @@ const (
 	fixMatter   = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
 	fixRun      = "5b0c6a2e-7d4f-4c8e-9a51-0b8f2f3c1d01"
 	fixApproval = "7e6d5c4b-3a29-4187-9f6e-5d4c3b2a1908"
+	// fixEffectRef is events/reconcile-effect.json's effect.
+	fixEffectRef = "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d"
 
 	otherFirm = "e1e2e3e4-f5f6-4a7b-8c9d-0a1b2c3d4e5f"
 
@@ -103,6 +107,78 @@ type stack struct {
 	resume  *handlers.Resume
 	runs    *handlers.Runs
 	reduce  *handlers.StreamReduce
+	worker  *handlers.Worker
+	sweeper *handlers.Sweeper
+	queue   *memQueue
+}
+
+// memQueue is the worker queue of the handler tests: it keeps what the
+// handlers send, and drain delivers it to the worker handler as SQS events
+// (through aws-lambda-go's JSON path, as the Lambda runtime does).
+type memQueue struct {
+	mu   sync.Mutex
+	msgs []contracts.WorkerMessage
+	sent int
+	// refuse, when set, is the error every Enqueue returns (a queue outage).
+	refuse error
+}
+
+func (q *memQueue) Enqueue(_ context.Context, m contracts.WorkerMessage) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.refuse != nil {
+		return q.refuse
+	}
+	q.msgs = append(q.msgs, m)
+	q.sent++
+	return nil
+}
+
+func (q *memQueue) take() []contracts.WorkerMessage {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.msgs
+	q.msgs = nil
+	return out
+}
+
+// work hands one message to the worker handler, as one SQS record, and
+// returns the batch item failures it reported.
+func (s *stack) work(m contracts.WorkerMessage, receiveCount int) []events.SQSBatchItemFailure {
+	s.t.Helper()
+	body, _ := json.Marshal(m)
+	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "msg-" + m.RunID + "-" + m.Reason, Body: string(body),
+		EventSource: "aws:sqs", Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(receiveCount)}}}}
+	payload, _ := json.Marshal(ev)
+	out, err := lambda.NewHandler(s.worker.Handle).Invoke(context.Background(), payload)
+	if err != nil {
+		s.t.Fatalf("worker: %v", err)
+	}
+	var resp events.SQSEventResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		s.t.Fatalf("worker response: %v: %s", err, out)
+	}
+	return resp.BatchItemFailures
+}
+
+// drain delivers every queued message to the worker until the queue is
+// empty; a message the worker reports failed is a test failure.
+func (s *stack) drain() {
+	s.t.Helper()
+	for {
+		msgs := s.queue.take()
+		if len(msgs) == 0 {
+			return
+		}
+		for _, m := range msgs {
+			if f := s.work(m, 1); len(f) > 0 {
+				s.t.Fatalf("worker reported %v for %+v", f, m)
+			}
+		}
+	}
 }
 
 func envLookup(env map[string]string) func(string) (string, bool) {
@@ -113,14 +189,20 @@ type stackOptions struct {
 	newID  func() string // the invoke handler's run id source
 	env    map[string]string
 	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
+	// endpoint is the DynamoDB endpoint (nil: a new minidyn).
+	endpoint *dynamotest.Endpoint
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
 	t.Helper()
 	ctx := context.Background()
-	ep := dynamotest.Minidyn(t)
+	ep := opt.endpoint
+	if ep == nil {
+		ep = dynamotest.Minidyn(t)
+	}
 	table := dynamotest.NewTable(t, ep)
-	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey}
+	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey,
+		"QUEUE_URL": "http://sqs.local/000000000000/warrant-worker"} // the stack's queue is memQueue
 	for k, v := range opt.env {
 		env[k] = v
 	}
@@ -147,7 +229,8 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	logs := &syncBuffer{}
 	// Wired as functions/<name>/main.go wire them (internal/wire), with
 	// this stack's store, fake model, clock and run ids.
-	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
+	queue := &memQueue{}
+	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
 	invoke, err := wire.Invoke(d)
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +239,19 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	worker, err := wire.Worker(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweeper, err := wire.Sweeper(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := wire.Runs(d)
+	runs.Poll = 10 * time.Millisecond
 	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
-		invoke: invoke, approve: wire.Approve(d), resume: resume, runs: wire.Runs(d), reduce: wire.StreamReduce(d)}
+		invoke: invoke, approve: wire.Approve(d), resume: resume, runs: runs, reduce: wire.StreamReduce(d),
+		worker: worker, sweeper: sweeper, queue: queue}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("failure log:\n%s", logs.String())
@@ -172,7 +266,7 @@ func (s *stack) handlerFor(route string) lambda.Handler {
 	switch {
 	case route == "POST /v1/runs":
 		return lambda.NewHandler(s.invoke.Handle)
-	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"):
+	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute:
 		return lambda.NewHandler(s.approve.Handle)
 	case route == "POST /v1/runs/{run_id}/resume":
 		return lambda.NewHandler(s.resume.Handle)
@@ -183,9 +277,63 @@ func (s *stack) handlerFor(route string) lambda.Handler {
 	return nil
 }
 
-// call invokes the handler of the event's route with the event's bytes, as
-// the Lambda runtime does, and decodes the response.
+// call is a client's request and what it sees once the run settled. For
+// POST /v1/runs and .../resume it is post, then the worker drains the
+// queue, then the client follows the 202's Location (GET, consistent): the
+// answer is that GET's (200 with the run completed, failed or held). Every
+// other request, and every problem answer, is post's.
 func (s *stack) call(ev *event) events.APIGatewayV2HTTPResponse {
+	s.t.Helper()
+	resp := s.post(ev)
+	route := ev.route()
+	if resp.StatusCode != 202 || (route != "POST /v1/runs" && route != "POST /v1/runs/{run_id}/resume") {
+		return resp
+	}
+	var v handlers.RunView
+	if err := json.Unmarshal([]byte(resp.Body), &v); err != nil || v.Status != "running" {
+		s.t.Fatalf("%s: a 202 that is not a running run: %v %s", route, err, resp.Body)
+	}
+	if loc := resp.Headers["Location"]; loc != "/v1/runs/"+v.RunID {
+		s.t.Fatalf("%s: Location %q, want /v1/runs/%s", route, loc, v.RunID)
+	}
+	s.drain()
+	get := fixture(s.t, "get-run.json").runPath(v.RunID, "").query(map[string]string{"consistent": "true"})
+	get.obj("requestContext.authorizer.jwt")["claims"] = maps.Clone(ev.obj("requestContext.authorizer.jwt.claims"))
+	if cid := resp.Headers[httpapi.CorrelationHeader]; cid != "" {
+		get.set("headers.x-correlation-id", cid)
+	}
+	return s.post(get)
+}
+
+// sweep runs one sweeper pass (as the schedule invokes it) and returns
+// its report.
+func (s *stack) sweep() handlers.SweepReport {
+	s.t.Helper()
+	out, err := lambda.NewHandler(s.sweeper.Handle).Invoke(context.Background(), []byte(`{}`))
+	if err != nil {
+		s.t.Fatalf("sweeper: %v", err)
+	}
+	var rep handlers.SweepReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		s.t.Fatalf("sweeper report: %v: %s", err, out)
+	}
+	return rep
+}
+
+// view is the run's consistent view (GET /v1/runs/{run_id}?consistent=true
+// as the fixture's user).
+func (s *stack) view(runID string) handlers.RunView {
+	s.t.Helper()
+	resp := s.post(fixture(s.t, "get-run.json").runPath(runID, "").query(map[string]string{"consistent": "true"}))
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("get run %s: %d %s", runID, resp.StatusCode, resp.Body)
+	}
+	return decode[handlers.RunView](s.t, resp)
+}
+
+// post invokes the handler of the event's route with the event's bytes, as
+// the Lambda runtime does, and decodes the response.
+func (s *stack) post(ev *event) events.APIGatewayV2HTTPResponse {
 	s.t.Helper()
 	payload := ev.bytes(s.t)
 	out, err := s.handlerFor(ev.route()).Invoke(context.Background(), payload)
@@ -196,6 +344,7 @@ func (s *stack) call(ev *event) events.APIGatewayV2HTTPResponse {
 	if err := json.Unmarshal(out, &resp); err != nil {
 		s.t.Fatalf("%s: response does not decode: %v\n%s", ev.route(), err, out)
 	}
+	answers.record(ev.route(), resp)
 	return resp
 }
 

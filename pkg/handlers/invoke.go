@@ -32,18 +32,21 @@ type InvokeBody struct {
 	CostCapUSD     string                     `json:"cost_cap_usd,omitempty"`
 }
 
-// Invoke handles POST /v1/runs: it mints the run, writes run.started and runs
-// the brain in-process.
+// Invoke handles POST /v1/runs: it validates the request, records the run
+// (the run item and run.started, in one transaction) and hands it to the
+// worker queue. It never calls the model: a run outlives the API's 30 s.
 //
-// Answers: 200 with the run view when the run completed or failed; 202 with the
-// run view and its pending_approval (the warrant to sign) when it is held.
+// Answers: 202 Accepted with the run view (running) and a Location header
+// naming GET /v1/runs/{run_id}, which the client follows (?wait=N long-polls).
 // With an Idempotency-Key header (a UUID) the run id is derived from firm, user
 // and key, so a retried request answers with the same run instead of starting a
-// second one; the same key with a different request is 409.
+// second one (200 when that run has ended, 202 while it goes on); the same key
+// with a different request is 409.
 // Errors (problem+json): 400 invalid body, 401 missing or invalid claims,
 // 413 body over 256 KiB, 422 unknown agent or model, 503 dependency throttled.
 type Invoke struct {
 	Brain  Runner
+	Queue  Enqueuer
 	Keys   reducer.HeadVerifier // checks a replayed run's signed ledger head
 	Store  RunsStore            // reads a retried request's run
 	Config config.Config
@@ -95,14 +98,15 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	// Only a validated matter id goes into the identity: envelopes log it
 	// as-is, and an unchecked one is arbitrary client text.
 	id.MatterID = inv.Meta.MatterID
-	res, err := h.Brain.Run(ctx, inv, agent.StartOptions{CostCapUSD: capUSD})
+	res, err := h.Brain.Start(ctx, inv, agent.StartOptions{CostCapUSD: capUSD})
 	if key != "" && errors.Is(err, warrant.ErrRunExists) {
-		return h.replay(ctx, inv, capUSD, id)
+		return h.replay(ctx, req, inv, capUSD, id)
 	}
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageInvoke, id), nil
 	}
-	return httpapi.JSON(statusFor(res.State), runView(res.State, res.Run), id.CorrelationID), nil
+	handOver(ctx, h.Queue, h.Resp, contracts.WorkerMessage{Reason: contracts.ReasonStarted}, id)
+	return accepted(res.State, res.Run, runLocation(req.RawPath, "", runID), id.CorrelationID), nil
 }
 
 // bodyPath reports a validation error against the request body's own field
@@ -142,19 +146,31 @@ func (h *Invoke) runID(req events.APIGatewayV2HTTPRequest, p httpapi.Principal) 
 
 // replay answers a retried request with its run, after checking the run was
 // started by the same request (its run.started line says what was asked).
-func (h *Invoke) replay(ctx context.Context, inv contracts.AgentInvoke, capUSD string, id failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest, inv contracts.AgentInvoke, capUSD string, id failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	reused := failure.New(failure.KindConflict, "header Idempotency-Key: already used for a different request")
 	if h.Store == nil {
 		return h.Resp.Error(ctx, failure.New(failure.KindInternal, ""), failure.StageInvoke, id), nil
 	}
 	firm, runID := inv.Meta.FirmID, inv.Meta.RunID
+	// The store's own failures are its own (503, ...), and a first line
+	// that is missing or does not parse is the ledger's (500
+	// ledger_corrupt): only a run.started that asked for something else
+	// means the key was reused.
 	first, _, err := h.Store.ReadLedger(ctx, firm, runID, 0, 1)
-	if err != nil || len(first) == 0 {
-		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
+	if err != nil {
+		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	l, err := contracts.ParseEventLine(first[0].Raw)
-	started, ok := l.Event.(*contracts.RunStarted)
-	if err != nil || !ok || !sameRequest(started, inv, capUSD) {
+	var started *contracts.RunStarted
+	if len(first) > 0 {
+		if l, err := contracts.ParseEventLine(first[0].Raw); err == nil {
+			started, _ = l.Event.(*contracts.RunStarted)
+		}
+	}
+	if started == nil {
+		return h.Resp.Error(ctx, failure.New(failure.KindLedgerCorrupt, "the run's first line is not a run.started that parses"),
+			failure.StageLedgerRead, id), nil
+	}
+	if !sameRequest(started, inv, capUSD) {
 		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
 	}
 	run, err := h.Store.GetRun(ctx, firm, runID)
@@ -165,7 +181,15 @@ func (h *Invoke) replay(ctx context.Context, inv contracts.AgentInvoke, capUSD s
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	return httpapi.JSON(statusFor(folded.State), runView(folded.State, run), id.CorrelationID), nil
+	if folded.State.Status.Terminal() {
+		return httpapi.JSON(200, runView(folded.State, run), id.CorrelationID), nil
+	}
+	if folded.State.Status == warrant.RunRunning && run.Lease.Owner == "" {
+		// Recorded, not picked up yet (the first hand-over may be what
+		// failed): hand it over again; a duplicate is a no-op for the worker.
+		handOver(ctx, h.Queue, h.Resp, contracts.WorkerMessage{Reason: contracts.ReasonStarted}, id)
+	}
+	return accepted(folded.State, run, runLocation(req.RawPath, "", runID), id.CorrelationID), nil
 }
 
 func sameRequest(s *contracts.RunStarted, inv contracts.AgentInvoke, capUSD string) bool {

@@ -12,10 +12,10 @@ import (
 )
 
 // Runner is the brain as the invoke and resume handlers use it
-// (*agent.Brain).
+// (*agent.Brain): it records; the worker runs.
 type Runner interface {
-	Run(ctx context.Context, inv contracts.AgentInvoke, opts agent.StartOptions) (agent.Result, error)
-	Resume(ctx context.Context, r agent.ResumeRequest) (agent.Result, error)
+	Start(ctx context.Context, inv contracts.AgentInvoke, opts agent.StartOptions) (agent.Result, error)
+	PrepareResume(ctx context.Context, r agent.ResumeRequest) (agent.Result, error)
 }
 
 // ResumeBody names the warrant; nothing else is accepted.
@@ -23,17 +23,20 @@ type ResumeBody struct {
 	ApprovalRequestID string `json:"approval_request_id"`
 }
 
-// Resume handles POST /v1/runs/{run_id}/resume: it continues a held run under
-// its decided warrant. Exactly one of any number of concurrent or replayed
-// resumes executes the warranted effect.
+// Resume handles POST /v1/runs/{run_id}/resume: it releases a held run under
+// its decided warrant and hands it to the worker, which executes exactly the
+// warranted call. The release is one transaction (the effect reserved or,
+// declined, claimed declined; the warrant burned; the run running again), so
+// of any number of concurrent or replayed resumes exactly one is accepted.
 //
-// Answers: 200 with the run view (completed or failed), 202 when the run is held
-// again on a new warrant. Errors (problem+json): 400 invalid body or path, 401
-// missing claims, 404 no such run or warrant in this firm (another firm's ids
-// included), 409 warrant pending or already consumed, run not held on it,
-// 410 warrant expired.
+// Answers: 202 Accepted with the run view (running) and a Location header
+// naming GET /v1/runs/{run_id}. Errors (problem+json): 400 invalid body or
+// path, 401 missing claims, 404 no such run or warrant in this firm (another
+// firm's ids included), 409 warrant pending or already consumed, run not held
+// on it, 410 warrant expired.
 type Resume struct {
 	Brain Runner
+	Queue Enqueuer
 	HTTP  httpapi.Config
 	Resp  httpapi.Responder
 }
@@ -58,10 +61,11 @@ func (h *Resume) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if err := contracts.CheckUUID("approval_request_id", body.ApprovalRequestID); err != nil {
 		return h.Resp.Error(ctx, failure.Wrap(failure.KindInvalidRequest, err.Error(), err), failure.StageRequest, id), nil
 	}
-	res, err := h.Brain.Resume(ctx, agent.ResumeRequest{FirmID: p.FirmID, RunID: runID, ApprovalID: body.ApprovalRequestID,
+	res, err := h.Brain.PrepareResume(ctx, agent.ResumeRequest{FirmID: p.FirmID, RunID: runID, ApprovalID: body.ApprovalRequestID,
 		UserID: p.UserID, CorrelationID: id.CorrelationID})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageResume, id), nil
 	}
-	return httpapi.JSON(statusFor(res.State), runView(res.State, res.Run), id.CorrelationID), nil
+	handOver(ctx, h.Queue, h.Resp, contracts.WorkerMessage{Reason: contracts.ReasonResumed, ApprovalRequestID: body.ApprovalRequestID}, id)
+	return accepted(res.State, res.Run, runLocation(req.RawPath, "/resume", runID), id.CorrelationID), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -26,6 +27,8 @@ type RunsStore interface {
 // Runs handles the read-only routes, all scoped by the caller's firm:
 //
 //	GET /v1/runs/{run_id}[?consistent=true]     the run view: the stream projection, or a fold of the ledger
+//	GET /v1/runs/{run_id}?wait=N                waits up to N seconds (1..20) while the run is running, then
+//	                                            answers the consistent view (a long poll after a 202)
 //	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M&head=true]  ledger lines as NDJSON; X-Next-After-Seq when more remain;
 //	                                            with head=true the last page ends with the run's signed head
 //	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
@@ -40,7 +43,12 @@ type Runs struct {
 	Keys reducer.HeadVerifier
 	HTTP httpapi.Config
 	Resp httpapi.Responder
+	// Poll is how often ?wait re-reads the run item (default 250 ms).
+	Poll time.Duration
 }
+
+// MaxWait bounds ?wait: API Gateway ends an integration at 30 s.
+const MaxWait = 20
 
 // Handle is the Lambda handler; it dispatches on the API Gateway route key.
 func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -86,7 +94,7 @@ func inRequest(err error) error {
 }
 
 func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	if err := httpapi.RejectUnknownQuery(req, "consistent"); err != nil {
+	if err := httpapi.RejectUnknownQuery(req, "consistent", "wait"); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
@@ -98,9 +106,19 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
+	wait, err := httpapi.QueryInt(req, "wait", 0, 0, MaxWait)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
 	run, err := h.Store.GetRun(ctx, p.FirmID, runID)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if wait > 0 {
+		if run, err = h.waitWhileRunning(ctx, run, time.Duration(wait)*time.Second); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		consistent = "true"
 	}
 	if consistent == "true" {
 		// The ledger itself, folded and held to its signed head: the view
@@ -120,6 +138,33 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 		}
 	}
 	return httpapi.JSON(200, runView(st, run), id.CorrelationID), nil
+}
+
+// waitWhileRunning re-reads the run item (a strongly consistent read) until
+// the run is no longer running or d passed, whichever comes first; a
+// cancelled request ends the wait early with what it has.
+func (h *Runs) waitWhileRunning(ctx context.Context, run warrant.Run, d time.Duration) (warrant.Run, error) {
+	poll := h.Poll
+	if poll <= 0 {
+		poll = 250 * time.Millisecond
+	}
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for run.Status == warrant.RunRunning {
+		select {
+		case <-ctx.Done():
+			return run, nil
+		case <-deadline.C:
+			return run, nil
+		case <-time.After(poll):
+		}
+		next, err := h.Store.GetRun(ctx, run.FirmID, run.RunID)
+		if err != nil {
+			return run, err
+		}
+		run = next
+	}
+	return run, nil
 }
 
 func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {

@@ -13,20 +13,23 @@ import (
 
 // RunView is the one JSON shape of a run, wherever a run is returned.
 type RunView struct {
-	RunID               string       `json:"run_id"`
-	Status              string       `json:"status"`
-	AgentKey            string       `json:"agent_key"`
-	MatterID            string       `json:"matter_id"`
-	ModelID             string       `json:"model_id"`
-	InputTokens         int64        `json:"input_tokens"`
-	OutputTokens        int64        `json:"output_tokens"`
-	CostUSD             string       `json:"cost_usd"`
-	CostCapUSD          string       `json:"cost_cap_usd"`
-	FinalText           string       `json:"final_text,omitempty"`
-	StopReason          string       `json:"stop_reason,omitempty"`
-	Failure             *FailureView `json:"failure,omitempty"`
-	PendingApproval     *WarrantView `json:"pending_approval,omitempty"`
-	ProjectedThroughSeq int64        `json:"projected_through_seq"`
+	RunID           string       `json:"run_id"`
+	Status          string       `json:"status"`
+	AgentKey        string       `json:"agent_key"`
+	MatterID        string       `json:"matter_id"`
+	ModelID         string       `json:"model_id"`
+	InputTokens     int64        `json:"input_tokens"`
+	OutputTokens    int64        `json:"output_tokens"`
+	CostUSD         string       `json:"cost_usd"`
+	CostCapUSD      string       `json:"cost_cap_usd"`
+	FinalText       string       `json:"final_text,omitempty"`
+	StopReason      string       `json:"stop_reason,omitempty"`
+	Failure         *FailureView `json:"failure,omitempty"`
+	PendingApproval *WarrantView `json:"pending_approval,omitempty"`
+	// UnreconciledEffects are the effect_refs of effects whose outcome was
+	// lost with their worker and that counsel has not reconciled yet.
+	UnreconciledEffects []string `json:"unreconciled_effects,omitempty"`
+	ProjectedThroughSeq int64    `json:"projected_through_seq"`
 	// Ledger is the server's check of the ledger against its signed head,
 	// on a consistent read (?consistent=true) only.
 	Ledger *LedgerView `json:"ledger,omitempty"`
@@ -75,6 +78,7 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 	if st.LastSeq == 0 {
 		v.Status, v.AgentKey, v.MatterID, v.ModelID, v.CostCapUSD = string(run.Status), run.AgentKey, run.MatterID, run.ModelID, run.CostCapUSD
 	}
+	v.UnreconciledEffects = st.Unreconciled
 	if st.FailureKind != "" {
 		v.Failure = &FailureView{Kind: st.FailureKind, Stage: st.FailureStage, UserVisibleMessage: failure.UserMessage(failure.Kind(st.FailureKind))}
 	}
@@ -95,11 +99,4 @@ func warrantView(w warrant.Warrant) WarrantView {
 		v.DecidedAt = contracts.FormatTime(w.DecidedAt)
 	}
 	return v
-}
-
-func statusFor(st reducer.RunState) int {
-	if st.Status == warrant.RunHeld {
-		return 202
-	}
-	return 200
 }

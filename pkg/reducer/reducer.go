@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
@@ -53,6 +54,10 @@ type RunState struct {
 	ToolsErrored   int64 `json:"tools_errored"`
 	ToolsDenied    int64 `json:"tools_denied"`
 	ToolsDeclined  int64 `json:"tools_declined"`
+	// ToolsUnknown counts effects whose outcome was lost with their worker;
+	// Unreconciled lists the effect_refs of those counsel has not reconciled.
+	ToolsUnknown int64    `json:"tools_unknown,omitempty"`
+	Unreconciled []string `json:"unreconciled,omitempty"`
 	// Turns counts turn.completed lines: whole model turns, not deltas.
 	Turns int64 `json:"turns"`
 }
@@ -106,6 +111,7 @@ var (
 	ErrWrongApproval = errors.New("reducer: the line does not match the warrant the run is held on")
 	ErrNotDecided    = errors.New("reducer: counsel has not decided the warrant the run is held on")
 	ErrDecided       = errors.New("reducer: counsel already decided the warrant the run is held on")
+	ErrNotUnknown    = errors.New("reducer: the effect's outcome is not unknown")
 	ErrSelfApproval  = errors.New("reducer: the user who started the run decided its warrant under separation of duties")
 	ErrOverflow      = errors.New("reducer: a counter would overflow or go negative")
 )
@@ -171,6 +177,16 @@ func ReduceAgentRun(lines []contracts.Line) (RunState, error) {
 func step(s RunState, l contracts.Line) (RunState, string, error) {
 	if s.LastSeq == 0 {
 		return start(l)
+	}
+	if rec, ok := l.Event.(*contracts.EffectReconciled); ok {
+		// The one line a finished run takes: counsel's record of an effect
+		// whose outcome was lost, once per such effect.
+		i := slices.Index(s.Unreconciled, rec.EffectRef)
+		if i < 0 {
+			return s, RuleLifecycle, fmt.Errorf("%w: effect %s has no unknown outcome to reconcile", ErrNotUnknown, rec.EffectRef)
+		}
+		s.Unreconciled = slices.Delete(slices.Clone(s.Unreconciled), i, i+1)
+		return s, "", nil
 	}
 	if s.Status.Terminal() {
 		return s, RuleTerminal, fmt.Errorf("%w (%s)", ErrTerminal, s.Status)
@@ -258,6 +274,9 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 			s.ToolsDenied++
 		case contracts.ToolDeclined:
 			s.ToolsDeclined++
+		case contracts.ToolUnknown:
+			s.ToolsUnknown++
+			s.Unreconciled = append(slices.Clone(s.Unreconciled), ev.EffectRef)
 		default:
 			return s, RuleEvent, fmt.Errorf("%w: tool.completed status is not one of the closed set", contracts.ErrInvalid)
 		}

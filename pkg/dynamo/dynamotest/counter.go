@@ -53,6 +53,7 @@ type countingClient struct {
 	next    *http.Client
 	counter *Counter
 	serial  *sync.Mutex // non-nil: one request at a time (see Moto)
+	faults  *Faults
 }
 
 func (c *countingClient) Do(req *http.Request) (*http.Response, error) {
@@ -61,12 +62,14 @@ func (c *countingClient) Do(req *http.Request) (*http.Response, error) {
 		op = op[i+1:]
 	}
 	c.counter.add(op)
-	if c.serial != nil {
-		// The server has applied the request once its response headers
-		// arrive, so holding the lock for Do alone serializes the
-		// operations.
-		c.serial.Lock()
-		defer c.serial.Unlock()
-	}
-	return c.next.Do(req)
+	return c.faults.do(op, req, func(req *http.Request) (*http.Response, error) {
+		if c.serial != nil {
+			// The server has applied the request once its response headers
+			// arrive, so holding the lock for Do alone serializes the
+			// operations.
+			c.serial.Lock()
+			defer c.serial.Unlock()
+		}
+		return c.next.Do(req)
+	})
 }

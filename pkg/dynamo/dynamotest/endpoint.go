@@ -28,6 +28,8 @@ type Endpoint struct {
 	URL     string
 	Client  *dynamodb.Client
 	Counter *Counter
+	// Faults injects a crash at the k-th write through Client.
+	Faults *Faults
 	// ReportsAllReasons: a canceled transaction carries a reason for every
 	// item (DynamoDB, moto), not only the first failing one (minidyn).
 	ReportsAllReasons bool
@@ -69,7 +71,7 @@ func (e *Endpoint) IsLenient(what string) bool { return slices.Contains(e.Lenien
 // newClient builds a real aws-sdk-go-v2 DynamoDB client for url with static
 // test credentials, us-east-1 and a retryer with few attempts. Nothing is
 // read from the environment or ~/.aws.
-func newClient(t testing.TB, url string, counter *Counter, serial *sync.Mutex) *dynamodb.Client {
+func newClient(t testing.TB, url string, counter *Counter, faults *Faults, serial *sync.Mutex) *dynamodb.Client {
 	tr := &http.Transport{
 		MaxIdleConns:        128,
 		MaxIdleConnsPerHost: 128,
@@ -83,7 +85,7 @@ func newClient(t testing.TB, url string, counter *Counter, serial *sync.Mutex) *
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 		HTTPClient: &countingClient{
 			next:    &http.Client{Transport: tr, Timeout: 30 * time.Second},
-			counter: counter, serial: serial,
+			counter: counter, serial: serial, faults: faults,
 		},
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 3
@@ -104,7 +106,7 @@ func External(t testing.TB) *Endpoint {
 	if url == "" {
 		return nil
 	}
-	counter := &Counter{}
+	counter, faults := &Counter{}, &Faults{}
 	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion(envOr("AWS_REGION", "us-east-1")))
 	if err != nil {
 		t.Fatalf("dynamotest: config for DYNAMODB_ENDPOINT: %v", err)
@@ -113,7 +115,7 @@ func External(t testing.TB) *Endpoint {
 	t.Cleanup(tr.CloseIdleConnections)
 	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(url)
-		o.HTTPClient = &countingClient{next: &http.Client{Transport: tr, Timeout: 30 * time.Second}, counter: counter}
+		o.HTTPClient = &countingClient{next: &http.Client{Transport: tr, Timeout: 30 * time.Second}, counter: counter, faults: faults}
 	})
 	var lenient []string
 	for _, l := range strings.Split(os.Getenv("DYNAMODB_ENDPOINT_LENIENT"), ",") {
@@ -121,7 +123,7 @@ func External(t testing.TB) *Endpoint {
 			lenient = append(lenient, l)
 		}
 	}
-	return &Endpoint{Name: "external", URL: url, Client: client, Counter: counter,
+	return &Endpoint{Name: "external", URL: url, Client: client, Counter: counter, Faults: faults,
 		ReportsAllReasons: !slices.Contains(lenient, LenientFirstReasonOnly), Lenient: lenient}
 }
 

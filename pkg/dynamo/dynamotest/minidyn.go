@@ -15,12 +15,13 @@ func Minidyn(t testing.TB) *Endpoint {
 	t.Helper()
 	ts := httptest.NewServer(server.NewServer())
 	t.Cleanup(ts.Close)
-	counter := &Counter{}
+	counter, faults := &Counter{}, &Faults{}
 	return &Endpoint{
 		Name:    "minidyn",
 		URL:     ts.URL,
-		Client:  newClient(t, ts.URL, counter, nil),
+		Client:  newClient(t, ts.URL, counter, faults, nil),
 		Counter: counter,
+		Faults:  faults,
 		// minidyn stops at the first failing transaction item and reports
 		// "None" for every other one.
 		ReportsAllReasons: false,

@@ -58,12 +58,13 @@ func moto(t testing.TB) (*Endpoint, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	counter := &Counter{}
+	counter, faults := &Counter{}, &Faults{}
 	return &Endpoint{
 		Name:              "moto",
 		URL:               m.url,
-		Client:            newClient(t, m.url, counter, &m.serial),
+		Client:            newClient(t, m.url, counter, faults, &m.serial),
 		Counter:           counter,
+		Faults:            faults,
 		ReportsAllReasons: true,
 		Lenient:           []string{LenientSerialized},
 	}, nil
@@ -149,7 +150,11 @@ func stopMoto() {
 // TestMain:
 //
 //	func TestMain(m *testing.M) { dynamotest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with more to do after the tests: it runs them,
+// stops moto and returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	stopMoto()
 	if motoServer.logPath != "" {
@@ -159,5 +164,5 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "dynamotest: moto_server output kept in %s\n", motoServer.logPath)
 		}
 	}
-	os.Exit(code)
+	return code
 }

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+)
+
+// ReconcileStore is what counsel's reconciliation needs of the store.
+type ReconcileStore interface {
+	reducer.Source
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
+	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
+	ReconcileEffect(ctx context.Context, firm, run string, k warrant.EffectKey, r warrant.Reconciliation, line contracts.Line) error
+}
+
+// Reconciler records what really happened to effects whose outcome was
+// lost with their worker.
+type Reconciler struct {
+	Store ReconcileStore
+	// Heads verifies the run's signed ledger head before the line extends
+	// the ledger (nil: seq and hash only).
+	Heads reducer.HeadVerifier
+	Now   func() time.Time // the line's clock (nil: time.Now)
+}
+
+// Limits of a reconciliation's free text.
+const (
+	MaxExternalRef = 256  // characters
+	MaxNote        = 2000 // characters
+)
+
+// Reconcile records counsel's finding about the effect effectRef of a run:
+// executed (with the downstream system's reference) or not_executed. The
+// effect must be one the ledger answered "unknown" and nobody reconciled
+// yet; the effect.reconciled line and the claim's new state are written in
+// one transaction, after the ledger was folded against its signed head.
+// Nothing is executed, whatever the outcome: a not_executed effect stays not
+// executed until a new run asks for it (and counsel signs again).
+//
+// Errors (failure kinds): invalid_request (outcome, external_ref, note),
+// not_found (no such run in this firm, no effect of unknown outcome with
+// that effect_ref), conflict (already reconciled, a concurrent write),
+// ledger_corrupt.
+func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string, r warrant.Reconciliation) (contracts.EffectReconciled, error) {
+	var zero contracts.EffectReconciled
+	switch r.Outcome {
+	case warrant.OutcomeExecuted:
+		if r.ExternalRef == "" {
+			return zero, failure.New(failure.KindInvalidRequest, "field external_ref: required when the outcome is executed")
+		}
+	case warrant.OutcomeNotExecuted:
+		if r.ExternalRef != "" {
+			return zero, failure.New(failure.KindInvalidRequest, "field external_ref: an effect that was not executed has no external reference")
+		}
+	default:
+		return zero, failure.New(failure.KindInvalidRequest, "field outcome: must be one of [executed not_executed]")
+	}
+	if utf8.RuneCountInString(r.ExternalRef) > MaxExternalRef || contracts.Printable(r.ExternalRef) != r.ExternalRef {
+		return zero, failure.New(failure.KindInvalidRequest, "field external_ref: at most 256 printable characters")
+	}
+	if utf8.RuneCountInString(r.Note) > MaxNote {
+		return zero, failure.New(failure.KindInvalidRequest, "field note: at most 2000 characters")
+	}
+	if r.By == "" {
+		return zero, failure.New(failure.KindInvalidRequest, "the reconciling counsel is not named")
+	}
+	item, err := rc.Store.GetRun(ctx, firm, run)
+	if err != nil {
+		return zero, err
+	}
+	folded, err := reducer.Fold(ctx, rc.Store, firm, run, reducer.FoldOptions{KeepLines: true, Head: &item.Head, Keys: rc.Heads})
+	if err != nil {
+		return zero, err
+	}
+	var unknown *contracts.ToolCompleted
+	for _, l := range folded.Lines {
+		if tc, ok := l.Event.(*contracts.ToolCompleted); ok && tc.Status == contracts.ToolUnknown && tc.EffectRef == effectRef {
+			unknown = tc
+		}
+	}
+	if unknown == nil {
+		return zero, failure.Wrap(failure.KindNotFound, "the run has no effect of unknown outcome with that effect_ref", warrant.ErrNotFound)
+	}
+	open := false
+	for _, ref := range folded.State.Unreconciled {
+		open = open || ref == effectRef
+	}
+	if !open {
+		return zero, warrant.ErrNotReconcilable
+	}
+	claim, err := rc.Store.LatestEffect(ctx, firm, run, unknown.ToolName, unknown.InputSHA256)
+	if err != nil {
+		return zero, err
+	}
+	if claim == nil || claim.EffectRef != effectRef {
+		return zero, failure.New(failure.KindLedgerCorrupt, "the effect's claim does not match the ledger")
+	}
+	ev := contracts.EffectReconciled{EffectRef: effectRef, ToolName: unknown.ToolName, InputSHA256: unknown.InputSHA256,
+		Outcome: r.Outcome, ExternalRef: r.ExternalRef, ReconciledBy: r.By, Note: r.Note}
+	chain := contracts.ChainAfter(folded.Last)
+	if rc.Now != nil {
+		chain.Now = rc.Now
+	}
+	line, err := chain.Next(&ev)
+	if err != nil {
+		return zero, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
+	}
+	if err := rc.Store.ReconcileEffect(ctx, firm, run, claim.Key(), r, line); err != nil {
+		return zero, err
+	}
+	return ev, nil
+}

@@ -1,0 +1,109 @@
+package dynamotest
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// FaultMode is how an armed write fails.
+type FaultMode string
+
+const (
+	// FaultFail: the write never reaches the table; the caller gets a
+	// connection error.
+	FaultFail FaultMode = "fail"
+	// FaultLose: the write is applied and its answer is lost; the caller
+	// gets a connection error.
+	FaultLose FaultMode = "lose"
+)
+
+// ErrCrashed is what every request gets once a fault fired: the process
+// that sent the write is taken to be dead until Revive.
+var ErrCrashed = errors.New("dynamotest: injected crash: the connection was lost")
+
+// writeOps are the DynamoDB operations that change a table.
+var writeOps = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true,
+	"TransactWriteItems": true, "BatchWriteItem": true}
+
+// Faults injects a crash at the k-th write through an endpoint's client:
+// that write fails or loses its answer, and every request after it fails
+// too (the process died) until Revive. Unarmed, it only counts writes.
+type Faults struct {
+	mu     sync.Mutex
+	writes int
+	at     int // 0: unarmed
+	mode   FaultMode
+	dead   bool
+	fired  bool
+	ops    []string
+}
+
+// Arm makes the k-th write from now (k >= 1) fail as mode says.
+func (f *Faults) Arm(k int, mode FaultMode) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes, f.at, f.mode, f.dead, f.fired, f.ops = 0, k, mode, false, false, nil
+}
+
+// Revive ends the crash (a new process, the same table) and disarms.
+func (f *Faults) Revive() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.at, f.dead = 0, false
+}
+
+// Fired reports whether the armed fault fired.
+func (f *Faults) Fired() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fired
+}
+
+// Writes is the number of writes since Arm (or since the endpoint was
+// made), the fault's own included.
+func (f *Faults) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
+// Ops are the operations of the writes since Arm, in order.
+func (f *Faults) Ops() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ops...)
+}
+
+// do sends req through send unless a fault says otherwise.
+func (f *Faults) do(op string, req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	f.mu.Lock()
+	if f.dead {
+		f.mu.Unlock()
+		return nil, ErrCrashed
+	}
+	if !writeOps[op] {
+		f.mu.Unlock()
+		return send(req)
+	}
+	f.writes++
+	f.ops = append(f.ops, op)
+	fire := f.at > 0 && f.writes == f.at
+	mode := f.mode
+	if fire {
+		f.dead, f.fired = true, true
+	}
+	f.mu.Unlock()
+	if !fire {
+		return send(req)
+	}
+	if mode == FaultLose {
+		resp, err := send(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	return nil, ErrCrashed
+}

@@ -1,0 +1,61 @@
+package dynamotest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+)
+
+// TestFaults: a fault fires at the armed write (failing it, or applying it
+// and losing its answer), every request after it fails until Revive, and
+// reads do not count as writes (nor do requests of the dead process).
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	ep := dynamotest.Minidyn(t)
+	table := dynamotest.NewTable(t, ep)
+	put := func(pk string) error {
+		_, err := ep.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}}})
+		return err
+	}
+	exists := func(pk string) bool {
+		out, err := ep.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item != nil
+	}
+	for _, tc := range []struct {
+		mode    dynamotest.FaultMode
+		applied bool
+	}{{dynamotest.FaultFail, false}, {dynamotest.FaultLose, true}} {
+		ep.Faults.Arm(2, tc.mode)
+		if err := put(string(tc.mode) + "-1"); err != nil {
+			t.Fatal(err)
+		}
+		exists(string(tc.mode) + "-1") // a read: not counted
+		if err := put(string(tc.mode) + "-2"); !errors.Is(err, dynamotest.ErrCrashed) {
+			t.Fatalf("%s: the armed write answered %v", tc.mode, err)
+		}
+		if err := put(string(tc.mode) + "-3"); !errors.Is(err, dynamotest.ErrCrashed) || !ep.Faults.Fired() {
+			t.Fatalf("%s: a write after the crash answered %v", tc.mode, err)
+		}
+		ep.Faults.Revive()
+		if got := exists(string(tc.mode) + "-2"); got != tc.applied {
+			t.Errorf("%s: the armed write applied = %v, want %v", tc.mode, got, tc.applied)
+		}
+		if exists(string(tc.mode) + "-3") {
+			t.Errorf("%s: a write after the crash was applied", tc.mode)
+		}
+		if ops := ep.Faults.Ops(); len(ops) != 2 || ops[0] != "PutItem" {
+			t.Errorf("%s: ops %v", tc.mode, ops)
+		}
+	}
+}

@@ -1,0 +1,379 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+)
+
+// A run's lease lives on its item: lease_owner (noOwner while it waits for
+// a worker or for counsel), lease_until, and GSI2 (GSI2PK "RUNS#<shard>",
+// GSI2SK lease_until) while the run is not finished. The sweeper queries
+// GSI2 for leases that passed, shard by shard, never scanning; a finished run
+// moves to GSI2PK "DONE", which no sweep reads (minidyn ignores REMOVE, so the
+// key is rewritten rather than removed).
+const (
+	noOwner    = "none"
+	doneShard  = "DONE"
+	runShards  = 16
+	gsi2Prefix = "RUNS#"
+)
+
+// ownerOf stores an empty owner as noOwner (an owner attribute is always
+// there, so a condition can compare it).
+func ownerOf(owner string) string {
+	if owner == "" {
+		return noOwner
+	}
+	return owner
+}
+
+// ownerFrom reads a stored owner: noOwner is nobody.
+func ownerFrom(stored string) string {
+	if stored == noOwner {
+		return ""
+	}
+	return stored
+}
+
+// shardOf spreads runs over runShards GSI2 partitions by the first hex digit
+// of the run id (random in a v4 or v5 UUID).
+func shardOf(run string) string { return gsi2Prefix + run[:1] }
+
+// Shards are the GSI2 partitions a sweep reads.
+func Shards() []string {
+	out := make([]string, 0, runShards)
+	for _, c := range "0123456789abcdef" {
+		out = append(out, gsi2Prefix+string(c))
+	}
+	return out
+}
+
+// setLease moves a run's lease in an update (and its GSI2 sort key).
+func setLease(u *update, owner string, until time.Time) *update {
+	t := fmtTime(until)
+	return u.set("lease_owner", str(ownerOf(owner))).set("lease_until", str(t)).set(AttrGSI2SK, str(t))
+}
+
+// setDone takes a finished run out of the sweeper's shards.
+func setDone(u *update) *update {
+	return u.set("lease_owner", str(noOwner)).set(AttrGSI2PK, str(doneShard))
+}
+
+// AcquireRun gives owner the lease of a running run until until: when nobody
+// holds it, when its holder's lease passed, or when owner already holds it.
+// It returns the run as it is now. A run that is not running is
+// ErrRunNotInState (held, finished), a live lease of another owner
+// ErrLeaseHeld: of any number of workers handed the same run, one works on
+// it at a time.
+func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until time.Time) (warrant.Run, error) {
+	const op = "acquire run"
+	if !idsOK(firm, run) {
+		return warrant.Run{}, fail(warrant.ErrNotFound, nil, "run %q", run)
+	}
+	if owner == "" || owner == noOwner || until.IsZero() {
+		return warrant.Run{}, invalid(op, "a lease needs an owner and an end")
+	}
+	now := s.nowUTC()
+	pk := runPK(firm, run)
+	const cond = "#status = :running AND (#lease_owner = :none OR #lease_owner = :me OR #lease_until < :now)"
+	upd := s.txUpdate(key(pk, skRun), setLease(newUpdate(), owner, until), cond, map[string]types.AttributeValue{
+		":running": str(string(warrant.RunRunning)), ":none": str(noOwner), ":me": str(owner), ":now": str(fmtTime(now))})
+	err := s.updateItem(ctx, upd)
+	if old, ok := conditionFailed(err); ok {
+		old, rerr := s.oldImage(ctx, old, pk, skRun)
+		if rerr != nil {
+			return warrant.Run{}, wrap(op, rerr)
+		}
+		if old == nil {
+			return warrant.Run{}, fail(warrant.ErrNotFound, err, "run %s", run)
+		}
+		it, _ := unmarshal[runItem](old)
+		if it.Status != string(warrant.RunRunning) {
+			return warrant.Run{}, fail(warrant.ErrRunNotInState, err, "run %s is %s", run, it.Status)
+		}
+		return warrant.Run{}, fail(warrant.ErrLeaseHeld, err, "run %s is leased by %s until %s", run, it.LeaseOwner, it.LeaseUntil)
+	}
+	if err != nil {
+		return warrant.Run{}, wrap(op, err)
+	}
+	return s.GetRun(ctx, firm, run)
+}
+
+// TakeClaim makes owner the executor of a reserved effect claim (one a
+// resume reserved, owned by nobody) until until. Only the worker holding the
+// run's lease may (a ConditionCheck on the run item in the same
+// transaction): a worker whose lease passed cannot start the effect of a run
+// the sweeper may already have settled; that is ErrLeaseHeld. Of any number
+// of takers one succeeds; a claim already taken or finished is
+// ErrEffectClaimed: its outcome is not this taker's to decide, and nobody
+// executes it again.
+func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error {
+	const op = "take claim"
+	if err := checkKey(op, k); err != nil {
+		return err
+	}
+	if !idsOK(firm, run) {
+		return fail(warrant.ErrNotFound, nil, "effect %s", k.ToolName)
+	}
+	if owner == "" || owner == noOwner || until.IsZero() {
+		return invalid(op, "a claim needs an owner and a lease")
+	}
+	pk, sk := runPK(firm, run), effSK(k)
+	const runCond = "#status = :running AND #lease_owner = :owner"
+	check := &types.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(pk, skRun), ConditionExpression: aws.String(runCond),
+		ExpressionAttributeNames: names(runCond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":running": str(string(warrant.RunRunning)), ":owner": str(owner)},
+	}
+	const cond = "#state = :claimed AND #owner = :none"
+	upd := s.txUpdate(key(pk, sk), newUpdate().set("owner", str(owner)).set("lease_until", str(fmtTime(until))), cond,
+		map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed)), ":none": str(noOwner)})
+	err := s.transact(ctx, []types.TransactWriteItem{{ConditionCheck: check}, {Update: upd}})
+	if c, ok := firstFailedCondition(err); ok {
+		got, gerr := s.GetEffect(ctx, firm, run, k)
+		if gerr != nil {
+			return gerr
+		}
+		if got.State == warrant.ClaimClaimed && got.Owner == owner {
+			return nil // taken by this very owner: its answer was lost
+		}
+		if c.index == 0 {
+			return fail(warrant.ErrLeaseHeld, err, "run %s is not leased to %s", run, owner)
+		}
+		return fail(warrant.ErrEffectClaimed, err, "%s %s is %s, owned by %q", k.ToolName, k.InputSHA256, got.State, got.Owner)
+	}
+	return wrap(op, err)
+}
+
+// ExpiredLeases lists the unfinished runs whose lease ended before now,
+// oldest first within each GSI2 shard (see Shards), at most limit in all
+// (<= 0: all). The index is eventually consistent: the sweeper re-reads each
+// run item before acting, and every action is conditioned on the lease it
+// saw.
+func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error) {
+	var out []warrant.RunRef
+	for _, shard := range Shards() {
+		left := 0
+		if limit > 0 {
+			if left = limit - len(out); left <= 0 {
+				break
+			}
+		}
+		refs, err := s.expiredIn(ctx, shard, now, left)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, refs...)
+	}
+	return out, nil
+}
+
+// expiredIn reads one shard of ExpiredLeases.
+func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limit int) ([]warrant.RunRef, error) {
+	const kc = "#GSI2PK = :shard AND #GSI2SK < :now"
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(s.table),
+		IndexName:                aws.String(IndexGSI2),
+		KeyConditionExpression:   aws.String(kc),
+		ExpressionAttributeNames: names(kc),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":shard": str(shard), ":now": str(fmtTime(now))},
+	}
+	var out []warrant.RunRef
+	for {
+		if limit > 0 {
+			in.Limit = aws.Int32(int32(min(limit-len(out), 1000)))
+		}
+		page, err := s.client.Query(ctx, in)
+		if err != nil {
+			return nil, wrap("expired leases", err)
+		}
+		for _, m := range page.Items {
+			pk, _ := m[AttrPK].(*types.AttributeValueMemberS)
+			sk, _ := m[AttrSK].(*types.AttributeValueMemberS)
+			if pk == nil || sk == nil || sk.Value != skRun {
+				continue
+			}
+			if firm, run, ok := ParseRunKey(pk.Value); ok {
+				out = append(out, warrant.RunRef{FirmID: firm, RunID: run})
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 || (limit > 0 && len(out) >= limit) {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// RestartRun hands a running run whose lease passed to a new worker: nobody
+// holds it until pickupBy, and its restarts count goes up, at most to max. A
+// run whose lease was renewed meanwhile (a worker came back), or that was
+// restarted max times, is ErrRunNotInState.
+func (s *Store) RestartRun(ctx context.Context, firm, run string, pickupBy time.Time, max int) error {
+	const op = "restart run"
+	if !idsOK(firm, run) {
+		return fail(warrant.ErrNotFound, nil, "run %q", run)
+	}
+	if max <= 0 {
+		return fail(warrant.ErrRunNotInState, nil, "run %s may not be restarted (max %d)", run, max)
+	}
+	now := s.nowUTC()
+	pk := runPK(firm, run)
+	const cond = "#status = :running AND #lease_until < :now AND (attribute_not_exists(#restarts) OR #restarts < :max)"
+	u := setLease(newUpdate(), "", pickupBy)
+	u.sets = append(u.sets, "#restarts = if_not_exists(#restarts, :zero) + :one")
+	u.values[":zero"], u.values[":one"] = num(0), num(1)
+	upd := s.txUpdate(key(pk, skRun), u, cond, map[string]types.AttributeValue{
+		":running": str(string(warrant.RunRunning)), ":now": str(fmtTime(now)), ":max": num(int64(max))})
+	err := s.updateItem(ctx, upd)
+	if _, ok := conditionFailed(err); ok {
+		return fail(warrant.ErrRunNotInState, err, "run %s cannot be restarted now", run)
+	}
+	return wrap(op, err)
+}
+
+// SweepFail ends a run the sweeper found stuck, with its lines (run.failed,
+// and tool.completed with status unknown for an open effect), in one
+// transaction that also moves the signed head: a running run whose lease
+// passed before sw.LeaseExpiredBy (flagging sw.Flag's claim for
+// reconciliation, conditioned on it still being claimed), or a held run whose
+// warrant sw.ExpireApproval passed its expiry (the warrant becomes expired).
+// A run that changed meanwhile (a worker came back, counsel resumed) is
+// ErrRunNotInState and nothing is written.
+func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ...contracts.Line) error {
+	const op = "sweep fail"
+	if !idsOK(sw.FirmID, sw.RunID) {
+		return fail(warrant.ErrNotFound, nil, "run %q", sw.RunID)
+	}
+	shapes := 0
+	for _, set := range []bool{!sw.LeaseExpiredBy.IsZero(), sw.Owner != "", sw.ExpireApproval != ""} {
+		if set {
+			shapes++
+		}
+	}
+	if sw.Owner == noOwner {
+		return invalid(op, "the Owner shape is a worker holding the lease; %q is nobody", noOwner)
+	}
+	if shapes != 1 || (sw.Flag != nil && sw.ExpireApproval != "") {
+		return invalid(op, "a sweep ends a running run whose lease passed or is held by Owner, or a held run whose warrant expired")
+	}
+	parsed, err := checkLines(op, sw.FirmID, sw.RunID, lines)
+	if err != nil {
+		return err
+	}
+	if len(parsed) == 0 {
+		return invalid(op, "a sweep records why with its lines")
+	}
+	now := s.nowUTC()
+	pk := runPK(sw.FirmID, sw.RunID)
+	h, err := s.headOf(ctx, sw.FirmID, sw.RunID, parsed)
+	if err != nil {
+		return wrap(op, err)
+	}
+	hc, vals := h.cond()
+	cond := hc
+	u := h.set(setDone(newUpdate().set("status", str(string(warrant.RunFailed))).set("updated_at", str(fmtTime(now)))))
+	var items []types.TransactWriteItem
+	if sw.ExpireApproval != "" {
+		if !idsOK(sw.ExpireApproval) {
+			return fail(warrant.ErrNotFound, nil, "approval %q", sw.ExpireApproval)
+		}
+		cond += " AND #status = :held AND #held_on = :approval"
+		vals[":held"], vals[":approval"] = str(string(warrant.RunHeld)), str(sw.ExpireApproval)
+		items = append(items, types.TransactWriteItem{Update: s.txUpdate(key(pk, aprSK(sw.ExpireApproval)),
+			newUpdate().set("status", str(string(warrant.WarrantExpired))).set(AttrGSI1PK, str(doneShard)),
+			// Only a warrant nobody used can expire, and only once it passed.
+			"#status IN (:pending, :approved, :denied) AND #expires_at <= :now",
+			map[string]types.AttributeValue{":pending": str(string(warrant.WarrantPending)), ":approved": str(string(warrant.WarrantApproved)),
+				":denied": str(string(warrant.WarrantDenied)), ":now": str(fmtTime(now))})})
+	} else if sw.Owner != "" {
+		cond += " AND #status = :running AND #lease_owner = :owner"
+		vals[":running"], vals[":owner"] = str(string(warrant.RunRunning)), str(sw.Owner)
+	} else {
+		cond += " AND #status = :running AND #lease_until < :expired"
+		vals[":running"], vals[":expired"] = str(string(warrant.RunRunning)), str(fmtTime(sw.LeaseExpiredBy))
+	}
+	items = append([]types.TransactWriteItem{{Update: s.txUpdate(key(pk, skRun), u, cond, vals)}}, items...)
+	if sw.Flag != nil {
+		if err := checkKey(op, *sw.Flag); err != nil {
+			return err
+		}
+		items = append(items, types.TransactWriteItem{Update: s.txUpdate(key(pk, effSK(*sw.Flag)),
+			newUpdate().set("needs_reconciliation", &types.AttributeValueMemberBOOL{Value: true}),
+			"#state = :claimed", map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed))})})
+	}
+	for _, l := range parsed {
+		items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
+	}
+	err = s.transact(ctx, items)
+	if _, ok := firstFailedCondition(err); ok {
+		if s.committed(ctx, pk, parsed) {
+			return nil
+		}
+		return fail(warrant.ErrRunNotInState, err, "run %s changed while sweeping", sw.RunID)
+	}
+	return wrap(op, err)
+}
+
+// ReconcileEffect records counsel's reconciliation of an effect whose outcome
+// was unknown: the claim (flagged for reconciliation, still claimed) becomes
+// reconciled with the outcome, and the effect.reconciled line is stored, in
+// one transaction. Nothing is executed. A claim not waiting for
+// reconciliation is ErrNotReconcilable.
+func (s *Store) ReconcileEffect(ctx context.Context, firm, run string, k warrant.EffectKey, r warrant.Reconciliation, line contracts.Line) error {
+	const op = "reconcile effect"
+	if err := checkKey(op, k); err != nil {
+		return err
+	}
+	if !idsOK(firm, run) {
+		return fail(warrant.ErrNotFound, nil, "effect %s", k.ToolName)
+	}
+	if r.Outcome != warrant.OutcomeExecuted && r.Outcome != warrant.OutcomeNotExecuted {
+		return invalid(op, "outcome must be executed or not_executed, got %q", r.Outcome)
+	}
+	parsed, err := checkLines(op, firm, run, []contracts.Line{line})
+	if err != nil {
+		return err
+	}
+	// The line says what the claim will: the same effect, outcome and
+	// reference (the claim's effect_ref is held to it in the condition).
+	ev, ok := parsed[0].Event.(*contracts.EffectReconciled)
+	if !ok || ev.ToolName != k.ToolName || ev.InputSHA256 != k.InputSHA256 || ev.Outcome != r.Outcome || ev.ExternalRef != r.ExternalRef {
+		return invalid(op, "the line must be the effect.reconciled of this effect, outcome and reference")
+	}
+	pk := runPK(firm, run)
+	h, err := s.headOf(ctx, firm, run, parsed)
+	if err != nil {
+		return wrap(op, err)
+	}
+	err = s.transact(ctx, []types.TransactWriteItem{
+		{Update: s.txUpdate(key(pk, effSK(k)),
+			newUpdate().set("state", str(string(warrant.ClaimReconciled))).set("reconciled", str(r.Outcome)).
+				setStr("external_ref", r.ExternalRef).set("needs_reconciliation", &types.AttributeValueMemberBOOL{Value: false}),
+			// Reconciled once, only an effect whose outcome is unknown, and
+			// only the effect the line names.
+			"#state = :claimed AND #needs_reconciliation = :flagged AND #effect_ref = :ref",
+			map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed)), ":flagged": &types.AttributeValueMemberBOOL{Value: true},
+				":ref": str(ev.EffectRef)})},
+		{Put: s.linePut(pk, parsed[0])},
+		{Update: s.headUpdate(pk, h)},
+	})
+	if c, ok := firstFailedCondition(err); ok {
+		if s.committed(ctx, pk, parsed) {
+			return nil
+		}
+		if c.index == 0 {
+			return fail(warrant.ErrNotReconcilable, err, "effect %s %s", k.ToolName, k.InputSHA256)
+		}
+		return &SeqTakenError{Seq: parsed[0].Seq, Err: err}
+	}
+	return wrap(op, err)
+}

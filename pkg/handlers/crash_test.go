@@ -1,0 +1,203 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+)
+
+// crashIdemKey is the crash walk's Idempotency-Key: a client that lost its
+// answer retries POST /v1/runs with it.
+const crashIdemKey = "c4a5b6c7-d8e9-4f0a-8b1c-2d3e4f5a6b7c"
+
+// crashWalk drives one run through invoke -> worker -> hold -> approve ->
+// resume -> worker -> complete, as a client, counsel, SQS and the sweeper
+// would, over a DynamoDB endpoint whose Faults may kill the process at one
+// write. The process that crashed is replaced (Revive) and whoever was
+// waiting does what the real one does: the client retries the same request,
+// SQS delivers the same message again.
+type crashWalk struct {
+	t      *testing.T
+	s      *stack
+	f      *dynamotest.Faults
+	runID  string
+	crash  string // the step in which the fault fired
+	sweeps int
+}
+
+func newCrashWalk(t *testing.T, ep *dynamotest.Endpoint) *crashWalk {
+	s := newStack(t, stackOptions{endpoint: ep})
+	return &crashWalk{t: t, s: s, f: ep.Faults}
+}
+
+// revive replaces a crashed process; it reports whether the step crashed.
+func (c *crashWalk) revive(step string) bool {
+	if c.crash != "" || !c.f.Fired() {
+		return false
+	}
+	c.crash = step
+	c.f.Revive()
+	return true
+}
+
+// http sends a request; if the process crashed in it, the client retries
+// once, and that answer must be the request's success or a precise 409
+// (never a 5xx).
+func (c *crashWalk) http(step string, ev *event) events.APIGatewayV2HTTPResponse {
+	c.t.Helper()
+	resp := c.s.post(ev)
+	if !c.revive(step) {
+		return resp
+	}
+	retry := c.s.post(ev)
+	switch {
+	case retry.StatusCode == 409:
+		if p := decode[problem](c.t, retry); p.Kind != "conflict" {
+			c.t.Errorf("%s retry: a 409 of kind %q", step, p.Kind)
+		}
+	case retry.StatusCode >= 300:
+		c.t.Errorf("%s retry after the crash: %d %s", step, retry.StatusCode, retry.Body)
+	}
+	return retry
+}
+
+// work delivers every queued worker message; a message whose worker
+// crashed is delivered again (SQS redelivery).
+func (c *crashWalk) work() {
+	for {
+		msgs := c.s.queue.take()
+		if len(msgs) == 0 {
+			return
+		}
+		for _, m := range msgs {
+			c.s.work(m, 1)
+			if c.revive("worker(" + m.Reason + ")") {
+				c.s.work(m, 2)
+			}
+		}
+	}
+}
+
+// walk runs the scenario until the run settles: completed, failed or held
+// with nothing left for anyone to do. A run still running with nothing
+// queued gets one sweeper pass (after its leases passed), never two.
+func (c *crashWalk) walk() {
+	c.t.Helper()
+	resp := c.http("invoke", fixture(c.t, "invoke.json").set("headers.idempotency-key", crashIdemKey))
+	if resp.StatusCode != 202 && resp.StatusCode != 200 {
+		c.t.Fatalf("invoke: %d %s", resp.StatusCode, resp.Body)
+	}
+	c.runID = decode[handlers.RunView](c.t, resp).RunID
+	for range 12 {
+		c.work()
+		v := c.s.view(c.runID)
+		switch v.Status {
+		case "completed", "failed", "aborted":
+			return
+		case "held":
+			w, err := c.s.store.GetWarrant(context.Background(), fixFirm, c.runID, v.PendingApproval.ApprovalRequestID)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			h := held{runID: c.runID, approvalID: w.ApprovalID, hash: w.ToolInputHash}
+			switch w.Status {
+			case warrant.WarrantPending:
+				c.http("approve", approveReq(c.t, h, "approve", h.hash))
+			case warrant.WarrantApproved:
+				c.http("resume", resumeReq(c.t, h))
+			default:
+				c.t.Fatalf("held on a %s warrant", w.Status)
+			}
+		case "running":
+			if c.sweeps > 0 {
+				c.t.Errorf("still running after a sweeper pass: %+v", v)
+				return
+			}
+			c.s.clock.Advance(10 * time.Minute)
+			if rep := c.s.sweep(); rep.Errors != 0 {
+				c.t.Errorf("sweep: %+v", rep)
+			}
+			c.sweeps++
+		default:
+			c.t.Fatalf("run status %q", v.Status)
+		}
+	}
+	c.t.Fatalf("the run did not settle")
+}
+
+// outcome checks the walk's end and describes it.
+func (c *crashWalk) outcome() string {
+	c.t.Helper()
+	v := c.s.view(c.runID)
+	st := c.s.auditRun(c.runID) // the chain verifies against its signed head, and audits
+	out, err := c.s.store.ListOutbound(context.Background(), fixFirm, c.runID)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if len(out) > 1 {
+		c.t.Errorf("%d effects: executed twice", len(out))
+	}
+	desc := v.Status
+	switch v.Status {
+	case "completed":
+		if len(out) != 1 || v.FinalText == "" {
+			c.t.Errorf("completed with %d effects: %+v", len(out), v)
+		}
+	case "failed":
+		desc += "(" + v.Failure.Kind + ")"
+		// A failure after the filing's claim leaves it for counsel, never
+		// re-executed.
+		if v.Failure.Kind == "effect_outcome_unknown" && len(st.Unreconciled) != 1 {
+			c.t.Errorf("effect_outcome_unknown without an effect to reconcile: %+v", st)
+		}
+	case "held":
+	default:
+		c.t.Errorf("the run ended %s", v.Status)
+	}
+	return fmt.Sprintf("%s, %d effect(s), %d sweep(s)", desc, len(out), c.sweeps)
+}
+
+// TestCrashInjection kills the process at every write of the walk, in both
+// ways a write can die (failed before it applied; applied with its answer
+// lost), on minidyn and on moto. Every time: no effect executes twice, the
+// run settles (completed, failed or held) after at most one sweeper pass,
+// its chain verifies against the signed head and audits, and a retried
+// request gets its answer or a precise 409.
+func TestCrashInjection(t *testing.T) {
+	for _, ep := range []struct {
+		name string
+		new  func(testing.TB) *dynamotest.Endpoint
+	}{{"minidyn", dynamotest.Minidyn}, {"moto", dynamotest.Moto}} {
+		t.Run(ep.name, func(t *testing.T) {
+			clean := newCrashWalk(t, ep.new(t))
+			clean.f.Arm(1<<30, dynamotest.FaultFail) // counts, never fires
+			clean.walk()
+			ops := clean.f.Ops()
+			if got := clean.outcome(); got != "completed, 1 effect(s), 0 sweep(s)" || clean.crash != "" {
+				t.Fatalf("the walk without a crash: %s", got)
+			}
+			t.Logf("%s: %d writes in the walk, %d injection points: %s", ep.name, len(ops), 2*len(ops), strings.Join(ops, " "))
+			for k := 1; k <= len(ops); k++ {
+				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose} {
+					t.Run(fmt.Sprintf("%02d-%s-%s", k, ops[k-1], mode), func(t *testing.T) {
+						c := newCrashWalk(t, ep.new(t))
+						c.f.Arm(k, mode)
+						c.walk()
+						if !c.f.Fired() && c.crash == "" {
+							t.Fatalf("the fault at write %d never fired", k)
+						}
+						t.Logf("crash in %s: %s", c.crash, c.outcome())
+					})
+				}
+			}
+		})
+	}
+}

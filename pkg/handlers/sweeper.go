@@ -1,0 +1,133 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+
+	"github.com/seed-f6d3920e/warrant"
+)
+
+// SweepBrain is the brain as the sweeper uses it (*agent.Brain).
+type SweepBrain interface {
+	Sweep(ctx context.Context, firm, run string) (agent.SweepAction, error)
+}
+
+// LeaseIndex finds runs whose lease passed (pkg/dynamo's Store, by GSI2:
+// never a table scan).
+type LeaseIndex interface {
+	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error)
+}
+
+// Sweeper is the scheduled function (every minute) that leaves no run stuck:
+// it lists the runs whose lease passed and settles each (agent.Brain.Sweep):
+// a held run whose warrant expired fails with warrant_expired; a running run
+// whose worker was lost with an effect in flight fails with
+// effect_outcome_unknown and the effect is flagged for reconciliation; one
+// with nothing irreversible pending is handed to a new worker (reason
+// restarted), at most agent.Config.MaxRestarts times, then fails with
+// worker_lost.
+//
+// The schedule's event carries nothing the sweeper reads. A pass stops
+// taking new runs when less than Reserve of its deadline is left; the next
+// pass goes on. It answers with the counts of what it did (and logs them, no
+// content); it returns an error only when the lease index cannot be read.
+type Sweeper struct {
+	Brain  SweepBrain
+	Index  LeaseIndex
+	Queue  Enqueuer
+	Logger *failure.Logger
+	Now    func() time.Time
+	Limit  int           // runs per pass (default 500)
+	Grace  time.Duration // how long past its lease a run is left alone (default 30 s)
+	// Reserve is the time a pass keeps for the run in hand (default 20 s).
+	Reserve time.Duration
+}
+
+// SweepReport counts what one pass did.
+type SweepReport struct {
+	Expired        int `json:"expired_leases"`
+	Restarted      int `json:"restarted"`
+	WorkerLost     int `json:"worker_lost"`
+	OutcomeUnknown int `json:"effect_outcome_unknown"`
+	WarrantExpired int `json:"warrant_expired"`
+	Unchanged      int `json:"unchanged"`
+	Errors         int `json:"errors"`
+	Deferred       int `json:"deferred"`
+}
+
+// Handle is the Lambda handler.
+func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, error) {
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	limit, grace, reserve := h.Limit, h.Grace, h.Reserve
+	if limit <= 0 {
+		limit = 500
+	}
+	if grace <= 0 {
+		grace = 30 * time.Second
+	}
+	if reserve <= 0 {
+		reserve = 20 * time.Second
+	}
+	var rep SweepReport
+	// A lease is left alone for a grace period past its end: a worker's
+	// lease is its Lambda deadline, and clocks differ by a little.
+	refs, err := h.Index.ExpiredLeases(ctx, now().Add(-grace), limit)
+	if err != nil {
+		h.log(ctx, err, failure.Identity{})
+		return rep, err
+	}
+	rep.Expired = len(refs)
+	for i, ref := range refs {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < reserve {
+			rep.Deferred = len(refs) - i
+			break
+		}
+		id := failure.Identity{FirmID: ref.FirmID, RunID: ref.RunID}
+		action, err := h.Brain.Sweep(ctx, ref.FirmID, ref.RunID)
+		if err != nil {
+			rep.Errors++
+			h.log(ctx, err, id)
+			continue
+		}
+		switch action {
+		case agent.SweepRestarted:
+			rep.Restarted++
+			// The run waits for a worker until its new pickup deadline; if
+			// this message is lost too, the next pass restarts it again.
+			handOver(ctx, h.Queue, h.responder(), contracts.WorkerMessage{Reason: contracts.ReasonRestarted}, id)
+		case agent.SweepWorkerLost:
+			rep.WorkerLost++
+		case agent.SweepOutcomeUnknown:
+			rep.OutcomeUnknown++
+		case agent.SweepWarrantExpired:
+			rep.WarrantExpired++
+		default:
+			rep.Unchanged++
+		}
+	}
+	if h.Logger != nil {
+		h.Logger.Info(ctx, "sweep", "expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
+			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,
+			"errors", rep.Errors, "deferred", rep.Deferred)
+	}
+	return rep, nil
+}
+
+func (h *Sweeper) responder() httpapi.Responder {
+	return httpapi.Responder{Logger: h.Logger, Component: "sweeper"}
+}
+
+func (h *Sweeper) log(ctx context.Context, err error, id failure.Identity) {
+	if h.Logger != nil {
+		h.Logger.Log(ctx, failure.Build(err, failure.StageSweep, "sweeper", id))
+	}
+}
