@@ -297,9 +297,9 @@ func TestResumeOfPendingWarrantIsConflict(t *testing.T) {
 
 func TestCostCapStopsBeforeTheCrossingCall(t *testing.T) {
 	h := newHarness(t, demo, options{})
-	// The first call's worst case fits under 2 cents; after it, the second
+	// The first call's worst case fits under 2.2 cents; after it, the second
 	// call's worst case (1024 output tokens at $16.50/M alone is ~1.7 cents) does not.
-	res := h.start("Summarize the matter for me.", "0.02")
+	res := h.start("Summarize the matter for me.", "0.022")
 	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindCostCapExceeded) {
 		t.Fatalf("state = %+v", res.State)
 	}

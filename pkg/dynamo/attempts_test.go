@@ -1,6 +1,8 @@
 package dynamo_test
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -74,12 +76,13 @@ func testFirmSettings(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	a, b := id(), id()
 	got, err := e.store.GetFirmSettings(e.ctx, a)
-	if err != nil || got != warrant.DefaultFirmSettings(a) || !got.SeparationOfDuties {
+	if err != nil || !reflect.DeepEqual(got, warrant.DefaultFirmSettings(a)) || !got.SeparationOfDuties || len(got.Domains) != 0 {
 		t.Fatalf("defaults: %+v, %v", got, err)
 	}
-	must(t, e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: a, SeparationOfDuties: false}))
+	must(t, e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: a, SeparationOfDuties: false, Domains: []string{"firm.example", "firm-uk.example"}}))
 	got, err = e.store.GetFirmSettings(e.ctx, a)
-	if err != nil || got.SeparationOfDuties || got.FirmID != a || got.UpdatedAt.IsZero() {
+	if err != nil || got.SeparationOfDuties || got.FirmID != a || got.UpdatedAt.IsZero() ||
+		!reflect.DeepEqual(got.Domains, []string{"firm.example", "firm-uk.example"}) {
 		t.Fatalf("saved: %+v, %v", got, err)
 	}
 	if other, err := e.store.GetFirmSettings(e.ctx, b); err != nil || !other.SeparationOfDuties {
@@ -87,5 +90,32 @@ func testFirmSettings(t *testing.T, ep *dynamotest.Endpoint) {
 	}
 	if err := e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: "FIRM#x"}); err == nil {
 		t.Fatal("saved settings under a firm id that is not a UUID")
+	}
+	for _, bad := range [][]string{{"Firm.Example"}, {"firm"}, {"firm.example", "firm.example"}, {"-x.example"}, {"a@b.example"}} {
+		wantInvalid(t, e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: b, Domains: bad}), fmt.Sprintf("domains %q", bad))
+	}
+	if other, err := e.store.GetFirmSettings(e.ctx, b); err != nil || len(other.Domains) != 0 {
+		t.Fatalf("a refused save wrote %+v, %v", other, err)
+	}
+}
+
+// testMatters: a matter's record is read back in its firm only; a matter
+// without one is not found; bad domains are refused.
+func testMatters(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	firm, other, matter := id(), id(), id()
+	_, err := e.store.GetMatter(e.ctx, firm, matter)
+	wantErr(t, err, warrant.ErrNotFound, "a matter with no record")
+	m := warrant.Matter{FirmID: firm, MatterID: matter, Title: "Ridgeway v. Harbor", ClientDomains: []string{"ridgeway.example"}}
+	must(t, e.store.PutMatter(e.ctx, m))
+	got, err := e.store.GetMatter(e.ctx, firm, matter)
+	if err != nil || got.Title != m.Title || !reflect.DeepEqual(got.ClientDomains, m.ClientDomains) || got.UpdatedAt.IsZero() {
+		t.Fatalf("matter %+v, %v", got, err)
+	}
+	_, err = e.store.GetMatter(e.ctx, other, matter)
+	wantErr(t, err, warrant.ErrNotFound, "another firm's matter")
+	wantInvalid(t, e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: matter, ClientDomains: []string{"UPPER.example"}}), "a bad client domain")
+	if err := e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: "not-a-uuid"}); err == nil {
+		t.Error("saved a matter whose id is not a UUID")
 	}
 }

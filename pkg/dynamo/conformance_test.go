@@ -54,6 +54,7 @@ var suite = []struct {
 	{"ClaimLease", testClaimLease},
 	{"EffectAttempts", testEffectAttempts},
 	{"FirmSettings", testFirmSettings},
+	{"Matters", testMatters},
 	{"LedgerHead", testLedgerHead},
 	{"Outbound", testOutbound},
 	{"RepeatsAreIdempotent", testRepeatsAreIdempotent},
