@@ -16,9 +16,9 @@ const skSettings = "SETTINGS"
 func firmPK(firm string) string { return "FIRM#" + firm }
 
 type settingsItem struct {
-	PK                 string `dynamodbav:"PK"`
-	SK                 string `dynamodbav:"SK"`
-	FirmID             string `dynamodbav:"firm_id"`
+	PK                 string   `dynamodbav:"PK"`
+	SK                 string   `dynamodbav:"SK"`
+	FirmID             string   `dynamodbav:"firm_id"`
 	SeparationOfDuties bool     `dynamodbav:"separation_of_duties"`
 	Domains            []string `dynamodbav:"domains,omitempty"`
 	UpdatedAt          string   `dynamodbav:"updated_at"`
