@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,21 +30,25 @@ var (
 	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
 	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
 	queue = []string{"QUEUE_URL"}
+	// policy: the functions that decide a call under the risk policy (the
+	// worker), re-check it at dispatch (resume) or on counsel's edit
+	// (approve).
+	policy = []string{"TOOL_POLICY"}
 )
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
 	Invoke:       slices.Concat(base, brain, queue),
-	Resume:       slices.Concat(base, brain, queue),
-	Worker:       slices.Concat(base, brain),
-	Approve:      base,
+	Resume:       slices.Concat(base, brain, queue, policy),
+	Worker:       slices.Concat(base, brain, policy),
+	Approve:      slices.Concat(base, policy),
 	Runs:         base,
 	StreamReduce: base,
 	Sweeper:      slices.Concat(base, queue),
 }
 
 // Optional variables may be left unset in the template.
-var Optional = map[string]bool{"PRICING_FILE": true}
+var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true}
 
 // Config is a function's validated configuration.
 type Config struct {
@@ -59,6 +64,11 @@ type Config struct {
 	// QueueURL is the worker queue the functions that start, resume or
 	// restart a run hand it to.
 	QueueURL string
+	// ToolPolicy names the risk policy document: empty for the embedded
+	// policy, "file:<path>" (a file in the function's bundle, relative to
+	// the executable) or "ssm:<parameter name>" (an SSM parameter). The
+	// document is a whole policy or an overlay of the embedded one.
+	ToolPolicy string
 
 	ModelID           string
 	DefaultCostCapUSD string
@@ -103,6 +113,17 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")
+	}
+	if slices.Contains(vars, "TOOL_POLICY") {
+		c.ToolPolicy = get("TOOL_POLICY", "")
+		kind, where, _ := strings.Cut(c.ToolPolicy, ":")
+		switch {
+		case c.ToolPolicy == "":
+		case kind == "file" && where != "":
+		case kind == "ssm" && ssmName.MatchString(where):
+		default:
+			return Config{}, invalid("TOOL_POLICY", `must be empty (the embedded policy), "file:<path>" or "ssm:/<parameter name>"`)
+		}
 	}
 	if slices.Contains(vars, "QUEUE_URL") {
 		if c.QueueURL = get("QUEUE_URL", ""); c.QueueURL == "" {
@@ -155,6 +176,10 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	}
 	return c, nil
 }
+
+// ssmName is an SSM parameter name as TOOL_POLICY takes it: a path from the
+// root (so its ARN is arn:...:parameter<name>).
+var ssmName = regexp.MustCompile(`^(/[a-zA-Z0-9_.-]+){1,15}$`)
 
 // HasBrain reports whether the function runs the brain (and so has a model,
 // prices and the brain's limits configured).

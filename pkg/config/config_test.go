@@ -261,6 +261,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
+		"TOOL_POLICY": "ssm:/warrant/prod/tool-policy",
 	}
 	if len(config.FunctionVars) != len(functions) {
 		t.Errorf("FunctionVars has %d functions, want %d", len(config.FunctionVars), len(functions))
@@ -304,8 +305,12 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 			// Every non-optional variable is needed for Load to succeed or
 			// has a default; the optional ones are marked.
 			for v := range config.Optional {
-				if !slices.Contains(config.FunctionVars[config.Invoke], v) {
-					t.Errorf("optional variable %s is not read by invoke", v)
+				readBy := false
+				for _, vs := range config.FunctionVars {
+					readBy = readBy || slices.Contains(vs, v)
+				}
+				if !readBy {
+					t.Errorf("optional variable %s is read by no function", v)
 				}
 			}
 		})
@@ -386,5 +391,28 @@ func TestLoadErrorIsFailureError(t *testing.T) {
 	var fe *failure.Error
 	if !errors.As(err, &fe) {
 		t.Fatalf("Load error %T is not a *failure.Error: config.Fatal could not classify it", err)
+	}
+}
+
+// TestToolPolicy: TOOL_POLICY names the embedded policy (empty), a file in
+// the bundle or an SSM parameter; anything else fails the function's init.
+func TestToolPolicy(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			m := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey, "TOOL_POLICY": v}
+			s, ok := m[k]
+			return s, ok
+		}
+	}
+	for _, ok := range []string{"", "file:policy.json", "ssm:/warrant/prod/tool-policy", "ssm:/p"} {
+		c, err := config.Load(config.Approve, env(ok))
+		if err != nil || c.ToolPolicy != ok {
+			t.Errorf("TOOL_POLICY=%q: %+v %v", ok, c.ToolPolicy, err)
+		}
+	}
+	for _, bad := range []string{"policy.json", "file:", "ssm:warrant/policy", "ssm:/", "s3://bucket/policy.json", "ssm:/a b"} {
+		if _, err := config.Load(config.Approve, env(bad)); err == nil || !strings.Contains(err.Error(), "TOOL_POLICY") {
+			t.Errorf("TOOL_POLICY=%q: %v, want an error naming it", bad, err)
+		}
 	}
 }
