@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
@@ -68,7 +69,9 @@ type Deps struct {
 	Model agent.Converser
 	// Queue hands runs to the worker (QUEUE_URL); nil for functions that
 	// hand nothing over.
-	Queue  handlers.Enqueuer
+	Queue handlers.Enqueuer
+	// Policy is the risk policy (TOOL_POLICY); nil: the embedded one.
+	Policy *toolpolicy.Policy
 	Logger *failure.Logger
 	// Now is the brain's and the approval handler's clock (nil: time.Now).
 	// The store has its own (dynamo.WithClock).
@@ -105,6 +108,11 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	if cfg.QueueURL != "" {
 		d.Queue = sqs.New(awssqs.NewFromConfig(awsCfg), cfg.QueueURL)
 	}
+	if cfg.ToolPolicy != "" {
+		if d.Policy, err = LoadPolicy(ctx, cfg.ToolPolicy, func() SSMGetter { return ssm.NewFromConfig(awsCfg) }); err != nil {
+			return Deps{}, err
+		}
+	}
 	if cfg.Function == config.Worker {
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
@@ -116,9 +124,12 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 // risk policy, the configured prices and the reference tools. The sweeper's
 // brain has no agents: it settles runs from their ledgers and never runs one.
 func NewBrain(d Deps) (*agent.Brain, error) {
-	policy, err := toolpolicy.Embedded()
-	if err != nil {
-		return nil, failure.Wrap(failure.KindConfigInvalid, "the embedded risk policy does not load", err)
+	policy := d.Policy
+	if policy == nil {
+		var err error
+		if policy, err = LoadPolicy(context.Background(), "", nil); err != nil {
+			return nil, err
+		}
 	}
 	c := d.Config
 	var agents []agent.Definition
