@@ -47,6 +47,7 @@ var suite = []struct {
 	{"WarrantApprovedLifecycle", testWarrantApprovedLifecycle},
 	{"WarrantDeniedResumeOnce", testWarrantDeniedResumeOnce},
 	{"WarrantRefusals", testWarrantRefusals},
+	{"WarrantEdited", testWarrantEdited},
 	{"WarrantExpiry", testWarrantExpiry},
 	{"ResumeConditionMapping", testResumeConditionMapping},
 	{"ListPendingWarrants", testListPendingWarrants},
