@@ -38,6 +38,9 @@ const (
 	OtherFirm = "1d2e3f40-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
 
 	FilingTool = "file_court_document"
+	// DemoMatter is the matter the local stack seeds a record for (its
+	// client's e-mail domain), for the policy's e-mail rules.
+	DemoMatter = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
 )
 
 // Config of a walkthrough.
