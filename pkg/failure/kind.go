@@ -43,6 +43,13 @@ const (
 	// KindWarrantExpired: the run was held on a warrant that expired before
 	// anyone resumed it; the sweeper ended the run.
 	KindWarrantExpired Kind = "warrant_expired"
+	// KindPolicyDenied: the risk policy denies the call counsel edited
+	// (the edit is refused; nothing is recorded).
+	KindPolicyDenied Kind = "policy_denied"
+	// KindPolicyChanged: the policy running at dispatch would deny the
+	// call a warrant covers (the warrant is refused, recorded, and the call
+	// never executes).
+	KindPolicyChanged Kind = "policy_changed"
 )
 
 var allKinds = []Kind{
@@ -55,6 +62,7 @@ var allKinds = []Kind{
 	KindEffectOutcomeUnknown, KindToolError, KindLedgerCorrupt,
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
+	KindPolicyDenied, KindPolicyChanged,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

@@ -20,6 +20,8 @@ func TestStatus(t *testing.T) {
 		failure.KindStoreConflict:        409,
 		failure.KindExpired:              410,
 		failure.KindWarrantExpired:       410,
+		failure.KindPolicyDenied:         422,
+		failure.KindPolicyChanged:        409,
 		failure.KindPayloadTooLarge:      413,
 		failure.KindUnknownAgent:         422,
 		failure.KindUnknownModel:         422,
