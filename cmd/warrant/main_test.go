@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -255,7 +256,7 @@ func TestPolicyDecide(t *testing.T) {
 				t.Fatalf("stdout is not a Decision: %v\n%s", err, got.stdout)
 			}
 			d.Reason, d.PolicyVersion = "", "" // owned by the policy file, not this command
-			if d != *tc.want {
+			if !reflect.DeepEqual(d, *tc.want) {
 				t.Fatalf("decision %+v, want %+v", d, *tc.want)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +51,7 @@ func TestEmbeddedReferenceTools(t *testing.T) {
 				PolicyVersion: "2026-12-01",
 				Replayable:    tc.replayable,
 			}
-			if d != want {
+			if !reflect.DeepEqual(d, want) {
 				t.Errorf("decision = %+v\nwant       %+v", d, want)
 			}
 			if strings.TrimSpace(d.Reason) == "" {
@@ -85,7 +86,7 @@ func TestUnlistedToolFailsClosed(t *testing.T) {
 				MatchedPolicy: "default",
 				PolicyVersion: "2026-12-01",
 			}
-			if d != want {
+			if !reflect.DeepEqual(d, want) {
 				t.Errorf("decision = %+v\nwant       %+v", d, want)
 			}
 		})
@@ -106,7 +107,7 @@ func TestMetadataDoesNotChangeDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain != withMeta {
+	if !reflect.DeepEqual(plain, withMeta) {
 		t.Errorf("metadata changed the decision: %+v vs %+v", plain, withMeta)
 	}
 }
