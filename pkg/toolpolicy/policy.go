@@ -238,13 +238,14 @@ func (p *Policy) index() {
 	}
 }
 
-// LoadFile reads and validates a policy file.
+// LoadFile reads and validates a policy file: a full policy or an overlay
+// of the embedded one (see LoadDocument).
 func LoadFile(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("toolpolicy: %w", err)
 	}
-	p, err := Load(data)
+	p, err := LoadDocument(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
