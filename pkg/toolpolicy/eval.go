@@ -24,16 +24,37 @@ func triOf(b bool) tri {
 	return tFalse
 }
 
-// Causes of tUnknown, named in the reason of a rule fired because of it.
+// cause says why a condition is tUnknown; the reason of a rule fired
+// because of it names it.
+type cause uint8
+
 const (
-	causeNoInput      = "the call has no input"
-	causeInput        = "the input is not a valid JSON object"
-	causeStructure    = "the input's structure does not fit the rule's JSON pointer"
-	causeDuplicate    = "the input has a duplicate key on the rule's JSON pointer"
-	causeType         = "an input value has another JSON type than the rule compares"
-	causeMeta         = "metadata the rule compares with is not known"
-	causeNotEvaluable = "the condition cannot be evaluated"
+	causeNone cause = iota
+	causeNoInput
+	causeInput
+	causeStructure
+	causeDuplicate
+	causeType
+	causeMeta
+	causeNotEvaluable
+	numCauses
 )
+
+var causeText = [numCauses]string{
+	causeNoInput:      "the call has no input",
+	causeInput:        "the input is not a valid JSON object",
+	causeStructure:    "the input's structure does not fit the rule's JSON pointer",
+	causeDuplicate:    "the input has a duplicate key on the rule's JSON pointer",
+	causeType:         "an input value has another JSON type than the rule compares",
+	causeMeta:         "metadata the rule compares with is not known",
+	causeNotEvaluable: "the condition cannot be evaluated",
+}
+
+// unknownNote is what a rule's reason gains when it fired because its
+// conditions could not be evaluated.
+func unknownNote(c cause) string {
+	return " (condition could not be evaluated: " + causeText[c] + "; treated as fired, fail-closed)"
+}
 
 // evaluator holds what one decision reads: the call, the input's tape
 // (built on first use) and scratch space. It is pooled, so a decision
@@ -42,8 +63,8 @@ type evaluator struct {
 	in      []byte
 	meta    Metadata // a copy, so the Call does not escape to the heap
 	memo    []tri    // per leaf id: its outcome in this decision, or tUnset
-	causes  []string // per leaf id: why it is tUnknown
 	fired   []int32  // indexes of the fired rules among the tool's rules
+	why     []cause  // per fired rule: why it fired undecided, or causeNone
 	ptrSel  []selection
 	firsts  map[string]int
 	top     []int32 // per tables.firsts id: the top-level member, -1 absent, -2 twice
@@ -53,7 +74,8 @@ type evaluator struct {
 	sel     []int32
 	scratch []byte
 	decoded []decodedString
-	cause   string
+	cause   cause
+	causes  []cause // per leaf id: why it is tUnknown
 }
 
 // selection is what a pointer selected in this decision: e.sel[start:end],
@@ -61,7 +83,7 @@ type evaluator struct {
 type selection struct {
 	start, end int32
 	res        tri // tUnset: not resolved yet
-	cause      string
+	cause      cause
 }
 
 // domainOf caches the domain of an address node (e.scratch[start:end]).
@@ -84,9 +106,9 @@ var evaluators = sync.Pool{New: func() any {
 
 func newEvaluator(c *Call, t tables) *evaluator {
 	e := evaluators.Get().(*evaluator)
-	e.in, e.meta, e.input, e.cause = c.Input, c.Meta, 0, ""
+	e.in, e.meta, e.input, e.cause = c.Input, c.Meta, 0, causeNone
 	if cap(e.memo) < t.leaves {
-		e.memo, e.causes = make([]tri, t.leaves), make([]string, t.leaves)
+		e.memo, e.causes = make([]tri, t.leaves), make([]cause, t.leaves)
 	}
 	e.memo, e.causes = e.memo[:t.leaves], e.causes[:t.leaves]
 	for i := range e.memo {
@@ -109,17 +131,16 @@ const maxPooled = 1 << 16
 
 func (e *evaluator) release() {
 	e.in, e.meta, e.firsts = nil, Metadata{}, nil
-	clear(e.causes)
 	if cap(e.tape) > maxPooled/16 || cap(e.scratch) > maxPooled {
 		return
 	}
-	e.tape, e.sel, e.scratch, e.decoded, e.fired, e.domains = e.tape[:0], e.sel[:0], e.scratch[:0], e.decoded[:0], e.fired[:0], e.domains[:0]
+	e.tape, e.sel, e.scratch, e.decoded, e.fired, e.why, e.domains = e.tape[:0], e.sel[:0], e.scratch[:0], e.decoded[:0], e.fired[:0], e.why[:0], e.domains[:0]
 	evaluators.Put(e)
 }
 
-func (e *evaluator) unknown(cause string) tri {
-	if e.cause == "" {
-		e.cause = cause
+func (e *evaluator) unknown(c cause) tri {
+	if e.cause == causeNone {
+		e.cause = c
 	}
 	return tUnknown
 }
@@ -165,13 +186,13 @@ func (e *evaluator) eval(c *cond) tri {
 	// A leaf's outcome depends on the call alone, and rules often share
 	// leaves ("a recipient outside the firm"): each is evaluated once.
 	if r := e.memo[c.id]; r != tUnset {
-		if r == tUnknown && e.cause == "" {
+		if r == tUnknown && e.cause == causeNone {
 			e.cause = e.causes[c.id]
 		}
 		return r
 	}
 	outer := e.cause
-	e.cause = ""
+	e.cause = causeNone
 	var r tri
 	if c.subj != metaNone {
 		r = e.metaLeaf(c)
@@ -182,7 +203,7 @@ func (e *evaluator) eval(c *cond) tri {
 	if r == tUnknown {
 		e.causes[c.id] = e.cause
 	}
-	if outer != "" {
+	if outer != causeNone {
 		e.cause = outer
 	}
 	return r
@@ -245,7 +266,7 @@ func (e *evaluator) inputLeaf(c *cond) tri {
 	ps := &e.ptrSel[c.ptrID]
 	if ps.res == tUnset {
 		start := int32(len(e.sel))
-		e.cause = ""
+		e.cause = causeNone
 		res := e.resolve(0, c.ptr) // tUnknown if part of the pointer could not be followed
 		*ps = selection{start: start, end: int32(len(e.sel)), res: res, cause: e.cause}
 	}

@@ -322,33 +322,28 @@ func (p *Policy) Decide(c Call) (Decision, error) {
 	}
 	if len(t.rules) > 0 {
 		e := newEvaluator(&c, p.tables)
-		var causes []string // per fired rule, when its conditions could not be evaluated
 		for i, r := range t.rules {
-			e.cause = ""
+			e.cause = causeNone
 			res := e.all(r.when)
 			if res == tFalse || (res == tUnknown && r.kind == effectRecord) {
 				continue
 			}
-			e.fired = append(e.fired, int32(i))
+			why := causeNone
 			if res == tUnknown {
-				if causes == nil {
-					causes = make([]string, len(t.rules))
-				}
-				causes[len(e.fired)-1] = cmp.Or(e.cause, causeNotEvaluable)
+				why = cmp.Or(e.cause, causeNotEvaluable)
 			}
+			e.fired, e.why = append(e.fired, int32(i)), append(e.why, why)
 		}
 		if len(e.fired) > 0 {
 			d.FiredRules = make([]FiredRule, len(e.fired))
 		}
 		for k, i := range e.fired {
 			r := t.rules[i]
-			d.FiredRules[k] = FiredRule{ID: r.id, Effect: r.effect, Reason: r.reason}
-			tierReason := r.tierReason
-			if causes != nil && causes[k] != "" {
-				note := " (condition could not be evaluated: " + causes[k] + "; treated as fired, fail-closed)"
-				d.FiredRules[k].Reason += note
-				tierReason += note
+			reason, tierReason := r.reason, r.tierReason
+			if why := e.why[k]; why != causeNone {
+				reason, tierReason = r.unknownReason[why], r.unknownTierReason[why]
 			}
+			d.FiredRules[k] = FiredRule{ID: r.id, Effect: r.effect, Reason: reason}
 			if r.kind != effectRecord && rank(r.tier) > rank(d.Tier) {
 				d.Tier, d.Reason = r.tier, tierReason
 			}

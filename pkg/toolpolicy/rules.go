@@ -65,10 +65,13 @@ type rule struct {
 	effect string // "raise:<tier>", "deny" or "record", as FiredRule.Effect
 	reason string
 	// tierReason is the Decision.Reason when this rule set the final tier.
-	tierReason    string
-	when          []cond
-	tools         []string
-	restatesFloor bool
+	tierReason string
+	// The same two reasons, with the note of a rule fired because its
+	// conditions could not be evaluated, per cause.
+	unknownReason, unknownTierReason [numCauses]string
+	when                             []cond
+	tools                            []string
+	restatesFloor                    bool
 }
 
 // metaField names a Metadata field.
@@ -231,6 +234,10 @@ func compileRules(files []ruleFile, tools map[string]*toolEntry) ([]*rule, table
 			return nil, tables{}, invalid(path+".reason", "must not be empty")
 		}
 		r.tierReason = "rule " + f.ID + ": " + f.Reason
+		for c := causeNone + 1; c < numCauses; c++ {
+			r.unknownReason[c] = r.reason + unknownNote(c)
+			r.unknownTierReason[c] = r.tierReason + unknownNote(c)
+		}
 		if f.RestatesFloor && r.kind != effectRaise {
 			return nil, tables{}, invalid(path+".restates_floor", "only a raise rule can restate a floor")
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
@@ -295,4 +296,42 @@ func TestNameOnlyIsAnUpperBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Decisions run concurrently on one policy (the evaluators are pooled)
+// answer as they do one at a time.
+func TestConcurrentDecisions(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := []toolpolicy.Call{
+		{Tool: "send_client_email", Input: email(t, map[string]any{"cc": []any{"x@gmail.com"}, "body": "SSN 123-45-6789\n\u00e9"}), Meta: runMeta},
+		{Tool: "send_client_email", Input: email(t, map[string]any{"attachments": attachments(1, 2, 3, 4, 5, 6)}), Meta: runMeta},
+		{Tool: "send_client_email", Input: email(t, map[string]any{"to": "x@Acme-Corp.com", "body": "a\tb\nc"})},
+		{Tool: "file_court_document", Input: []byte(`{"matter_id":"M-1","document_text":"4111 1111 1111 1111"}`), Meta: runMeta},
+		{Tool: "search_matter_documents", Input: []byte(`{"matter_id":"M-2"}`), Meta: runMeta},
+		{Tool: "get_matter_summary", Input: []byte(`[]`), Meta: runMeta},
+		{Tool: "draft_document"},
+	}
+	want := make([]toolpolicy.Decision, len(calls))
+	for i, c := range calls {
+		if want[i], err = p.Decide(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := (g + n) % len(calls)
+				d, err := p.Decide(calls[i])
+				if err != nil || !reflect.DeepEqual(d, want[i]) {
+					t.Errorf("call %d: %+v, %v\nwant %+v", i, d, err, want[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
