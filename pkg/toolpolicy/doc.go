@@ -48,7 +48,8 @@
 //	equals, not_equals     a string, number or boolean (or a string field)
 //	in, not_in             a non-empty list of one type (or a list field)
 //	matches, not_matches   an RE2 pattern, compiled at load (Go's regexp
-//	                       costs some 100 ns a byte: prefer the detectors)
+//	                       costs 100 ns or more a byte: prefer the
+//	                       detectors below for long text)
 //	domain_in,             the lower-case domain after the last '@' of an
 //	domain_not_in          address, or of each address of a list, compared
 //	                       exactly (ASCII case aside) with a list of
