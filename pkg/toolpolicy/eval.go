@@ -1,6 +1,7 @@
 package toolpolicy
 
 import (
+	"cmp"
 	"sync"
 	"unicode/utf8"
 )
@@ -158,7 +159,22 @@ func (e *evaluator) all(cs []cond) tri {
 	return res
 }
 
+// eval evaluates a condition. When it is tUnknown, e.cause says why: the
+// cause of the first undecided condition that made it so, not of one whose
+// outcome did not matter (an undecided member of an any that held).
 func (e *evaluator) eval(c *cond) tri {
+	outer := e.cause
+	e.cause = causeNone
+	r := e.evalNode(c)
+	if r == tUnknown {
+		e.cause = cmp.Or(outer, e.cause, causeNotEvaluable)
+	} else {
+		e.cause = outer
+	}
+	return r
+}
+
+func (e *evaluator) evalNode(c *cond) tri {
 	switch c.kind {
 	case condAll:
 		return e.all(c.kids)
@@ -186,13 +202,11 @@ func (e *evaluator) eval(c *cond) tri {
 	// A leaf's outcome depends on the call alone, and rules often share
 	// leaves ("a recipient outside the firm"): each is evaluated once.
 	if r := e.memo[c.id]; r != tUnset {
-		if r == tUnknown && e.cause == causeNone {
+		if r == tUnknown {
 			e.cause = e.causes[c.id]
 		}
 		return r
 	}
-	outer := e.cause
-	e.cause = causeNone
 	var r tri
 	if c.subj != metaNone {
 		r = e.metaLeaf(c)
@@ -201,10 +215,7 @@ func (e *evaluator) eval(c *cond) tri {
 	}
 	e.memo[c.id] = r
 	if r == tUnknown {
-		e.causes[c.id] = e.cause
-	}
-	if outer != causeNone {
-		e.cause = outer
+		e.causes[c.id] = cmp.Or(e.cause, causeNotEvaluable)
 	}
 	return r
 }

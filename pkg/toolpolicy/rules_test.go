@@ -450,3 +450,31 @@ func TestRulesNeverLowerTheFloor(t *testing.T) {
 func rank(t toolpolicy.Tier) int {
 	return map[toolpolicy.Tier]int{"low": 0, "medium": 1, "high": 2, "prohibited": 3}[t]
 }
+
+// The reason of a rule fired undecided names the condition that left it
+// undecided, not one whose outcome did not matter.
+func TestUndecidedReasonNamesTheCause(t *testing.T) {
+	p, err := toolpolicy.Load([]byte(rulesDoc(leafRule(
+		`{"any":[{"input":"/a","op":"equals","value":"x"},{"input":"/b","op":"exists"}]},{"input":"/c/d","op":"exists"}`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, cause := range map[string]string{
+		`{"a":1,"b":1,"c":[]}`:   "the input's structure does not fit the rule's JSON pointer",
+		`{"a":1,"c":{"d":1}}`:    "an input value has another JSON type than the rule compares",
+		`{"a":1,"c":{"e":1}}`:    "", // an undecided any, but the conjunction is false
+		`{"a":"x","c":{"d":1}}`:  "",
+		`{"a":["x"],"c":"text"}`: "an input value has another JSON type than the rule compares",
+	} {
+		d, err := p.Decide(toolpolicy.Call{Tool: "draft", Input: []byte(in)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case cause == "" && len(d.FiredRules) == 1 && strings.Contains(d.FiredRules[0].Reason, "could not be evaluated"):
+			t.Errorf("%s: %q", in, d.FiredRules[0].Reason)
+		case cause != "" && (len(d.FiredRules) != 1 || !strings.Contains(d.FiredRules[0].Reason, "evaluated: "+cause+";")):
+			t.Errorf("%s: %+v, want the cause %q", in, d.FiredRules, cause)
+		}
+	}
+}
