@@ -69,14 +69,17 @@ type evaluator struct {
 	ptrSel  []selection
 	firsts  map[string]int
 	top     []int32 // per tables.firsts id: the top-level member, -1 absent, -2 twice
-	domains []domainOf
 	tape    []tnode
 	input   int8 // 0 not parsed yet, 1 parsed, -1 not a JSON object
 	sel     []int32
 	scratch []byte
-	decoded []decodedString
-	cause   cause
-	causes  []cause // per leaf id: why it is tUnknown
+	// Per tape node, the index in spans of its decoded text (a string with
+	// escapes) and of its address's domain, or -1; sized on first use in
+	// a decision, so many addresses cost linear time.
+	textAt, domAt []int32
+	spans         []span
+	cause         cause
+	causes        []cause // per leaf id: why it is tUnknown
 }
 
 // selection is what a pointer selected in this decision: e.sel[start:end],
@@ -87,18 +90,11 @@ type selection struct {
 	cause      cause
 }
 
-// domainOf caches the domain of an address node (e.scratch[start:end]).
-type domainOf struct {
-	node       int32
+// span is a cached result in e.scratch[start:end]; ok is false for a
+// malformed address.
+type span struct {
 	start, end int32
 	ok         bool
-}
-
-// decodedString caches the text of a string with escapes, which several
-// rules may read (an e-mail body with newlines).
-type decodedString struct {
-	node       int32
-	start, end int
 }
 
 var evaluators = sync.Pool{New: func() any {
@@ -132,10 +128,11 @@ const maxPooled = 1 << 16
 
 func (e *evaluator) release() {
 	e.in, e.meta, e.firsts = nil, Metadata{}, nil
-	if cap(e.tape) > maxPooled/16 || cap(e.scratch) > maxPooled {
+	if cap(e.tape) > maxPooled/16 || cap(e.textAt) > maxPooled/16 || cap(e.domAt) > maxPooled/16 || cap(e.scratch) > maxPooled {
 		return
 	}
-	e.tape, e.sel, e.scratch, e.decoded, e.fired, e.why, e.domains = e.tape[:0], e.sel[:0], e.scratch[:0], e.decoded[:0], e.fired[:0], e.why[:0], e.domains[:0]
+	e.tape, e.sel, e.scratch, e.fired, e.why = e.tape[:0], e.sel[:0], e.scratch[:0], e.fired[:0], e.why[:0]
+	e.textAt, e.domAt, e.spans = e.textAt[:0], e.domAt[:0], e.spans[:0]
 	evaluators.Put(e)
 }
 
@@ -405,15 +402,31 @@ func (e *evaluator) text(n int32) []byte {
 	if !nd.esc {
 		return raw
 	}
-	for _, d := range e.decoded {
-		if d.node == n {
-			return e.scratch[d.start:d.end:d.end]
-		}
+	at := e.nodeTable(&e.textAt)
+	if i := at[n]; i >= 0 {
+		sp := e.spans[i]
+		return e.scratch[sp.start:sp.end:sp.end]
 	}
 	start := len(e.scratch)
 	e.scratch = appendUnescaped(e.scratch, raw)
-	e.decoded = append(e.decoded, decodedString{node: n, start: start, end: len(e.scratch)})
+	at[n] = int32(len(e.spans))
+	e.spans = append(e.spans, span{start: int32(start), end: int32(len(e.scratch))})
 	return e.scratch[start:len(e.scratch):len(e.scratch)]
+}
+
+// nodeTable returns the per-node table t, sized to the tape and cleared on
+// its first use in a decision (release empties it).
+func (e *evaluator) nodeTable(t *[]int32) []int32 {
+	if len(*t) == 0 {
+		if cap(*t) < len(e.tape) {
+			*t = make([]int32, len(e.tape))
+		}
+		*t = (*t)[:len(e.tape)]
+		for i := range *t {
+			(*t)[i] = -1
+		}
+	}
+	return *t
 }
 
 // inputValue applies a leaf's operator to one selected input value.
@@ -503,17 +516,18 @@ func (e *evaluator) domainValue(c *cond, n int32) tri {
 
 // domain is addressDomain of string node n, parsed once per decision.
 func (e *evaluator) domain(n int32) ([]byte, bool) {
-	for _, d := range e.domains {
-		if d.node == n {
-			return e.scratch[d.start:d.end:d.end], d.ok
-		}
+	at := e.nodeTable(&e.domAt)
+	if i := at[n]; i >= 0 {
+		sp := e.spans[i]
+		return e.scratch[sp.start:sp.end:sp.end], sp.ok
 	}
 	text := e.text(n) // may grow scratch: take it before the mark
 	start := len(e.scratch)
 	var buf [256]byte
 	dom, ok := addressDomain(text, buf[:0])
 	e.scratch = append(e.scratch, dom...)
-	e.domains = append(e.domains, domainOf{node: n, start: int32(start), end: int32(len(e.scratch)), ok: ok})
+	at[n] = int32(len(e.spans))
+	e.spans = append(e.spans, span{start: int32(start), end: int32(len(e.scratch)), ok: ok})
 	return e.scratch[start:len(e.scratch):len(e.scratch)], ok
 }
 

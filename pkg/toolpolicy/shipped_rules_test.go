@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
@@ -334,4 +335,30 @@ func TestConcurrentDecisions(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Before the tool's schema is checked, an input can be anything: many
+// recipients, each with escapes, are read once each (linear time).
+func TestManyRecipients(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"matter_id":"M-1","to":"ceo@acme-corp.com","body":"b","subject":"s","cc":[`)
+	for i := range 20000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"p\u0061rtner@smithlaw.com"`)
+	}
+	b.WriteString(`],"bcc":["x@gmail.com"]}`)
+	start := time.Now()
+	d, err := p.Decide(toolpolicy.Call{Tool: "send_client_email", Input: []byte(b.String()), Meta: runMeta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d bytes, 20,001 recipients: %v", b.Len(), time.Since(start))
+	checkDecision(t, d, "send_client_email", false, toolpolicy.TierHigh,
+		[]string{"email.recipient_outside_client", "email.client_communication", "email.copy_outside_firm"})
 }
