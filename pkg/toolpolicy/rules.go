@@ -36,7 +36,7 @@ type ruleFile struct {
 
 // condFile is a leaf (input or meta, op, value or meta_value) or a group
 // (any, all or not); which members may appear together is checked by
-// compileCond.
+// (*compiler).cond.
 type condFile struct {
 	Input     *string         `json:"input,omitempty"`
 	Meta      *string         `json:"meta,omitempty"`
