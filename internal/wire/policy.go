@@ -60,7 +60,7 @@ func LoadPolicy(ctx context.Context, spec string, newSSM func() SSMGetter) (*too
 	default:
 		return nil, failure.New(failure.KindConfigInvalid, "environment variable TOOL_POLICY names no policy source")
 	}
-	p, err := toolpolicy.Load(doc)
+	p, err := toolpolicy.LoadDocument(doc)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable TOOL_POLICY: the policy document does not load", err)
 	}

@@ -62,11 +62,19 @@ type EffectStore interface {
 	TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error
 }
 
+// PolicyStore is what the risk policy's rules weigh beyond a call: the
+// firm's own e-mail domains and the matter's client's.
+type PolicyStore interface {
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	GetMatter(ctx context.Context, firm, matter string) (warrant.Matter, error)
+}
+
 // Store is every flow's store: what a Brain runs on.
 type Store interface {
 	RunStore
 	ApprovalStore
 	EffectStore
+	PolicyStore
 }
 
 // Definition is one agent: its prompt, model and tools.

@@ -180,15 +180,8 @@ func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested) (*
 		// claim, so the ledger and the claims disagree.
 		return nil, staged(failure.StageEffectClaim, failure.New(failure.KindLedgerCorrupt, "a requested call has no claim"))
 	}
-	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.b.replayable(req.ToolName))
+	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.replayable(ctx, req))
 	return tc, err
-}
-
-// replayable reports whether the policy lets a call of tool run again
-// (a read with no effect).
-func (b *Brain) replayable(tool string) bool {
-	d, err := b.policy.GetToolRiskDecision(tool, nil)
-	return err == nil && d.Replayable
 }
 
 // unknownOutcome ends the run because an effect's executor was lost before

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -110,6 +111,8 @@ type session struct {
 	lease time.Time // the worker's lease on the run (zero: none taken)
 	// allow is the warrant mounted for the resumed step (nil otherwise).
 	allow *warrant.Warrant
+	// pmeta is what the policy's rules weigh beyond a call (read once).
+	pmeta *toolpolicy.Metadata
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {

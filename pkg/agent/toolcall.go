@@ -51,14 +51,14 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, failure.Wrap(failure.KindModelMalformedOutput, "the model's tool input is not canonical JSON", err))
 	}
-	decision, err := s.b.policy.GetToolRiskDecision(b.Name, nil)
+	meta, err := s.policyMeta(ctx)
 	if err != nil {
-		// A name the policy cannot even read is denied like any unlisted tool.
-		decision = toolpolicy.Decision{ToolName: b.Name, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
-			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: s.b.policy.Version()}
+		return nil, false, staged(failure.StageToolPolicy, err)
 	}
+	decision := s.b.decide(b.Name, input, meta)
 	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: input, InputSHA256: hash,
-		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy}
+		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy,
+		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules)}
 	finish := func(status, msg string) (*contracts.ToolCompleted, bool, error) {
 		tc := &contracts.ToolCompleted{ToolUseID: b.ToolUseID, ToolName: b.Name, InputSHA256: hash, Status: status, Result: errorResult(msg)}
 		if err := s.commit(ctx, nil, req, tc); err != nil {
@@ -242,11 +242,15 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 	w := warrant.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
 		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Attempt: attempt, Input: req.Input,
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
-		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL)}
+		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL), PolicyVersion: req.PolicyVersion}
+	for _, r := range req.FiredRules {
+		w.FiredRules = append(w.FiredRules, warrant.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+	}
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,
 		ToolName: w.ToolName, ToolInput: w.Input, ToolInputHash: w.ToolInputHash, Attempt: attemptField(attempt),
 		RiskTier: w.RiskTier, Reason: w.Reason,
-		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt)}}
+		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
+		PolicyVersion: req.PolicyVersion, FiredRules: req.FiredRules}}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		return s.b.store.CreateWarrantRequest(ctx, w, lines...)
 	}, req, blocked)

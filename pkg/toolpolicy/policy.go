@@ -263,6 +263,17 @@ func Embedded() (*Policy, error) { return embedded() }
 // Version identifies the policy revision a decision was made under.
 func (p *Policy) Version() string { return p.version }
 
+// Floor is a tool's listed tier, the tier Decide starts from before any rule
+// fires, and whether the tool is listed at all (an unlisted tool's floor is
+// the default tier). It says what the policy file declares; only Decide says
+// what a call gets.
+func (p *Policy) Floor(name string) (Tier, bool) {
+	if t, ok := p.tools[name]; ok {
+		return t.tier, true
+	}
+	return p.def.tier, false
+}
+
 // RuleIDs lists the policy's rules in file order.
 func (p *Policy) RuleIDs() []string {
 	ids := make([]string, len(p.rules))

@@ -352,3 +352,19 @@ func TestEmbeddedIsCached(t *testing.T) {
 		}
 	}
 }
+
+// Floor reports what the file declares for a tool, independent of any call.
+func TestFloorIsTheListedTier(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]toolpolicy.Tier{"get_matter_summary": toolpolicy.TierLow, "send_client_email": toolpolicy.TierHigh} {
+		if tier, listed := p.Floor(name); !listed || tier != want {
+			t.Errorf("Floor(%s) = %q, %v; want %q, true", name, tier, listed, want)
+		}
+	}
+	if tier, listed := p.Floor("wire_funds"); listed || tier != toolpolicy.TierProhibited {
+		t.Errorf("Floor(wire_funds) = %q, %v; want the default prohibited, unlisted", tier, listed)
+	}
+}
