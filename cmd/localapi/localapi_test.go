@@ -254,6 +254,15 @@ func TestTemplate(t *testing.T) {
 			t.Errorf("%s env %v lacks QUEUE_URL=%s", fn, f.Env, queueURL)
 		}
 	}
+	// TOOL_POLICY is !If [HasToolPolicy, ..., !Ref AWS::NoValue]; the
+	// parameter's default is "", so locally the variable is not set.
+	for _, fn := range []string{"approve", "resume", "worker"} {
+		for _, kv := range tpl.Function(fn).Env {
+			if strings.HasPrefix(kv, "TOOL_POLICY=") {
+				t.Errorf("%s env sets %s; the default ToolPolicyParameter is empty", fn, kv)
+			}
+		}
+	}
 	w := tpl.Function("worker")
 	if want := []QueueEvent{{Name: "WorkerMessages", Queue: "WorkerQueue", BatchSize: 1, ReportBatchItemFailures: true}}; !slices.Equal(w.Queues, want) {
 		t.Errorf("worker SQS events %+v, want %+v", w.Queues, want)
@@ -589,5 +598,54 @@ func TestBuildFailure(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(logDir, "build", "build.log")); err != nil || !bytes.Contains(b, []byte("undefinedThing")) {
 		t.Fatalf("build.log: %v %s", err, b)
+	}
+}
+
+// !If picks its branch by evaluating the template's conditions on the
+// parameters' defaults; a branch of !Ref AWS::NoValue unsets the variable.
+func TestTemplateConditions(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "functions", "invoke"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "functions", "invoke", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := `Parameters:
+  Source: {Type: String, Default: "ssm-param"}
+  Empty: {Type: String, Default: ""}
+Conditions:
+  HasSource: !Not [!Equals [!Ref Source, ""]]
+  HasEmpty: !Not [!Equals [!Ref Empty, ""]]
+  Both: !And [!Condition HasSource, !Condition HasEmpty]
+  Either: {"Fn::Or": [{Condition: HasSource}, !Condition HasEmpty]}
+Resources:
+  InvokeFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Environment:
+        Variables:
+          A: !If [HasSource, !Sub "ssm:${Source}", !Ref AWS::NoValue]
+          B: !If [HasEmpty, "set", !Ref AWS::NoValue]
+          C: !If [Both, "both", "not both"]
+          D: {"Fn::If": [Either, "either", "neither"]}
+`
+	path := filepath.Join(dir, "template.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := LoadTemplate(path, Locals{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tpl.Function("invoke").Env, []string{"A=ssm:ssm-param", "C=not both", "D=either"}; !slices.Equal(got, want) {
+		t.Fatalf("env %v, want %v", got, want)
+	}
+	bad := strings.Replace(doc, "!If [HasEmpty,", "!If [Missing,", 1)
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTemplate(path, Locals{}); err == nil || !strings.Contains(err.Error(), `"Missing"`) || !strings.Contains(err.Error(), "environment variable B") {
+		t.Fatalf("an undefined condition: err = %v", err)
 	}
 }
