@@ -27,12 +27,24 @@ vet:
 gotest:
 	$(GO) test -race -count=1 $(PKGS)
 
+# A failing input the fuzzer finds is written under the package's
+# testdata/fuzz and fails the target at once (it is a seed from then on).
+# A failure that leaves no such input (a worker the machine starved or
+# killed) is printed and the target is run once more.
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
-		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || \
-			{ echo "fuzz $$fn failed; rerun: go test -run '^$$' -fuzz '^$$fn$$' $$pkg"; exit 1; }; \
+		for try in 1 2; do \
+			echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+			before=$$(ls $$pkg/testdata/fuzz/$$fn 2>/dev/null | wc -l); \
+			if out=$$($(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); then break; fi; \
+			echo "$$out" | tail -n 40; \
+			after=$$(ls $$pkg/testdata/fuzz/$$fn 2>/dev/null | wc -l); \
+			if [ "$$after" != "$$before" ] || [ $$try = 2 ]; then \
+				echo "fuzz $$fn failed; rerun: go test -run '^$$' -fuzz '^$$fn$$' $$pkg"; exit 1; \
+			fi; \
+			echo "fuzz $$fn: the run failed without a failing input; once more"; \
+		done; \
 	done
 
 bench:
