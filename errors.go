@@ -15,6 +15,7 @@ var (
 	ErrHashMismatch      = failure.New(failure.KindConflict, "tool_input_hash does not match the warrant")
 	ErrWarrantExpired    = failure.New(failure.KindExpired, "the warrant has expired")
 	ErrWarrantConsumed   = failure.New(failure.KindConflict, "the warrant was already used")
+	ErrWarrantRefused    = failure.New(failure.KindPolicyChanged, "the risk policy denied the warranted call when the run was resumed; the warrant was refused")
 	ErrWarrantNotDecided = failure.New(failure.KindConflict, "the warrant is still pending: counsel has not decided")
 	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
 	ErrLeaseHeld         = failure.New(failure.KindConflict, "another worker holds the run")

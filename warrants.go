@@ -21,6 +21,9 @@ const (
 	WarrantDenied   WarrantStatus = "denied"
 	WarrantConsumed WarrantStatus = "consumed"
 	WarrantExpired  WarrantStatus = "expired"
+	// WarrantRefused is an approved warrant the running risk policy denied
+	// when the run was resumed (policy_changed): never used.
+	WarrantRefused WarrantStatus = "refused"
 )
 
 // Decision is counsel's verdict on a warrant, as the ledger, the store and

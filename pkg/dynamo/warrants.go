@@ -305,6 +305,8 @@ func releaseRefusal(it warrantItem, decision warrant.Decision, now time.Time, ca
 	switch st := warrant.WarrantStatus(it.Status); {
 	case st == warrant.WarrantConsumed:
 		return fail(warrant.ErrWarrantConsumed, cause, "approval %s", it.ApprovalID)
+	case st == warrant.WarrantRefused:
+		return fail(warrant.ErrWarrantRefused, cause, "approval %s", it.ApprovalID)
 	case st == warrant.WarrantExpired || expiredAt(it.ExpiresAt, now):
 		return fail(warrant.ErrWarrantExpired, cause, "approval %s expired at %s", it.ApprovalID, it.ExpiresAt)
 	case st != warrant.WarrantApproved && st != warrant.WarrantDenied:
