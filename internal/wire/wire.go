@@ -201,11 +201,16 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 	return &handlers.Sweeper{Brain: brain, Index: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
 }
 
-// Approve builds counsel's decision handler.
-func Approve(d Deps) *handlers.Approve {
-	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now},
+// Approve builds counsel's decision handler. Its brain (no model) decides
+// counsel's edits: the tools' schemas and the risk policy.
+func Approve(d Deps) (*handlers.Approve, error) {
+	brain, err := NewBrain(d)
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain},
 		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now},
-		HTTP:       d.http(), Resp: d.responder(config.Approve)}
+		HTTP:       d.http(), Resp: d.responder(config.Approve)}, nil
 }
 
 // Runs builds the read-only routes' handler.
@@ -247,7 +252,11 @@ func Handler(d Deps) (any, error) {
 		}
 		return h.Handle, nil
 	case config.Approve:
-		return Approve(d).Handle, nil
+		h, err := Approve(d)
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
 	case config.Runs:
 		return Runs(d).Handle, nil
 	case config.StreamReduce:

@@ -39,13 +39,9 @@ func (b *Brain) CheckEdit(ctx context.Context, run warrant.Run, tool string, inp
 	d := b.decide(tool, input, meta)
 	fired := firedRules(d.FiredRules)
 	if d.Action == toolpolicy.ActionDeny {
-		ids := make([]string, 0, len(fired))
-		for _, r := range fired {
-			ids = append(ids, r.ID)
-		}
 		msg := "the risk policy denies the edited call"
-		if len(ids) > 0 {
-			msg += " (fired rules: " + strings.Join(ids, ", ") + ")"
+		if ids := ruleIDs(fired); ids != "" {
+			msg += " (fired rules: " + ids + ")"
 		}
 		return EditVerdict{}, failure.New(failure.KindPolicyDenied, msg)
 	}
@@ -115,4 +111,14 @@ func firedRules(rules []toolpolicy.FiredRule) []contracts.FiredRule {
 		out[i] = contracts.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason}
 	}
 	return out
+}
+
+// ruleIDs lists the fired rules' ids, comma separated (ids are the policy
+// file's names, never client text).
+func ruleIDs(rules []contracts.FiredRule) string {
+	ids := make([]string, 0, len(rules))
+	for _, r := range rules {
+		ids = append(ids, r.ID)
+	}
+	return strings.Join(ids, ", ")
 }

@@ -177,18 +177,19 @@ func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, too
 	if !claimed {
 		return s.reuse(ctx, req, tool, existing, replayable)
 	}
-	return s.run(ctx, req, tool, req.Input, warrant.EffectKey{ToolName: req.ToolName, InputSHA256: req.InputSHA256}, effectRef)
+	return s.run(ctx, req, tool, req.Input, warrant.EffectKey{ToolName: req.ToolName, InputSHA256: req.InputSHA256}, effectRef, "")
 }
 
 // run executes a claimed effect attempt on input and completes the claim
 // (conditioned on this session owning it) together with the tool.completed
 // line. A tool's own error never leaves as text: it is logged as a sanitized
 // failure envelope, and the ledger and the model get a fixed message with
-// that envelope's debug ref.
-func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, input json.RawMessage, k warrant.EffectKey, effectRef string) (*contracts.ToolCompleted, bool, error) {
+// that envelope's debug ref. editedHash is set when input is counsel's edit
+// of the requested call (tool.completed records it as the executed input).
+func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, input json.RawMessage, k warrant.EffectKey, effectRef, editedHash string) (*contracts.ToolCompleted, bool, error) {
 	result, execErr := tool.Execute(s.toolContext(ctx), input, effectRef)
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
-		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result}
+		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result, ExecutedInputSHA256: editedHash}
 	completion := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: result}
 	if execErr != nil || !json.Valid(result) {
 		cause := execErr

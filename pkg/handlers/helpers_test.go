@@ -33,6 +33,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
 // The fixed ids of the events/ fixtures.
@@ -191,6 +192,9 @@ type stackOptions struct {
 	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
 	// endpoint is the DynamoDB endpoint (nil: a new minidyn).
 	endpoint *dynamotest.Endpoint
+	// resumePolicy is the resume function's risk policy (nil: the one the
+	// others run), as after a deployment changed it.
+	resumePolicy *toolpolicy.Policy
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -235,7 +239,11 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resume, err := wire.Resume(d)
+	rd := d
+	if opt.resumePolicy != nil {
+		rd.Policy = opt.resumePolicy
+	}
+	resume, err := wire.Resume(rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +255,14 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	approve, err := wire.Approve(d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runs := wire.Runs(d)
 	runs.Poll = 10 * time.Millisecond
 	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
-		invoke: invoke, approve: wire.Approve(d), resume: resume, runs: runs, reduce: wire.StreamReduce(d),
+		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
 		worker: worker, sweeper: sweeper, queue: queue}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -298,7 +298,10 @@ func (s *stack) outage(t *testing.T, url string) {
 	if s.resume, err = wire.Resume(d); err != nil {
 		t.Fatal(err)
 	}
-	s.approve, s.runs = wire.Approve(d), wire.Runs(d)
+	if s.approve, err = wire.Approve(d); err != nil {
+		t.Fatal(err)
+	}
+	s.runs = wire.Runs(d)
 }
 
 // hangUp is a DynamoDB endpoint that accepts connections and closes them

@@ -67,6 +67,21 @@ type WarrantView struct {
 	Status        string          `json:"status,omitempty"`
 	DecidedBy     string          `json:"decided_by,omitempty"`
 	DecidedAt     string          `json:"decided_at,omitempty"`
+	// PolicyVersion and FiredRules are the risk policy's decision that asked
+	// for the warrant.
+	PolicyVersion string          `json:"policy_version,omitempty"`
+	FiredRules    []FiredRuleView `json:"fired_rules,omitempty"`
+	// EditedInput is counsel's edit (canonical), which the warrant covers
+	// instead of tool_input; EditedInputHash its SHA-256.
+	EditedInput     json.RawMessage `json:"edited_input,omitempty"`
+	EditedInputHash string          `json:"edited_input_hash,omitempty"`
+}
+
+// FiredRuleView is one risk-policy rule that fired on a call.
+type FiredRuleView struct {
+	ID     string `json:"id"`
+	Effect string `json:"effect"`
+	Reason string `json:"reason"`
 }
 
 // runView renders a folded state; the run item fills what the fold has not
@@ -85,7 +100,11 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 	if p := st.PendingApproval; p != nil {
 		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, ToolInput: p.ToolInput,
 			HumanSummary: contracts.Printable(p.HumanSummary),
-			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending"}
+			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending",
+			PolicyVersion: p.PolicyVersion}
+		for _, r := range p.FiredRules {
+			v.PendingApproval.FiredRules = append(v.PendingApproval.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+		}
 	}
 	return v
 }
@@ -94,7 +113,11 @@ func warrantView(w warrant.Warrant) WarrantView {
 	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, ToolInput: w.Input,
 		HumanSummary: contracts.Printable(w.HumanSummary),
 		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
-		Status: string(w.Status), DecidedBy: w.DecidedBy}
+		Status: string(w.Status), DecidedBy: w.DecidedBy, PolicyVersion: w.PolicyVersion,
+		EditedInput: w.EditedInput, EditedInputHash: w.EditedHash}
+	for _, r := range w.FiredRules {
+		v.FiredRules = append(v.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+	}
 	if !w.DecidedAt.IsZero() {
 		v.DecidedAt = contracts.FormatTime(w.DecidedAt)
 	}
