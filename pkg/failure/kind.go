@@ -43,6 +43,9 @@ const (
 	// KindWarrantExpired: the run was held on a warrant that expired before
 	// anyone resumed it; the sweeper ended the run.
 	KindWarrantExpired Kind = "warrant_expired"
+	// KindFirmBudgetExceeded: the firm's monthly budget could not cover the
+	// worst case of the run's next model call, so the call was not made.
+	KindFirmBudgetExceeded Kind = "firm_budget_exceeded"
 )
 
 var allKinds = []Kind{
@@ -55,6 +58,7 @@ var allKinds = []Kind{
 	KindEffectOutcomeUnknown, KindToolError, KindLedgerCorrupt,
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
+	KindFirmBudgetExceeded,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.
