@@ -234,7 +234,8 @@ func (s *session) loop(ctx context.Context) {
 // the run stopped (ended, held or failed).
 func (s *session) step(ctx context.Context) bool {
 	in := s.request()
-	if err := s.preflight(in); err != nil {
+	worst, err := s.preflight(in)
+	if err != nil {
 		s.fail(ctx, err, failure.StageModelCall)
 		return false
 	}
@@ -256,7 +257,8 @@ func (s *session) step(ctx context.Context) bool {
 		s.fail(ctx, failure.Wrap(failure.KindUnknownModel, "the model's usage cannot be priced", err), failure.StageModelCall)
 		return false
 	}
-	if err := s.commit(ctx, nil, &contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)}); err != nil {
+	if err := s.commit(ctx, nil, &contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost),
+		ReservedUSD: pricing.FormatUSD(worst)}); err != nil {
 		s.fail(ctx, err, failure.StageLedgerWrite)
 		return false
 	}
@@ -351,67 +353,24 @@ func (s *session) request() *bedrockruntime.ConverseInput {
 	}
 }
 
-// preflight refuses a call whose worst case would cross the cap: the cost so
-// far plus the estimated input tokens and every allowed output token.
-func (s *session) preflight(in *bedrockruntime.ConverseInput) error {
-	worst, err := s.b.prices.TokenCost(s.def.ModelID, contracts.Usage{
-		InputTokens: estimateInputTokens(in), OutputTokens: int64(aws.ToInt32(in.InferenceConfig.MaxTokens))})
+// preflight refuses a call whose worst case would cross the run's cap (the
+// cost so far plus worst > cap) and returns that worst case: inputBound's
+// input tokens and every allowed output token, at the model's price
+// (pricing.Table.WorstCost). The run's lease makes this check sequential,
+// so it is exact.
+func (s *session) preflight(in *bedrockruntime.ConverseInput) (pricing.Nano, error) {
+	bound, err := inputBound(in)
 	if err != nil {
-		return failure.Wrap(failure.KindUnknownModel, "the model cannot be priced", err)
+		return 0, failure.Wrap(failure.KindInternal, "the model call's input cannot be bounded", err)
+	}
+	worst, err := s.b.prices.WorstCost(s.def.ModelID, bound, int64(aws.ToInt32(in.InferenceConfig.MaxTokens)))
+	if err != nil {
+		return 0, failure.Wrap(failure.KindUnknownModel, "the model cannot be priced", err)
 	}
 	if s.state.Cost+worst > s.state.CostCap {
-		return failure.New(failure.KindCostCapExceeded, "the next model call could exceed the run's cost cap")
+		return 0, failure.New(failure.KindCostCapExceeded, "the next model call could exceed the run's cost cap")
 	}
-	return nil
-}
-
-// estimateInputTokens over-estimates on purpose: one token per three bytes of
-// the serialized request, where real tokenizers average about four.
-func estimateInputTokens(in *bedrockruntime.ConverseInput) int64 {
-	n := 0
-	for _, sb := range in.System {
-		if t, ok := sb.(*types.SystemContentBlockMemberText); ok {
-			n += len(t.Value)
-		}
-	}
-	for _, m := range in.Messages {
-		for _, c := range m.Content {
-			n += blockSize(c)
-		}
-	}
-	for _, t := range in.ToolConfig.Tools {
-		if spec, ok := t.(*types.ToolMemberToolSpec); ok {
-			n += len(aws.ToString(spec.Value.Name)) + len(aws.ToString(spec.Value.Description))
-			if js, ok := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson); ok {
-				b, _ := js.Value.MarshalSmithyDocument()
-				n += len(b)
-			}
-		}
-	}
-	return int64(n/3 + 1)
-}
-
-func blockSize(c types.ContentBlock) int {
-	switch v := c.(type) {
-	case *types.ContentBlockMemberText:
-		return len(v.Value)
-	case *types.ContentBlockMemberToolUse:
-		b, _ := v.Value.Input.MarshalSmithyDocument()
-		return len(b) + len(aws.ToString(v.Value.Name)) + len(aws.ToString(v.Value.ToolUseId))
-	case *types.ContentBlockMemberToolResult:
-		n := len(aws.ToString(v.Value.ToolUseId))
-		for _, rc := range v.Value.Content {
-			switch r := rc.(type) {
-			case *types.ToolResultContentBlockMemberText:
-				n += len(r.Value)
-			case *types.ToolResultContentBlockMemberJson:
-				b, _ := r.Value.MarshalSmithyDocument()
-				n += len(b)
-			}
-		}
-		return n
-	}
-	return 64
+	return worst, nil
 }
 
 func usageOf(u *types.TokenUsage) contracts.Usage {
