@@ -9,7 +9,24 @@ type FirmSettings struct {
 	// SeparationOfDuties refuses a decision by the counsel who started the
 	// run the warrant belongs to (403 self_approval). On by default.
 	SeparationOfDuties bool
-	UpdatedAt          time.Time
+	// MonthlyBudgetNano is the firm's own monthly model budget in nano-USD
+	// (monthly_budget_usd); nil: none set, the deployment's default
+	// (FIRM_MONTHLY_BUDGET_USD) applies.
+	MonthlyBudgetNano *int64
+	UpdatedAt         time.Time
+}
+
+// MonthlyLimit is the firm's monthly budget in nano-USD: its own when it set
+// one, else the deployment's default (nil: none). With neither it is zero,
+// so every model call is refused: no limit configured is not "unlimited".
+func (fs FirmSettings) MonthlyLimit(deploymentDefault *int64) int64 {
+	switch {
+	case fs.MonthlyBudgetNano != nil:
+		return *fs.MonthlyBudgetNano
+	case deploymentDefault != nil:
+		return *deploymentDefault
+	}
+	return 0
 }
 
 // DefaultFirmSettings are the settings of a firm that saved none: the
