@@ -33,6 +33,15 @@ type Reservation struct {
 	CreatedAt  time.Time
 }
 
+// BudgetLimit is a firm's monthly limit as a reserver read it: Nano, from
+// the firm's settings (FirmUSD, its monthly_budget_usd as stored) or, when
+// FirmUSD is empty, the deployment's default. A reservation is conditioned
+// on the settings still saying FirmUSD, so a changed budget is never missed.
+type BudgetLimit struct {
+	Nano    int64
+	FirmUSD string
+}
+
 // Budget is a firm's budget for one month as stored: the limit in force
 // when it was last applied, what settled calls spent, what open
 // reservations hold, and what is left (HeadroomNano = LimitNano - SpentNano

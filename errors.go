@@ -28,8 +28,8 @@ var (
 	ErrWarrantExists      = failure.New(failure.KindStoreConflict, "the approval id already exists")
 	ErrNotClaimOwner      = failure.New(failure.KindStoreConflict, "the effect claim is owned by another writer")
 	ErrProjectionConflict = failure.New(failure.KindStoreConflict, "another writer advanced the projection")
-	// ErrBudgetLimitChanged: the firm's budget for the month was last
-	// applied with another limit than the reserver's; it reads the firm's
-	// settings again and reserves with the limit in force.
+	// ErrBudgetLimitChanged: the firm's settings no longer say what the
+	// reserver read (its monthly budget changed); it reads them again and
+	// reserves with the limit in force.
 	ErrBudgetLimitChanged = failure.New(failure.KindStoreConflict, "the firm's monthly budget limit changed")
 )

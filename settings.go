@@ -11,9 +11,18 @@ type FirmSettings struct {
 	SeparationOfDuties bool
 	// MonthlyBudgetNano is the firm's own monthly model budget in nano-USD
 	// (monthly_budget_usd); nil: none set, the deployment's default
-	// (FIRM_MONTHLY_BUDGET_USD) applies.
+	// (FIRM_MONTHLY_BUDGET_USD) applies. One that does not parse reads as
+	// zero.
 	MonthlyBudgetNano *int64
-	UpdatedAt         time.Time
+	// MonthlyBudgetUSD is monthly_budget_usd as stored ("" when none): a
+	// reservation is conditioned on it still being what its reserver read.
+	MonthlyBudgetUSD string
+	UpdatedAt        time.Time
+}
+
+// Limit is the limit a reservation is held to, as read from fs.
+func (fs FirmSettings) Limit(deploymentDefault *int64) BudgetLimit {
+	return BudgetLimit{Nano: fs.MonthlyLimit(deploymentDefault), FirmUSD: fs.MonthlyBudgetUSD}
 }
 
 // MonthlyLimit is the firm's monthly budget in nano-USD: its own when it set

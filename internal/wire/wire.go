@@ -127,7 +127,7 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 	}
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
-			Now: d.Now, NewID: d.NewID, Heads: d.verifier()},
+			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget()},
 		tools.Reference(d.Store, d.Now), agents...)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)

@@ -490,7 +490,7 @@ func TestResumeWithAToolNoLongerRegistered(t *testing.T) {
 	prices, _ := pricing.Embedded()
 	trimmed := agent.MatterAssistant
 	trimmed.Tools = []string{"search_matter_documents", "get_matter_summary"}
-	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel},
+	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()},
 		tools.Reference(h.store, nil), trimmed)
 	if err != nil {
 		t.Fatal(err)

@@ -29,15 +29,18 @@ var (
 	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
 	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
 	queue = []string{"QUEUE_URL"}
+	// budget: the functions that hold firms to their monthly budget (the
+	// worker) or show it (runs).
+	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
 )
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
 	Invoke:       slices.Concat(base, brain, queue),
 	Resume:       slices.Concat(base, brain, queue),
-	Worker:       slices.Concat(base, brain),
+	Worker:       slices.Concat(base, brain, budget),
 	Approve:      base,
-	Runs:         base,
+	Runs:         slices.Concat(base, budget),
 	StreamReduce: base,
 	Sweeper:      slices.Concat(base, queue),
 }
@@ -59,6 +62,12 @@ type Config struct {
 	// QueueURL is the worker queue the functions that start, resume or
 	// restart a run hand it to.
 	QueueURL string
+	// FirmMonthlyBudgetUSD is the monthly model budget of a firm whose
+	// settings name none (FIRM_MONTHLY_BUDGET_USD, a positive decimal
+	// string); empty: no default, and such a firm's calls are refused
+	// (firm_budget_exceeded). FirmMonthlyBudget is the same in nano-USD.
+	FirmMonthlyBudgetUSD string
+	FirmMonthlyBudget    pricing.Nano
 
 	ModelID           string
 	DefaultCostCapUSD string
@@ -107,6 +116,13 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	if slices.Contains(vars, "QUEUE_URL") {
 		if c.QueueURL = get("QUEUE_URL", ""); c.QueueURL == "" {
 			return Config{}, invalid("QUEUE_URL", "is required")
+		}
+	}
+	if slices.Contains(vars, "FIRM_MONTHLY_BUDGET_USD") {
+		if c.FirmMonthlyBudgetUSD = get("FIRM_MONTHLY_BUDGET_USD", ""); c.FirmMonthlyBudgetUSD != "" {
+			if c.FirmMonthlyBudget, err = pricing.ParseUSD(c.FirmMonthlyBudgetUSD); err != nil || c.FirmMonthlyBudget <= 0 {
+				return Config{}, invalid("FIRM_MONTHLY_BUDGET_USD", "must be a positive decimal string of dollars (unset: firms without a budget of their own can spend nothing)")
+			}
 		}
 	}
 	if !c.HasBrain() {
@@ -160,6 +176,16 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 // prices and the brain's limits configured).
 func (c Config) HasBrain() bool {
 	return c.Function == Invoke || c.Function == Resume || c.Function == Worker
+}
+
+// DefaultFirmBudget is FirmMonthlyBudget in nano-USD, nil when
+// FIRM_MONTHLY_BUDGET_USD is unset (warrant.FirmSettings.MonthlyLimit).
+func (c Config) DefaultFirmBudget() *int64 {
+	if c.FirmMonthlyBudgetUSD == "" {
+		return nil
+	}
+	n := int64(c.FirmMonthlyBudget)
+	return &n
 }
 
 // CostCap resolves a run's cap: the default when the request names none, and

@@ -100,30 +100,29 @@ func checkReservation(op string, r warrant.Reservation) error {
 }
 
 // Reserve holds r.AmountNano of the firm's budget for the current month
-// (the store's clock, UTC) for one model call, in one transaction: only the
-// worker holding the run's lease (r.Owner) may reserve for it (a
-// ConditionCheck on the run item), the month's headroom must hold the
-// amount (headroom_nano >= amount, then reduced by it; the budget item is
-// created with limit limitNano on the month's first reservation), and the
-// reservation item is written. It returns r with its Month and CreatedAt.
+// (the store's clock, UTC) for one model call, in one transaction:
 //
-// The budget item records the limit it was last applied with. If that is
-// not limitNano, the reserver's limit is stale or the stored one is: with
-// apply false that is ErrBudgetLimitChanged and nothing is written (the
-// caller reads the firm's settings again); with apply true (limitNano was
-// just read) the budget moves to limitNano in the same transaction, its
-// headroom by the difference.
+//  0. only the worker holding the run's lease (r.Owner) may reserve for it
+//     (a ConditionCheck on the run item): otherwise ErrLeaseHeld;
+//  1. the firm's settings still say what limit.FirmUSD says their
+//     monthly_budget_usd is (absent when it is empty): otherwise
+//     ErrBudgetLimitChanged, and the caller reads them again;
+//  2. the month's headroom holds the amount (headroom_nano >= amount, then
+//     reduced by it): otherwise ErrFirmBudgetExceeded. The budget item is
+//     created at limit.Nano by the month's first reservation, and one last
+//     applied with another limit moves to limit.Nano in the same write (its
+//     headroom by the difference);
+//  3. the reservation item is written.
 //
-// A reservation that does not fit is ErrFirmBudgetExceeded, a lease this
-// owner does not hold ErrLeaseHeld; either way nothing is written.
-func (s *Store) Reserve(ctx context.Context, r warrant.Reservation, limitNano int64, apply bool) (warrant.Reservation, error) {
+// It returns r with its Month and CreatedAt. A refusal writes nothing.
+func (s *Store) Reserve(ctx context.Context, r warrant.Reservation, limit warrant.BudgetLimit) (warrant.Reservation, error) {
 	const op = "reserve"
 	now := s.nowUTC()
 	r.Month, r.CreatedAt = warrant.MonthOf(now), now
 	if err := checkReservation(op, r); err != nil {
 		return warrant.Reservation{}, err
 	}
-	if r.Owner == "" || r.Owner == noOwner || r.ExpiresAt.IsZero() || r.AmountNano <= 0 || limitNano < 0 {
+	if r.Owner == "" || r.Owner == noOwner || r.ExpiresAt.IsZero() || r.AmountNano <= 0 || limit.Nano < 0 {
 		return warrant.Reservation{}, invalid(op, "a reservation needs an owner, an expiry and a positive amount, and a limit that is not negative")
 	}
 	pk, sk := firmPK(r.FirmID), resSK(r.Month, r.RunID, r.ID)
@@ -134,20 +133,28 @@ func (s *Store) Reserve(ctx context.Context, r warrant.Reservation, limitNano in
 		return warrant.Reservation{}, wrap(op, err)
 	}
 	const runCond = "#status = :running AND #lease_owner = :owner"
-	check := &types.ConditionCheck{
+	lease := &types.ConditionCheck{
 		TableName: aws.String(s.table), Key: key(runPK(r.FirmID, r.RunID), skRun), ConditionExpression: aws.String(runCond),
 		ExpressionAttributeNames: names(runCond),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":running": str(string(warrant.RunRunning)), ":owner": str(r.Owner)},
 	}
+	settingsCond, settingsVals := "attribute_not_exists(#monthly_budget_usd)", map[string]types.AttributeValue(nil)
+	if limit.FirmUSD != "" {
+		settingsCond, settingsVals = "#monthly_budget_usd = :budget", map[string]types.AttributeValue{":budget": str(limit.FirmUSD)}
+	}
+	settings := &types.ConditionCheck{
+		TableName: aws.String(s.table), Key: key(pk, skSettings), ConditionExpression: aws.String(settingsCond),
+		ExpressionAttributeNames: names(settingsCond), ExpressionAttributeValues: settingsVals,
+	}
 	put := &types.Put{TableName: aws.String(s.table), Item: item,
 		ConditionExpression: aws.String("attribute_not_exists(#SK)"), ExpressionAttributeNames: names("#SK")}
-	// applied is the limit the stored budget was last applied with, when
-	// it is not limitNano and the reservation moves it (apply).
+	// applied is the limit the stored budget was last applied with, when it
+	// is not limit.Nano (the reservation moves it).
 	var applied *int64
-	for range 3 {
-		upd := s.reserveUpdate(pk, r, limitNano, applied, now)
-		err := s.transact(ctx, []types.TransactWriteItem{{ConditionCheck: check}, {Update: upd}, {Put: put}})
+	for range 4 {
+		upd := s.reserveUpdate(pk, r, limit.Nano, applied, now)
+		err := s.transact(ctx, []types.TransactWriteItem{{ConditionCheck: lease}, {ConditionCheck: settings}, {Update: upd}, {Put: put}})
 		c, ok := firstFailedCondition(err)
 		if !ok {
 			if err != nil {
@@ -158,7 +165,9 @@ func (s *Store) Reserve(ctx context.Context, r warrant.Reservation, limitNano in
 		switch c.index {
 		case 0:
 			return warrant.Reservation{}, fail(warrant.ErrLeaseHeld, err, "run %s is not running under %s", r.RunID, r.Owner)
-		case 2:
+		case 1:
+			return warrant.Reservation{}, fail(warrant.ErrBudgetLimitChanged, err, "firm %s's monthly budget is no longer %q", r.FirmID, limit.FirmUSD)
+		case 3:
 			// The reservation is there: this very write committed and its
 			// answer was lost (ids are fresh per call).
 			if got, gerr := s.getItem(ctx, pk, sk); gerr == nil && got != nil {
@@ -175,32 +184,29 @@ func (s *Store) Reserve(ctx context.Context, r warrant.Reservation, limitNano in
 		if m == nil {
 			// No budget yet, and the limit cannot hold the amount.
 			return warrant.Reservation{}, fail(warrant.ErrFirmBudgetExceeded, err, "firm %s %s: limit %s, call %s",
-				r.FirmID, r.Month, pricing.Nano(limitNano), pricing.Nano(r.AmountNano))
+				r.FirmID, r.Month, pricing.Nano(limit.Nano), pricing.Nano(r.AmountNano))
 		}
 		b, uerr := unmarshal[budgetItem](m)
 		if uerr != nil {
 			return warrant.Reservation{}, wrap(op, uerr)
 		}
 		headroom := b.HeadroomNano
-		if b.LimitNano != limitNano {
-			if !apply {
-				return warrant.Reservation{}, fail(warrant.ErrBudgetLimitChanged, err, "firm %s %s: budget at limit %s, reserver at %s",
-					r.FirmID, r.Month, pricing.Nano(b.LimitNano), pricing.Nano(limitNano))
-			}
-			headroom += limitNano - b.LimitNano
+		applied = nil
+		if b.LimitNano != limit.Nano {
+			headroom += limit.Nano - b.LimitNano
 			old := b.LimitNano
 			applied = &old
-		} else {
-			applied = nil
 		}
 		if headroom < r.AmountNano {
-			return warrant.Reservation{}, fail(warrant.ErrFirmBudgetExceeded, err, "firm %s %s: headroom %s, call %s",
-				r.FirmID, r.Month, pricing.Nano(headroom), pricing.Nano(r.AmountNano))
+			return warrant.Reservation{}, fail(warrant.ErrFirmBudgetExceeded, err, "firm %s %s: headroom %s at limit %s, call %s",
+				r.FirmID, r.Month, pricing.Nano(headroom), pricing.Nano(limit.Nano), pricing.Nano(r.AmountNano))
 		}
 		// The budget moved between the write and the read: again.
 	}
-	return warrant.Reservation{}, fail(warrant.ErrBudgetLimitChanged, nil, "firm %s %s: the budget kept moving", r.FirmID, r.Month)
+	return warrant.Reservation{}, wrap(op, errBudgetMoving)
 }
+
+var errBudgetMoving = &storeError{kind: warrant.ErrBudgetLimitChanged, detail: "the firm's budget kept moving under the reservation"}
 
 // reserveUpdate takes r's amount off the month's headroom. applied nil:
 // the stored budget is at limitNano, or there is none yet (it is created

@@ -98,7 +98,7 @@ func testBudgetReserveSettle(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	firm := id()
 	r, owner := e.leased(firm)
-	res, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 300), 1000, false)
+	res, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 300), warrant.BudgetLimit{Nano: 1000})
 	must(t, err)
 	if res.Month != warrant.MonthOf(e.clock.Now()) || res.CreatedAt.IsZero() {
 		t.Fatalf("reservation %+v", res)
@@ -136,7 +136,7 @@ func testBudgetReserveSettle(t *testing.T, ep *dynamotest.Endpoint) {
 
 	// A settlement that ends the run (the reducer's abort) finishes it in
 	// the same write.
-	res2, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 200), 1000, false)
+	res2, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 200), warrant.BudgetLimit{Nano: 1000})
 	must(t, err)
 	line2 := e.usageLine(r, 200)
 	must(t, e.store.SettleUsage(e.ctx, res2, warrant.RunAborted, line2))
@@ -155,33 +155,33 @@ func testBudgetRefusalWritesNothing(t *testing.T, ep *dynamotest.Endpoint) {
 	firm := id()
 	r, owner := e.leased(firm)
 	runBefore := e.partition(firm, r.id)
-	_, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 101), 100, false)
+	_, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 101), warrant.BudgetLimit{Nano: 100})
 	wantErr(t, err, warrant.ErrFirmBudgetExceeded, "first reservation above the limit")
 	if items := e.firmItems(firm); len(items) != 0 {
 		t.Errorf("a refused first reservation wrote %v", items)
 	}
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1), 0, false)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1), warrant.BudgetLimit{Nano: 0})
 	wantErr(t, err, warrant.ErrFirmBudgetExceeded, "a limit of zero")
 	if b, err := e.store.GetBudget(e.ctx, firm, warrant.MonthOf(e.clock.Now()), 10); err != nil || b.Exists || len(b.Open) != 0 {
 		t.Errorf("budget of a firm that reserved nothing: %+v %v", b, err)
 	}
 
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 60), 100, false)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 60), warrant.BudgetLimit{Nano: 100})
 	must(t, err)
 	before := e.firmItems(firm)
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 41), 100, false)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 41), warrant.BudgetLimit{Nano: 100})
 	wantErr(t, err, warrant.ErrFirmBudgetExceeded, "a reservation one nano past the headroom")
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, "lambda-stale", 1), 100, false)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, "lambda-stale", 1), warrant.BudgetLimit{Nano: 100})
 	wantErr(t, err, warrant.ErrLeaseHeld, "a reservation by a worker without the lease")
 	other, _ := e.leased(firm)
-	_, err = e.store.Reserve(e.ctx, e.reservation(other, owner, 1), 100, false)
+	_, err = e.store.Reserve(e.ctx, e.reservation(other, owner, 1), warrant.BudgetLimit{Nano: 100})
 	wantErr(t, err, warrant.ErrLeaseHeld, "a reservation for another worker's run")
 	if after := e.firmItems(firm); !reflect.DeepEqual(before, after) {
 		t.Errorf("refused reservations changed the firm's items:\n%v\n%v", before, after)
 	}
 	e.unchanged(runBefore, firm, r.id, "reservations")
 	// Exactly the headroom fits.
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 40), 100, false)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 40), warrant.BudgetLimit{Nano: 100})
 	must(t, err)
 	e.wantBudget("full", e.budget(firm), 100, 0, 100, 2)
 }
@@ -196,7 +196,7 @@ func testBudgetReleaseOnce(t *testing.T, ep *dynamotest.Endpoint) {
 	r, owner := e.leased(firm)
 
 	// By its owner.
-	res, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 250), 1000, false)
+	res, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 250), warrant.BudgetLimit{Nano: 1000})
 	must(t, err)
 	if ok, err := e.store.ReleaseReservation(e.ctx, warrant.Reservation{FirmID: firm, RunID: r.id, ID: res.ID, Month: res.Month,
 		Owner: "lambda-other", AmountNano: 250}, time.Time{}); ok || err != nil {
@@ -210,7 +210,7 @@ func testBudgetReleaseOnce(t *testing.T, ep *dynamotest.Endpoint) {
 	e.wantBudget("after the owner's release", e.budget(firm), 1000, 0, 0, 0)
 
 	// By the sweeper, once expired.
-	res, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 400), 1000, false)
+	res, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 400), warrant.BudgetLimit{Nano: 1000})
 	must(t, err)
 	if ok, err := e.store.ReleaseReservation(e.ctx, warrant.Reservation{FirmID: firm, RunID: r.id, ID: res.ID, Month: res.Month},
 		res.ExpiresAt); ok || err != nil {
@@ -266,33 +266,57 @@ func testBudgetReleaseOnce(t *testing.T, ep *dynamotest.Endpoint) {
 	e.wantBudget("that settlement repeated", e.budget(firm), 1000, 330, 0, 0)
 }
 
-// testBudgetLimitChange: a budget remembers the limit it was applied with;
-// a reserver with another limit is told (nothing written), and one that
-// just read the firm's settings moves the budget to its limit in the same
-// write, the headroom by the difference.
+// testBudgetLimitChange: a reservation holds only while the firm's
+// settings say what its reserver read (otherwise ErrBudgetLimitChanged,
+// nothing written); one made with the limit in force moves a budget last
+// applied with another limit to it, the headroom by the difference.
 func testBudgetLimitChange(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	firm := id()
 	r, owner := e.leased(firm)
-	_, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 300), 1000, false)
+	dflt := int64(1000)
+	settings := func() warrant.BudgetLimit {
+		t.Helper()
+		fs, err := e.store.GetFirmSettings(e.ctx, firm)
+		must(t, err)
+		return fs.Limit(&dflt)
+	}
+	setBudget := func(n int64) {
+		t.Helper()
+		must(t, e.store.PutFirmSettings(e.ctx, warrant.FirmSettings{FirmID: firm, SeparationOfDuties: true, MonthlyBudgetNano: &n}))
+	}
+	stale := settings() // the deployment's default: 1000
+	_, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 300), stale)
 	must(t, err)
+
+	setBudget(500)
 	before := e.firmItems(firm)
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 100), 500, false)
-	wantErr(t, err, warrant.ErrBudgetLimitChanged, "a reserver with a stale limit")
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1), stale)
+	wantErr(t, err, warrant.ErrBudgetLimitChanged, "a reserver that read the settings before the change")
 	if after := e.firmItems(firm); !reflect.DeepEqual(before, after) {
 		t.Errorf("a stale reserver wrote:\n%v\n%v", before, after)
 	}
 	// Lowered to 500: 200 left, so 201 does not fit and 200 does.
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 201), 500, true)
+	lowered := settings()
+	if lowered.Nano != 500 || lowered.FirmUSD == "" {
+		t.Fatalf("settings read %+v", lowered)
+	}
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 201), lowered)
 	wantErr(t, err, warrant.ErrFirmBudgetExceeded, "above the lowered limit")
 	if after := e.firmItems(firm); !reflect.DeepEqual(before, after) {
 		t.Errorf("a refused reservation at a new limit wrote:\n%v\n%v", before, after)
 	}
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 200), 500, true)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 200), lowered)
 	must(t, err)
 	e.wantBudget("lowered", e.budget(firm), 500, 0, 500, 2)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1), lowered)
+	wantErr(t, err, warrant.ErrFirmBudgetExceeded, "the lowered budget is full")
+
 	// Raised to 2000.
-	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1500), 2000, true)
+	setBudget(2000)
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1), lowered)
+	wantErr(t, err, warrant.ErrBudgetLimitChanged, "a reserver that read the lowered budget")
+	_, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 1500), settings())
 	must(t, err)
 	e.wantBudget("raised", e.budget(firm), 2000, 0, 2000, 3)
 }
@@ -314,7 +338,7 @@ func testBudgetRace64(t *testing.T, ep *dynamotest.Endpoint) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			res, err := e.store.Reserve(e.ctx, e.reservation(runs[i], owners[i], amount), limit, false)
+			res, err := e.store.Reserve(e.ctx, e.reservation(runs[i], owners[i], amount), warrant.BudgetLimit{Nano: limit})
 			switch {
 			case err == nil:
 				got[i] = &res
@@ -367,7 +391,7 @@ func testBudgetRoundTrips(t *testing.T, ep *dynamotest.Endpoint) {
 	var res warrant.Reservation
 	trips("Reserve", 1, func() {
 		var err error
-		res, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 500), 1000, false)
+		res, err = e.store.Reserve(e.ctx, e.reservation(r, owner, 500), warrant.BudgetLimit{Nano: 1000})
 		must(t, err)
 	})
 	trips("SettleUsage", 1, func() {
@@ -376,7 +400,7 @@ func testBudgetRoundTrips(t *testing.T, ep *dynamotest.Endpoint) {
 		r.chain.Advance(l)
 	})
 	trips("refused Reserve", 1, func() {
-		_, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 901), 1000, false)
+		_, err := e.store.Reserve(e.ctx, e.reservation(r, owner, 901), warrant.BudgetLimit{Nano: 1000})
 		wantErr(t, err, warrant.ErrFirmBudgetExceeded, "refused")
 	})
 	trips("GetBudget", 2, func() { e.budget(firm) })

@@ -53,7 +53,7 @@ func (s *Store) GetFirmSettings(ctx context.Context, firm string) (warrant.FirmS
 			n = 0
 		}
 		v := int64(n)
-		fs.MonthlyBudgetNano = &v
+		fs.MonthlyBudgetNano, fs.MonthlyBudgetUSD = &v, it.MonthlyBudgetUSD
 	}
 	return fs, nil
 }

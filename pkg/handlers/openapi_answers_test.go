@@ -298,7 +298,10 @@ func (s *stack) outage(t *testing.T, url string) {
 	if s.resume, err = wire.Resume(d); err != nil {
 		t.Fatal(err)
 	}
-	s.approve, s.runs = wire.Approve(d), wire.Runs(d)
+	s.approve = wire.Approve(d)
+	dr := d
+	dr.Config = s.runsCfg
+	s.runs = wire.Runs(dr)
 }
 
 // hangUp is a DynamoDB endpoint that accepts connections and closes them
