@@ -372,6 +372,7 @@ func TestStoreOutage(t *testing.T) {
 				{"get run", fixture(t, "get-run.json").runPath(pending.runID, "")},
 				{"get run events", fixture(t, "get-run-events.json").runPath(pending.runID, "")},
 				{"list approvals", fixture(t, "list-approvals.json")},
+				{"get budget", fixture(t, "get-budget.json")},
 			} {
 				resp := s.post(r.req)
 				p := s.wantProblem(r.name, resp, 503)
