@@ -20,6 +20,7 @@ var wantRoutes = map[route]string{
 	{"GET", "/v1/runs/{run_id}"}:                                 "RunsFunction",
 	{"GET", "/v1/runs/{run_id}/events"}:                          "RunsFunction",
 	{"GET", "/v1/approvals"}:                                     "RunsFunction",
+	{"GET", "/v1/budget"}:                                        "RunsFunction",
 }
 
 // eventOwners says which function alone may have events of each type other

@@ -108,6 +108,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	sign, verify := on("LedgerKey.Arn", "kms:GenerateMac", "kms:VerifyMac"), on("LedgerKey.Arn", "kms:VerifyMac")
 	// The run writers: every append is a conditional transaction on the table.
 	runItems := on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+	// Firm budget reservations are deleted when settled or released: by the
+	// worker (its calls) and the sweeper (lost workers'), nobody else.
+	reservations := on("Table.Arn", "dynamodb:DeleteItem")
 	// The functions that hand a run to the worker.
 	enqueue := on("WorkerQueue.Arn", "sqs:SendMessage")
 	// The functions that decide under the risk policy read its SSM
@@ -119,10 +122,10 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		// The worker runs the brain: the only function that calls the model.
 		// Its queue permissions are what Lambda's SQS event source mapping
 		// uses on its behalf.
-		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems,
+		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy),
-		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems,
+		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
 			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy),

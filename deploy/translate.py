@@ -47,7 +47,7 @@ PARAMETERS = {
     "JwtAudience": "warrant-api",
 }
 
-# The seven HTTP routes and the function each must reach.
+# The eight HTTP routes and the function each must reach.
 ROUTES = {
     "POST /v1/runs": "InvokeFunction",
     "POST /v1/runs/{run_id}/approvals/{approval_id}": "ApproveFunction",
@@ -56,6 +56,7 @@ ROUTES = {
     "GET /v1/runs/{run_id}": "RunsFunction",
     "GET /v1/runs/{run_id}/events": "RunsFunction",
     "GET /v1/approvals": "RunsFunction",
+    "GET /v1/budget": "RunsFunction",
 }
 FUNCTIONS = ["InvokeFunction", "ApproveFunction", "ResumeFunction", "RunsFunction", "StreamReduceFunction",
              "WorkerFunction", "SweeperFunction"]

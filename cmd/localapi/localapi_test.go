@@ -226,6 +226,7 @@ func TestTemplate(t *testing.T) {
 	slices.Sort(keys)
 	wantKeys := []string{
 		"GET /v1/approvals -> runs",
+		"GET /v1/budget -> runs",
 		"GET /v1/runs/{run_id} -> runs",
 		"GET /v1/runs/{run_id}/events -> runs",
 		"POST /v1/runs -> invoke",

@@ -552,10 +552,11 @@ Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, r
   curl -s -X POST %[1]s/v1/runs/$RUN/resume -H 'Content-Type: application/json' -d '{"approval_request_id":"'$APPROVAL'"}'
   curl -s "%[1]s/v1/runs/$RUN?wait=20"
 
-  # read the run, its ledger (NDJSON), the firm's pending warrants
+  # read the run, its ledger (NDJSON), the firm's pending warrants, its model budget this month
   curl -s %[1]s/v1/runs/$RUN
   curl -s %[1]s/v1/runs/$RUN/events
   curl -s '%[1]s/v1/approvals?status=pending'
+  curl -s %[1]s/v1/budget
 
 `, base, DevFirm, DevUser, DevRoles, walkthrough.Counsel)
 }

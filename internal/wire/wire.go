@@ -39,21 +39,22 @@ import (
 
 // The adapters satisfy the interfaces their consumers declare.
 var (
-	_ agent.Store              = (*dynamo.Store)(nil)
-	_ agent.DecideStore        = (*dynamo.Store)(nil)
-	_ agent.Converser          = (*bedrock.Client)(nil)
-	_ tools.Outbox             = (*dynamo.Store)(nil)
-	_ handlers.RunsStore       = (*dynamo.Store)(nil)
-	_ handlers.ProjectionStore = (*dynamo.Store)(nil)
-	_ handlers.Runner          = (*agent.Brain)(nil)
-	_ handlers.Continuer       = (*agent.Brain)(nil)
-	_ handlers.SweepBrain      = (*agent.Brain)(nil)
-	_ handlers.LeaseIndex      = (*dynamo.Store)(nil)
-	_ handlers.Enqueuer        = (*sqs.Queue)(nil)
-	_ agent.ReconcileStore     = (*dynamo.Store)(nil)
-	_ reducer.Source           = (*dynamo.Store)(nil)
-	_ reducer.HeadVerifier     = (*anchor.Keyring)(nil)
-	_ dynamo.HeadSigner        = (*anchor.Keyring)(nil)
+	_ agent.Store                 = (*dynamo.Store)(nil)
+	_ agent.DecideStore           = (*dynamo.Store)(nil)
+	_ agent.Converser             = (*bedrock.Client)(nil)
+	_ tools.Outbox                = (*dynamo.Store)(nil)
+	_ handlers.RunsStore          = (*dynamo.Store)(nil)
+	_ handlers.ProjectionStore    = (*dynamo.Store)(nil)
+	_ handlers.Runner             = (*agent.Brain)(nil)
+	_ handlers.Continuer          = (*agent.Brain)(nil)
+	_ handlers.SweepBrain         = (*agent.Brain)(nil)
+	_ handlers.LeaseIndex         = (*dynamo.Store)(nil)
+	_ handlers.ReservationSweeper = (*dynamo.Store)(nil)
+	_ handlers.Enqueuer           = (*sqs.Queue)(nil)
+	_ agent.ReconcileStore        = (*dynamo.Store)(nil)
+	_ reducer.Source              = (*dynamo.Store)(nil)
+	_ reducer.HeadVerifier        = (*anchor.Keyring)(nil)
+	_ dynamo.HeadSigner           = (*anchor.Keyring)(nil)
 )
 
 // Deps is what a function is built from. Load fills it from the environment;
@@ -138,7 +139,7 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 	}
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
-			Now: d.Now, NewID: d.NewID, Heads: d.verifier()},
+			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget()},
 		tools.Reference(d.Store, d.Now), agents...)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
@@ -198,7 +199,7 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Sweeper{Brain: brain, Index: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
+	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
 }
 
 // Approve builds counsel's decision handler. Its brain (no model) decides
@@ -215,7 +216,8 @@ func Approve(d Deps) (*handlers.Approve, error) {
 
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
-	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs)}
+	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs),
+		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now}
 }
 
 // StreamReduce builds the ledger stream's reducer.

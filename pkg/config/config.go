@@ -34,15 +34,18 @@ var (
 	// worker), re-check it at dispatch (resume) or on counsel's edit
 	// (approve).
 	policy = []string{"TOOL_POLICY"}
+	// budget: the functions that hold firms to their monthly budget (the
+	// worker) or show it (runs).
+	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
 )
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
 	Invoke:       slices.Concat(base, brain, queue),
 	Resume:       slices.Concat(base, brain, queue, policy),
-	Worker:       slices.Concat(base, brain, policy),
+	Worker:       slices.Concat(base, brain, policy, budget),
 	Approve:      slices.Concat(base, policy),
-	Runs:         base,
+	Runs:         slices.Concat(base, budget),
 	StreamReduce: base,
 	Sweeper:      slices.Concat(base, queue),
 }
@@ -69,6 +72,12 @@ type Config struct {
 	// the executable) or "ssm:<parameter name>" (an SSM parameter). The
 	// document is a whole policy or an overlay of the embedded one.
 	ToolPolicy string
+	// FirmMonthlyBudgetUSD is the monthly model budget of a firm whose
+	// settings name none (FIRM_MONTHLY_BUDGET_USD, a positive decimal
+	// string); empty: no default, and such a firm's calls are refused
+	// (firm_budget_exceeded). FirmMonthlyBudget is the same in nano-USD.
+	FirmMonthlyBudgetUSD string
+	FirmMonthlyBudget    pricing.Nano
 
 	ModelID           string
 	DefaultCostCapUSD string
@@ -130,6 +139,13 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			return Config{}, invalid("QUEUE_URL", "is required")
 		}
 	}
+	if slices.Contains(vars, "FIRM_MONTHLY_BUDGET_USD") {
+		if c.FirmMonthlyBudgetUSD = get("FIRM_MONTHLY_BUDGET_USD", ""); c.FirmMonthlyBudgetUSD != "" {
+			if c.FirmMonthlyBudget, err = pricing.ParseUSD(c.FirmMonthlyBudgetUSD); err != nil || c.FirmMonthlyBudget <= 0 {
+				return Config{}, invalid("FIRM_MONTHLY_BUDGET_USD", "must be a positive decimal string of dollars (unset: firms without a budget of their own can spend nothing)")
+			}
+		}
+	}
 	if !c.HasBrain() {
 		return c, nil
 	}
@@ -185,6 +201,16 @@ var ssmName = regexp.MustCompile(`^(/[a-zA-Z0-9_.-]+){1,15}$`)
 // prices and the brain's limits configured).
 func (c Config) HasBrain() bool {
 	return c.Function == Invoke || c.Function == Resume || c.Function == Worker
+}
+
+// DefaultFirmBudget is FirmMonthlyBudget in nano-USD, nil when
+// FIRM_MONTHLY_BUDGET_USD is unset (warrant.FirmSettings.MonthlyLimit).
+func (c Config) DefaultFirmBudget() *int64 {
+	if c.FirmMonthlyBudgetUSD == "" {
+		return nil
+	}
+	n := int64(c.FirmMonthlyBudget)
+	return &n
 }
 
 // CostCap resolves a run's cap: the default when the request names none, and

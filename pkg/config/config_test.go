@@ -19,6 +19,10 @@ const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 var functions = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.StreamReduce, config.Worker, config.Sweeper}
 
+// budgetFns read FIRM_MONTHLY_BUDGET_USD: the worker holds firms to it,
+// runs shows it (GET /v1/budget).
+var budgetFns = []string{config.Worker, config.Runs}
+
 func brainFn(fn string) bool {
 	return fn == config.Invoke || fn == config.Resume || fn == config.Worker
 }
@@ -145,6 +149,11 @@ func TestLoadErrors(t *testing.T) {
 		{name: "BEDROCK_STREAMING yes", env: map[string]string{"BEDROCK_STREAMING": "yes"}, want: "BEDROCK_STREAMING"},
 		{name: "BEDROCK_STREAMING on", env: map[string]string{"BEDROCK_STREAMING": "on"}, want: "BEDROCK_STREAMING"},
 		{name: "PRICING_FILE missing", env: map[string]string{"PRICING_FILE": "/nonexistent/prices.json"}, want: "PRICING_FILE"},
+		{name: "firm budget not a number", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "lots"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget zero", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "0.00"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget negative", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "-100.00"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget with a dollar sign", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "$100"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget with a comma", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "1,000.00"}, want: "FIRM_MONTHLY_BUDGET_USD"},
 	}
 	for _, tc := range tests {
 		fns := tc.fns
@@ -262,6 +271,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 		"TOOL_POLICY": "ssm:/warrant/prod/tool-policy",
+		"FIRM_MONTHLY_BUDGET_USD": "250.00",
 	}
 	if len(config.FunctionVars) != len(functions) {
 		t.Errorf("FunctionVars has %d functions, want %d", len(config.FunctionVars), len(functions))
@@ -383,6 +393,34 @@ func TestCostCap(t *testing.T) {
 	// The limit error names the configured maximum, not the request.
 	if _, err := c.CostCap("99.99"); err == nil || !strings.Contains(err.Error(), "5.00") || strings.Contains(err.Error(), "99.99") {
 		t.Errorf("CostCap above max: %v", err)
+	}
+}
+
+// TestFirmMonthlyBudget: the worker and runs read the deployment's default
+// firm budget; unset it is no default (nil), never unlimited; the others
+// do not read it.
+func TestFirmMonthlyBudget(t *testing.T) {
+	for _, fn := range functions {
+		env := minimal(fn)
+		env["FIRM_MONTHLY_BUDGET_USD"] = "  250.50 "
+		c, err := config.Load(fn, lookup(env))
+		if err != nil {
+			t.Fatalf("%s: %v", fn, err)
+		}
+		d := c.DefaultFirmBudget()
+		if !slices.Contains(budgetFns, fn) {
+			if d != nil || c.FirmMonthlyBudgetUSD != "" {
+				t.Errorf("%s read FIRM_MONTHLY_BUDGET_USD: %+v", fn, c)
+			}
+			continue
+		}
+		if d == nil || *d != 250_500_000_000 || c.FirmMonthlyBudgetUSD != "250.50" || c.FirmMonthlyBudget != 250_500_000_000 {
+			t.Errorf("%s: default firm budget %v (%+v)", fn, d, c)
+		}
+		c, err = config.Load(fn, lookup(minimal(fn)))
+		if err != nil || c.DefaultFirmBudget() != nil {
+			t.Errorf("%s unset: %v %v", fn, c.DefaultFirmBudget(), err)
+		}
 	}
 }
 

@@ -120,11 +120,15 @@ type Usage struct {
 }
 
 // ModelUsage prices one model call; cost_usd is a decimal string.
+// reserved_usd, when present, is the worst case the call was held to before
+// it was made (its reservation against the run's cap and the firm's budget),
+// so the ledger shows every call's bound next to its cost.
 type ModelUsage struct {
-	Turn    int64  `json:"turn"`
-	ModelID string `json:"model_id"`
-	Usage   Usage  `json:"usage"`
-	CostUSD string `json:"cost_usd"`
+	Turn        int64  `json:"turn"`
+	ModelID     string `json:"model_id"`
+	Usage       Usage  `json:"usage"`
+	CostUSD     string `json:"cost_usd"`
+	ReservedUSD string `json:"reserved_usd,omitempty"`
 }
 
 // ToolRequested records a tool call the model proposed and the policy decision.
@@ -376,6 +380,11 @@ func (e *ModelUsage) validate() error {
 	u := e.Usage
 	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadInputTokens < 0 || u.CacheWriteInputTokens < 0 {
 		return fieldErr("payload.usage", "token counts must not be negative")
+	}
+	if e.ReservedUSD != "" {
+		if err := checkDecimal("payload.reserved_usd", e.ReservedUSD); err != nil {
+			return err
+		}
 	}
 	return checkDecimal("payload.cost_usd", e.CostUSD)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 )
 
 // A firm's settings item: FIRM#<firm> / SETTINGS, outside every run's
@@ -21,7 +22,10 @@ type settingsItem struct {
 	FirmID             string   `dynamodbav:"firm_id"`
 	SeparationOfDuties bool     `dynamodbav:"separation_of_duties"`
 	Domains            []string `dynamodbav:"domains,omitempty"`
-	UpdatedAt          string   `dynamodbav:"updated_at"`
+	// MonthlyBudgetUSD is the firm's monthly model budget, a decimal
+	// string; absent: the deployment's default applies.
+	MonthlyBudgetUSD string `dynamodbav:"monthly_budget_usd,omitempty"`
+	UpdatedAt        string `dynamodbav:"updated_at"`
 }
 
 // GetFirmSettings reads a firm's settings (consistently); a firm that saved
@@ -41,8 +45,19 @@ func (s *Store) GetFirmSettings(ctx context.Context, firm string) (warrant.FirmS
 	if err != nil {
 		return warrant.FirmSettings{}, wrap("get firm settings", err)
 	}
-	return warrant.FirmSettings{FirmID: it.FirmID, SeparationOfDuties: it.SeparationOfDuties, Domains: it.Domains,
-		UpdatedAt: parseTime(it.UpdatedAt)}, nil
+	fs := warrant.FirmSettings{FirmID: it.FirmID, SeparationOfDuties: it.SeparationOfDuties, Domains: it.Domains,
+		UpdatedAt: parseTime(it.UpdatedAt)}
+	if it.MonthlyBudgetUSD != "" {
+		// A budget that does not parse is no budget: zero, so the firm's
+		// calls are refused until someone fixes it (never "unlimited").
+		n, err := pricing.ParseUSD(it.MonthlyBudgetUSD)
+		if err != nil {
+			n = 0
+		}
+		v := int64(n)
+		fs.MonthlyBudgetNano, fs.MonthlyBudgetUSD = &v, it.MonthlyBudgetUSD
+	}
+	return fs, nil
 }
 
 // PutFirmSettings saves a firm's settings whole.
@@ -54,8 +69,15 @@ func (s *Store) PutFirmSettings(ctx context.Context, fs warrant.FirmSettings) er
 	if err := warrant.CheckDomains("domains", fs.Domains); err != nil {
 		return invalid(op, "%v", err)
 	}
-	item, err := marshal(settingsItem{PK: firmPK(fs.FirmID), SK: skSettings, FirmID: fs.FirmID,
-		SeparationOfDuties: fs.SeparationOfDuties, Domains: fs.Domains, UpdatedAt: fmtTime(s.nowUTC())})
+	it := settingsItem{PK: firmPK(fs.FirmID), SK: skSettings, FirmID: fs.FirmID,
+		SeparationOfDuties: fs.SeparationOfDuties, Domains: fs.Domains, UpdatedAt: fmtTime(s.nowUTC())}
+	if fs.MonthlyBudgetNano != nil {
+		if *fs.MonthlyBudgetNano < 0 {
+			return invalid(op, "a monthly budget must not be negative")
+		}
+		it.MonthlyBudgetUSD = pricing.FormatUSD(pricing.Nano(*fs.MonthlyBudgetNano))
+	}
+	item, err := marshal(it)
 	if err != nil {
 		return wrap(op, err)
 	}

@@ -50,6 +50,9 @@ const (
 	// call a warrant covers (the warrant is refused, recorded, and the call
 	// never executes).
 	KindPolicyChanged Kind = "policy_changed"
+	// KindFirmBudgetExceeded: the firm's monthly budget could not cover the
+	// worst case of the run's next model call, so the call was not made.
+	KindFirmBudgetExceeded Kind = "firm_budget_exceeded"
 )
 
 var allKinds = []Kind{
@@ -63,6 +66,7 @@ var allKinds = []Kind{
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
+	KindFirmBudgetExceeded,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

@@ -26,6 +26,7 @@ func TestStatus(t *testing.T) {
 		failure.KindUnknownAgent:         422,
 		failure.KindUnknownModel:         422,
 		failure.KindCostCapExceeded:      422,
+		failure.KindFirmBudgetExceeded:   422,
 		failure.KindModelThrottled:       503,
 		failure.KindStoreThrottled:       503,
 		failure.KindStoreUnavailable:     503,

@@ -101,7 +101,9 @@ type stack struct {
 	fake   *bedrocktest.Server
 	clock  *clock
 	logs   *syncBuffer
-	cfg    config.Config
+	cfg    config.Config // invoke's
+	// runsCfg is the runs function's (it also reads the firm budget).
+	runsCfg config.Config
 
 	invoke  *handlers.Invoke
 	approve *handlers.Approve
@@ -206,13 +208,23 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	}
 	table := dynamotest.NewTable(t, ep)
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey,
-		"QUEUE_URL": "http://sqs.local/000000000000/warrant-worker"} // the stack's queue is memQueue
+		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker", // the stack's queue is memQueue
+		"FIRM_MONTHLY_BUDGET_USD": "100.00"}                                       // the template's default
 	for k, v := range opt.env {
 		env[k] = v
 	}
 	cfg, err := config.Load(config.Invoke, envLookup(env))
 	if err != nil {
 		t.Fatalf("config.Load: %v", err)
+	}
+	// The worker and runs read what invoke does not (the firm budget).
+	workerCfg, err := config.Load(config.Worker, envLookup(env))
+	if err != nil {
+		t.Fatalf("config.Load(worker): %v", err)
+	}
+	runsCfg, err := config.Load(config.Runs, envLookup(env))
+	if err != nil {
+		t.Fatalf("config.Load(runs): %v", err)
 	}
 	clk := &clock{}
 	key, err := anchor.Parse(cfg.LedgerKey, nil)
@@ -247,7 +259,9 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker, err := wire.Worker(d)
+	dw := d
+	dw.Config = workerCfg
+	worker, err := wire.Worker(dw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,9 +273,11 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := wire.Runs(d)
+	dr := d
+	dr.Config = runsCfg
+	runs := wire.Runs(dr)
 	runs.Poll = 10 * time.Millisecond
-	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
+	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
 		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
 		worker: worker, sweeper: sweeper, queue: queue}
 	t.Cleanup(func() {

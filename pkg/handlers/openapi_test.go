@@ -550,6 +550,8 @@ func TestOpenAPISchemas(t *testing.T) {
 		"FailureView":            reflect.TypeFor[handlers.FailureView](),
 		"WarrantView":            reflect.TypeFor[handlers.WarrantView](),
 		"ReconciliationView":     reflect.TypeFor[handlers.ReconciliationView](),
+		"BudgetView":             reflect.TypeFor[handlers.BudgetView](),
+		"ReservationView":        reflect.TypeFor[handlers.ReservationView](),
 		"Problem":                reflect.TypeFor[failure.Problem](),
 		"LedgerHeadLine":         reflect.TypeFor[struct{ LedgerHead contracts.HeadLine }](),
 	} {

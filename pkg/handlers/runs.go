@@ -22,6 +22,10 @@ type RunsStore interface {
 	reducer.Source
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error)
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	// GetBudget reads a firm's budget for a month and at most maxOpen of
+	// its open reservations.
+	GetBudget(ctx context.Context, firm, month string, maxOpen int) (warrant.Budget, error)
 }
 
 // Runs handles the read-only routes, all scoped by the caller's firm:
@@ -33,6 +37,8 @@ type RunsStore interface {
 //	                                            with head=true the last page ends with the run's signed head
 //	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
+//	GET /v1/budget[?limit=N]                    the firm's model budget this month (UTC): limit, spent,
+//	                                            reserved, headroom, and up to N open reservations
 //
 // Errors (problem+json): 400 invalid path or query, 401 missing claims, 404 no
 // such run in this firm.
@@ -45,6 +51,11 @@ type Runs struct {
 	Resp httpapi.Responder
 	// Poll is how often ?wait re-reads the run item (default 250 ms).
 	Poll time.Duration
+	// FirmBudget is the monthly budget in nano-USD of a firm whose settings
+	// name none (FIRM_MONTHLY_BUDGET_USD; nil: none, such a firm has zero).
+	FirmBudget *int64
+	// Now is the clock GET /v1/budget reads the month on (nil: time.Now).
+	Now func() time.Time
 }
 
 // MaxWait bounds ?wait: API Gateway ends an integration at 30 s.
@@ -66,6 +77,8 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = h.events(ctx, req, p, &id)
 	case "GET /v1/approvals":
 		resp, err = h.approvals(ctx, req, p, &id)
+	case "GET /v1/budget":
+		resp, err = h.budget(ctx, req, p, &id)
 	default:
 		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}
@@ -269,4 +282,34 @@ func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		views[i] = warrantView(w)
 	}
 	return httpapi.JSON(200, map[string]any{"approvals": views}, id.CorrelationID), nil
+}
+
+// budget answers GET /v1/budget: the caller's firm's budget for the current
+// month (UTC) as it stands, with the limit in force now (the firm's
+// settings, else the deployment's default, else zero). The budget item
+// keeps the limit it was last applied with; the month's next reservation
+// applies a changed one, so the view shows spent, reserved and headroom
+// against the limit in force (headroom never below zero).
+func (h *Runs) budget(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	if err := httpapi.RejectUnknownQuery(req, "limit"); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	limit, err := httpapi.QueryInt(req, "limit", 100, 1, 500)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	month := warrant.MonthOf(now())
+	settings, err := h.Store.GetFirmSettings(ctx, p.FirmID)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	b, err := h.Store.GetBudget(ctx, p.FirmID, month, int(limit))
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(200, budgetView(b, settings.MonthlyLimit(h.FirmBudget)), id.CorrelationID), nil
 }

@@ -123,3 +123,38 @@ func warrantView(w warrant.Warrant) WarrantView {
 	}
 	return v
 }
+
+// BudgetView is a firm's model budget for one month (GET /v1/budget).
+type BudgetView struct {
+	Month       string `json:"month"`
+	LimitUSD    string `json:"limit_usd"`
+	SpentUSD    string `json:"spent_usd"`
+	ReservedUSD string `json:"reserved_usd"`
+	HeadroomUSD string `json:"headroom_usd"`
+	// OpenReservations are model calls in flight (or whose worker was
+	// lost, until the sweeper releases them), in run order.
+	OpenReservations []ReservationView `json:"open_reservations"`
+	// MoreReservations says there are open reservations beyond the listed.
+	MoreReservations bool `json:"more_reservations,omitempty"`
+}
+
+// ReservationView is one model call's reservation.
+type ReservationView struct {
+	RunID     string `json:"run_id"`
+	Turn      int64  `json:"turn"`
+	AmountUSD string `json:"amount_usd"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// budgetView renders b against the limit in force.
+func budgetView(b warrant.Budget, limit int64) BudgetView {
+	headroom := max(limit-b.SpentNano-b.ReservedNano, 0)
+	v := BudgetView{Month: b.Month, LimitUSD: pricing.FormatUSD(pricing.Nano(limit)), SpentUSD: pricing.FormatUSD(pricing.Nano(b.SpentNano)),
+		ReservedUSD: pricing.FormatUSD(pricing.Nano(b.ReservedNano)), HeadroomUSD: pricing.FormatUSD(pricing.Nano(headroom)),
+		OpenReservations: make([]ReservationView, len(b.Open)), MoreReservations: b.More}
+	for i, r := range b.Open {
+		v.OpenReservations[i] = ReservationView{RunID: r.RunID, Turn: r.Turn, AmountUSD: pricing.FormatUSD(pricing.Nano(r.AmountNano)),
+			ExpiresAt: contracts.FormatTime(r.ExpiresAt)}
+	}
+	return v
+}
