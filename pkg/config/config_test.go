@@ -270,7 +270,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
-		"TOOL_POLICY": "ssm:/warrant/prod/tool-policy",
+		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",
 		"FIRM_MONTHLY_BUDGET_USD": "250.00",
 	}
 	if len(config.FunctionVars) != len(functions) {
