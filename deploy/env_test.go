@@ -126,7 +126,7 @@ func templateEnv(raw object, fnID string) map[string]string {
 }
 
 // conditionHolds evaluates a template condition with the parameters'
-// defaults: Fn::Not, Fn::Equals of !Ref parameters and literals, and
+// defaults: Fn::Not, Fn::And, Fn::Equals of !Ref parameters and literals, and
 // Condition references (what the template's conditions use).
 func conditionHolds(raw object, name string) bool {
 	var eval func(v any) bool
@@ -143,6 +143,13 @@ func conditionHolds(raw object, name string) bool {
 		case get(v, "Fn::Equals") != nil:
 			a := list(get(v, "Fn::Equals"))
 			return value(a[0]) == value(a[1])
+		case get(v, "Fn::And") != nil:
+			for _, c := range list(get(v, "Fn::And")) {
+				if !eval(c) {
+					return false
+				}
+			}
+			return true
 		case get(v, "Condition") != nil:
 			return conditionHolds(raw, str(get(v, "Condition")))
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -217,7 +218,8 @@ func Approve(d Deps) (*handlers.Approve, error) {
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
 	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs),
-		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now}
+		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now,
+		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
 }
 
 // StreamReduce builds the ledger stream's reducer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -37,6 +38,9 @@ var (
 	// budget: the functions that hold firms to their monthly budget (the
 	// worker) or show it (runs).
 	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
+	// desk: the function that serves the counsel's desk (runs) and tells
+	// it how to sign counsel in.
+	desk = []string{"DESK_CLIENT_ID", "DESK_AUTHORIZE_URL", "DESK_TOKEN_URL"}
 )
 
 // FunctionVars is every environment variable each function reads.
@@ -45,13 +49,14 @@ var FunctionVars = map[string][]string{
 	Resume:       slices.Concat(base, brain, queue, policy),
 	Worker:       slices.Concat(base, brain, policy, budget),
 	Approve:      slices.Concat(base, policy),
-	Runs:         slices.Concat(base, budget),
+	Runs:         slices.Concat(base, budget, desk),
 	StreamReduce: base,
 	Sweeper:      slices.Concat(base, queue),
 }
 
 // Optional variables may be left unset in the template.
-var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true}
+var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true,
+	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true}
 
 // Config is a function's validated configuration.
 type Config struct {
@@ -72,6 +77,11 @@ type Config struct {
 	// the executable) or "ssm:<parameter name>" (an SSM parameter). The
 	// document is a whole policy or an overlay of the embedded one.
 	ToolPolicy string
+	// DeskClientID, DeskAuthorizeURL and DeskTokenURL are the OIDC app
+	// client and the issuer's endpoints the counsel's desk signs in with
+	// (authorization code + PKCE). All three set (https URLs) or none: the
+	// desk then says sign-in is not configured.
+	DeskClientID, DeskAuthorizeURL, DeskTokenURL string
 	// FirmMonthlyBudgetUSD is the monthly model budget of a firm whose
 	// settings name none (FIRM_MONTHLY_BUDGET_USD, a positive decimal
 	// string); empty: no default, and such a firm's calls are refused
@@ -132,6 +142,23 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 		case kind == "ssm" && ssmName.MatchString(where):
 		default:
 			return Config{}, invalid("TOOL_POLICY", `must be empty (the embedded policy), "file:<path>" or "ssm:/<parameter name>"`)
+		}
+	}
+	if slices.Contains(vars, "DESK_CLIENT_ID") {
+		c.DeskClientID, c.DeskAuthorizeURL, c.DeskTokenURL = get("DESK_CLIENT_ID", ""), get("DESK_AUTHORIZE_URL", ""), get("DESK_TOKEN_URL", "")
+		set := 0
+		for _, v := range []string{c.DeskClientID, c.DeskAuthorizeURL, c.DeskTokenURL} {
+			if v != "" {
+				set++
+			}
+		}
+		if set != 0 && set != 3 {
+			return Config{}, invalid("DESK_CLIENT_ID", "DESK_CLIENT_ID, DESK_AUTHORIZE_URL and DESK_TOKEN_URL are set together or not at all")
+		}
+		for name, v := range map[string]string{"DESK_AUTHORIZE_URL": c.DeskAuthorizeURL, "DESK_TOKEN_URL": c.DeskTokenURL} {
+			if u, err := url.Parse(v); v != "" && (err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "") {
+				return Config{}, invalid(name, "must be an https URL")
+			}
 		}
 	}
 	if slices.Contains(vars, "QUEUE_URL") {

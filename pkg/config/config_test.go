@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,6 +273,9 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",
 		"FIRM_MONTHLY_BUDGET_USD": "250.00",
+		"DESK_CLIENT_ID":          "4k1dmn2b3c4d5e6f7g8h9i0j1k",
+		"DESK_AUTHORIZE_URL":      "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/authorize",
+		"DESK_TOKEN_URL":          "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/token",
 	}
 	if len(config.FunctionVars) != len(functions) {
 		t.Errorf("FunctionVars has %d functions, want %d", len(config.FunctionVars), len(functions))
@@ -451,6 +455,32 @@ func TestToolPolicy(t *testing.T) {
 	for _, bad := range []string{"policy.json", "file:", "ssm:warrant/policy", "ssm:/", "s3://bucket/policy.json", "ssm:/a b"} {
 		if _, err := config.Load(config.Approve, env(bad)); err == nil || !strings.Contains(err.Error(), "TOOL_POLICY") {
 			t.Errorf("TOOL_POLICY=%q: %v, want an error naming it", bad, err)
+		}
+	}
+}
+
+// The desk's sign-in is all or nothing, over https only.
+func TestDeskSignIn(t *testing.T) {
+	base := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey}
+	load := func(extra map[string]string) (config.Config, error) {
+		env := maps.Clone(base)
+		maps.Copy(env, extra)
+		return config.Load(config.Runs, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	}
+	if c, err := load(nil); err != nil || c.DeskClientID != "" {
+		t.Fatalf("none set: %+v %v", c, err)
+	}
+	full := map[string]string{"DESK_CLIENT_ID": "abc", "DESK_AUTHORIZE_URL": "https://id.example/authorize", "DESK_TOKEN_URL": "https://id.example/token"}
+	if c, err := load(full); err != nil || c.DeskTokenURL != full["DESK_TOKEN_URL"] {
+		t.Fatalf("all set: %+v %v", c, err)
+	}
+	for name, extra := range map[string]map[string]string{
+		"DESK_CLIENT_ID":     {"DESK_CLIENT_ID": "abc"},
+		"DESK_AUTHORIZE_URL": {"DESK_CLIENT_ID": "abc", "DESK_AUTHORIZE_URL": "http://id.example/authorize", "DESK_TOKEN_URL": "https://id.example/token"},
+		"DESK_TOKEN_URL":     {"DESK_CLIENT_ID": "abc", "DESK_AUTHORIZE_URL": "https://id.example/authorize", "DESK_TOKEN_URL": "https://user@id.example/token"},
+	} {
+		if _, err := load(extra); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: err = %v, want one naming %s", extra, err, name)
 		}
 	}
 }

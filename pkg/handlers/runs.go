@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -39,6 +41,8 @@ type RunsStore interface {
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
 //	GET /v1/budget[?limit=N]                    the firm's model budget this month (UTC): limit, spent,
 //	                                            reserved, headroom, and up to N open reservations
+//	GET /desk, GET /desk/{name}                 the counsel's desk (package desk): the page, its script,
+//	                                            style sheet and sign-in configuration; no claims needed
 //
 // Errors (problem+json): 400 invalid path or query, 401 missing claims, 404 no
 // such run in this firm.
@@ -56,7 +60,16 @@ type Runs struct {
 	FirmBudget *int64
 	// Now is the clock GET /v1/budget reads the month on (nil: time.Now).
 	Now func() time.Time
+	// Desk is how the counsel's desk signs counsel in (GET /desk/config.json).
+	Desk desk.Config
 }
+
+// Desk routes: the page and its assets, public (API Gateway runs no
+// authorizer on them); the page holds no authority until counsel signs in.
+const (
+	DeskRoute       = "GET /desk"
+	DeskAssetsRoute = "GET /desk/{proxy+}"
+)
 
 // MaxWait bounds ?wait: API Gateway ends an integration at 30 s.
 const MaxWait = 20
@@ -64,6 +77,23 @@ const MaxWait = 20
 // Handle is the Lambda handler; it dispatches on the API Gateway route key.
 func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	id := failure.Identity{CorrelationID: httpapi.CorrelationID(req)}
+	switch req.RouteKey {
+	case DeskRoute:
+		return deskResponse(desk.Serve("index.html", h.Desk), id.CorrelationID), nil
+	case DeskAssetsRoute:
+		r := desk.Serve(req.PathParameters["proxy"], h.Desk)
+		if r.Status == http.StatusNotFound {
+			// The API's one error shape, with the desk's headers.
+			resp := h.Resp.Error(ctx, failure.New(failure.KindNotFound, "no such desk asset"), failure.StageRequest, id)
+			for k, v := range desk.Headers(h.Desk) {
+				if _, set := resp.Headers[k]; !set {
+					resp.Headers[k] = v
+				}
+			}
+			return resp, nil
+		}
+		return deskResponse(r, id.CorrelationID), nil
+	}
 	p, err := h.HTTP.Principal(req)
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageAuthorize, id), nil
@@ -312,4 +342,11 @@ func (h *Runs) budget(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return httpapi.JSON(200, budgetView(b, settings.MonthlyLimit(h.FirmBudget)), id.CorrelationID), nil
+}
+
+func deskResponse(r desk.Response, correlationID string) events.APIGatewayV2HTTPResponse {
+	if correlationID != "" {
+		r.Headers[httpapi.CorrelationHeader] = correlationID
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: r.Status, Headers: r.Headers, Body: r.Body}
 }

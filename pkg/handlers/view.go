@@ -57,16 +57,24 @@ type WarrantView struct {
 	ApprovalRequestID string `json:"approval_request_id"`
 	RunID             string `json:"run_id,omitempty"`
 	ToolName          string `json:"tool_name"`
-	// ToolInput is the exact canonical input the warrant covers, in full.
-	ToolInput     json.RawMessage `json:"tool_input"`
-	HumanSummary  string          `json:"human_summary"`
-	Reason        string          `json:"reason"`
-	RiskTier      string          `json:"risk_tier"`
-	ToolInputHash string          `json:"tool_input_hash"`
-	ExpiresAt     string          `json:"expires_at"`
-	Status        string          `json:"status,omitempty"`
-	DecidedBy     string          `json:"decided_by,omitempty"`
-	DecidedAt     string          `json:"decided_at,omitempty"`
+	// ToolInput is the exact canonical input the warrant covers, in full;
+	// ToolInputCanonical is the same bytes as a string, for a client that
+	// must show exactly what it signs (a JSON parser may not keep them).
+	ToolInput          json.RawMessage `json:"tool_input"`
+	ToolInputCanonical string          `json:"tool_input_canonical"`
+	HumanSummary       string          `json:"human_summary"`
+	Reason             string          `json:"reason"`
+	RiskTier           string          `json:"risk_tier"`
+	ToolInputHash      string          `json:"tool_input_hash"`
+	ExpiresAt          string          `json:"expires_at"`
+	Status             string          `json:"status,omitempty"`
+	DecidedBy          string          `json:"decided_by,omitempty"`
+	DecidedAt          string          `json:"decided_at,omitempty"`
+	// RequestedBy is the user who started the run, RequestedAt when the
+	// warrant was asked for; MatterID the run's matter.
+	RequestedBy string `json:"requested_by,omitempty"`
+	RequestedAt string `json:"requested_at,omitempty"`
+	MatterID    string `json:"matter_id,omitempty"`
 	// PolicyVersion and FiredRules are the risk policy's decision that asked
 	// for the warrant.
 	PolicyVersion string          `json:"policy_version,omitempty"`
@@ -99,6 +107,7 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 	}
 	if p := st.PendingApproval; p != nil {
 		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, ToolInput: p.ToolInput,
+			ToolInputCanonical: string(p.ToolInput), MatterID: v.MatterID, RequestedBy: st.UserID,
 			HumanSummary: contracts.Printable(p.HumanSummary),
 			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending",
 			PolicyVersion: p.PolicyVersion}
@@ -111,12 +120,16 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 
 func warrantView(w warrant.Warrant) WarrantView {
 	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, ToolInput: w.Input,
+		ToolInputCanonical: string(w.Input), RequestedBy: w.RequestedBy, MatterID: w.MatterID,
 		HumanSummary: contracts.Printable(w.HumanSummary),
 		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		Status: string(w.Status), DecidedBy: w.DecidedBy, PolicyVersion: w.PolicyVersion,
 		EditedInput: w.EditedInput, EditedInputHash: w.EditedHash}
 	for _, r := range w.FiredRules {
 		v.FiredRules = append(v.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+	}
+	if !w.RequestedAt.IsZero() {
+		v.RequestedAt = contracts.FormatTime(w.RequestedAt)
 	}
 	if !w.DecidedAt.IsZero() {
 		v.DecidedAt = contracts.FormatTime(w.DecidedAt)
