@@ -226,6 +226,8 @@ func TestTemplate(t *testing.T) {
 	}
 	slices.Sort(keys)
 	wantKeys := []string{
+		"GET /desk -> runs",
+		"GET /desk/{proxy+} -> runs",
 		"GET /v1/approvals -> runs",
 		"GET /v1/budget -> runs",
 		"GET /v1/runs/{run_id} -> runs",

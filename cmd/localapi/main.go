@@ -308,6 +308,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	gw := &Gateway{
 		Routes: st.Template.Routes, Emulators: st.Emulators, Claims: claims,
 		IntegrationTimeout: o.integrationTimeout, AccessLog: accessLog, ErrorLog: errLog,
+		DevDesk: DevDeskConfig(),
 		Invoked: func(fn, firm string, req *events.APIGatewayV2HTTPRequest, resp *events.APIGatewayV2HTTPResponse) {
 			st.WritePIDs()
 			if feed == nil {
