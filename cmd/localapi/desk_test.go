@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,27 +16,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/seed-f6d3920e/warrant/internal/browsertest"
 	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 )
-
-// chromium finds the browser the desk test drives. Missing, it fails the
-// test under CI=true (CI installs it) and skips it elsewhere, saying how to
-// install it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const install = "apt-get update && apt-get install -y chromium"
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("no Chromium on PATH; CI installs it (.ci/run): %s", install)
-	}
-	t.Skipf("no Chromium on PATH; install it to run the browser test: %s", install)
-	return ""
-}
 
 // stack is localapi serving (no demo) on a free port, until the test ends.
 type deskStack struct {
@@ -174,17 +156,11 @@ func TestDeskInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole stack and a browser; skipped with -short")
 	}
-	browser := chromium(t)
+	browserCtx := browsertest.Browser(t)
 	s := startStack(t)
 	runID, approvalID := s.heldRun()
 	w := warrantSel(approvalID)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 1400))...)
-	defer cancelAlloc()
-	browserCtx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
 	ctx, cancelT := context.WithTimeout(browserCtx, 4*time.Minute)
 	defer cancelT()
 
