@@ -27,7 +27,7 @@ var layers = []struct {
 	{"domain", []string{"."}},
 	{"vocabulary", []string{"pkg/contracts"}},
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy"}},
-	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk"}},
+	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
 	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest"}},
 	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest"}},
 	{"wiring", []string{"internal/wire", "internal/rie", "internal/walkthrough"}},

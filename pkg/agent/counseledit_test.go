@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
-	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy/policytest"
 )
 
 // emailEdit is the demo's e-mail as counsel edits it: the outside copy
@@ -218,34 +217,6 @@ func TestTamperedEditIsRefused(t *testing.T) {
 	}
 }
 
-// stricterPolicy is the embedded policy with e-mail outside the matter's
-// client denied outright, as a deployment might change it between the hold
-// and the resume.
-func stricterPolicy(t *testing.T) *toolpolicy.Policy {
-	t.Helper()
-	raw, err := os.ReadFile("../toolpolicy/hitl_risk_policy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range doc["rules"].([]any) {
-		if rule := r.(map[string]any); rule["id"] == "email.recipient_outside_client" {
-			rule["then"] = "deny"
-			delete(rule, "restates_floor")
-		}
-	}
-	doc["version"] = "2026-12-04"
-	b, _ := json.Marshal(doc)
-	p, err := toolpolicy.LoadDocument(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // The policy is decided again at dispatch: a call the running policy now
 // denies is refused with policy_changed, recorded in one write (warrant
 // refused, run failed), and never executed.
@@ -262,7 +233,7 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			stricter, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model,
-				Logger: failure.NewLogger(h.logs), Policy: stricterPolicy(t)})
+				Logger: failure.NewLogger(h.logs), Policy: policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")})
 			if err != nil {
 				t.Fatal(err)
 			}

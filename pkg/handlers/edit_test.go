@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
-	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy/policytest"
 )
 
 // filingEdit is the demo filing, as counsel edits it.
@@ -87,37 +86,10 @@ func TestApproveEditedInput(t *testing.T) {
 	}
 }
 
-// courtDeniedPolicy is the embedded policy with court filings denied, as a
-// deployment might change it while a filing waits on counsel.
-func courtDeniedPolicy(t *testing.T) *toolpolicy.Policy {
-	t.Helper()
-	raw, err := os.ReadFile("../toolpolicy/hitl_risk_policy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range doc["rules"].([]any) {
-		if rule := r.(map[string]any); rule["id"] == "court.filing_requires_warrant" {
-			rule["then"] = "deny"
-			delete(rule, "restates_floor")
-		}
-	}
-	doc["version"] = "2026-12-04"
-	b, _ := json.Marshal(doc)
-	p, err := toolpolicy.LoadDocument(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // A resume under a policy that now denies the warranted call is a 409
 // policy_changed; the run shows the failure and nothing was filed.
 func TestResumePolicyChanged(t *testing.T) {
-	s := newStack(t, stackOptions{resumePolicy: courtDeniedPolicy(t)})
+	s := newStack(t, stackOptions{resumePolicy: policytest.Denying(t, "2026-12-04", "court.filing_requires_warrant")})
 	h := s.startHeld(t)
 	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
 		t.Fatalf("approve: %d %s", resp.StatusCode, resp.Body)

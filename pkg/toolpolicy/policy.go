@@ -257,6 +257,9 @@ var embeddedPolicy []byte
 
 var embedded = sync.OnceValues(func() (*Policy, error) { return Load(embeddedPolicy) })
 
+// EmbeddedDocument is a copy of the policy file compiled into the binary.
+func EmbeddedDocument() []byte { return append([]byte(nil), embeddedPolicy...) }
+
 // Embedded returns the policy compiled into the binary, parsed once.
 func Embedded() (*Policy, error) { return embedded() }
 
