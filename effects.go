@@ -113,7 +113,9 @@ const (
 //   - a running run whose lease Owner holds, a worker that found an effect
 //     of unknown outcome;
 //   - a held run whose warrant passed its expiry (ExpireApproval): the
-//     warrant becomes expired.
+//     warrant becomes expired;
+//   - a held run whose approved warrant the running risk policy now denies
+//     at dispatch (RefuseApproval): the warrant becomes refused, unused.
 //
 // For a running run, Flag names the open effect claim to flag for
 // reconciliation in the same transaction.
@@ -122,6 +124,7 @@ type SweepFailure struct {
 	LeaseExpiredBy time.Time
 	Owner          string
 	ExpireApproval string
+	RefuseApproval string
 	Flag           *EffectKey
 }
 

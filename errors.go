@@ -15,14 +15,22 @@ var (
 	ErrHashMismatch      = failure.New(failure.KindConflict, "tool_input_hash does not match the warrant")
 	ErrWarrantExpired    = failure.New(failure.KindExpired, "the warrant has expired")
 	ErrWarrantConsumed   = failure.New(failure.KindConflict, "the warrant was already used")
+	ErrWarrantRefused    = failure.New(failure.KindPolicyChanged, "the risk policy denied the warranted call when the run was resumed; the warrant was refused")
 	ErrWarrantNotDecided = failure.New(failure.KindConflict, "the warrant is still pending: counsel has not decided")
 	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
 	ErrLeaseHeld         = failure.New(failure.KindConflict, "another worker holds the run")
 	ErrNotReconcilable   = failure.New(failure.KindConflict, "the effect is not waiting for reconciliation")
+	// ErrFirmBudgetExceeded: the firm's monthly budget cannot hold the
+	// worst case of the next model call; nothing was reserved.
+	ErrFirmBudgetExceeded = failure.New(failure.KindFirmBudgetExceeded, "the firm's monthly budget cannot cover the next model call")
 
 	// Races between writers of the service itself: the request may be
 	// repeated.
 	ErrWarrantExists      = failure.New(failure.KindStoreConflict, "the approval id already exists")
 	ErrNotClaimOwner      = failure.New(failure.KindStoreConflict, "the effect claim is owned by another writer")
 	ErrProjectionConflict = failure.New(failure.KindStoreConflict, "another writer advanced the projection")
+	// ErrBudgetLimitChanged: the firm's settings no longer say what the
+	// reserver read (its monthly budget changed); it reads them again and
+	// reserves with the limit in force.
+	ErrBudgetLimitChanged = failure.New(failure.KindStoreConflict, "the firm's monthly budget limit changed")
 )

@@ -23,11 +23,11 @@ var layers = []struct {
 	name string
 	pkgs []string // relative to the module root; a trailing "/" is a prefix
 }{
-	{"foundation", []string{"pkg/failure", "internal/proc", "pkg/awserr"}},
+	{"foundation", []string{"pkg/failure", "internal/proc", "pkg/awserr", "internal/browsertest"}},
 	{"domain", []string{"."}},
 	{"vocabulary", []string{"pkg/contracts"}},
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy"}},
-	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools"}},
+	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
 	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest"}},
 	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest"}},
 	{"wiring", []string{"internal/wire", "internal/rie", "internal/walkthrough"}},

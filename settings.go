@@ -1,6 +1,11 @@
 package warrant
 
-import "time"
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+)
 
 // FirmSettings are a firm's own rules for its runs. A firm that never saved
 // any has DefaultFirmSettings.
@@ -9,11 +14,74 @@ type FirmSettings struct {
 	// SeparationOfDuties refuses a decision by the counsel who started the
 	// run the warrant belongs to (403 self_approval). On by default.
 	SeparationOfDuties bool
-	UpdatedAt          time.Time
+	// Domains are the firm's own e-mail domains (lower case): a recipient
+	// outside them is outside the firm, which the risk policy's rules weigh.
+	// None saved: every recipient is outside the firm.
+	Domains []string
+	// MonthlyBudgetNano is the firm's own monthly model budget in nano-USD
+	// (monthly_budget_usd); nil: none set, the deployment's default
+	// (FIRM_MONTHLY_BUDGET_USD) applies. One that does not parse reads as
+	// zero.
+	MonthlyBudgetNano *int64
+	// MonthlyBudgetUSD is monthly_budget_usd as stored ("" when none): a
+	// reservation is conditioned on it still being what its reserver read.
+	MonthlyBudgetUSD string
+	UpdatedAt        time.Time
+}
+
+// Limit is the limit a reservation is held to, as read from fs.
+func (fs FirmSettings) Limit(deploymentDefault *int64) BudgetLimit {
+	return BudgetLimit{Nano: fs.MonthlyLimit(deploymentDefault), FirmUSD: fs.MonthlyBudgetUSD}
+}
+
+// MonthlyLimit is the firm's monthly budget in nano-USD: its own when it set
+// one, else the deployment's default (nil: none). With neither it is zero,
+// so every model call is refused: no limit configured is not "unlimited".
+func (fs FirmSettings) MonthlyLimit(deploymentDefault *int64) int64 {
+	switch {
+	case fs.MonthlyBudgetNano != nil:
+		return *fs.MonthlyBudgetNano
+	case deploymentDefault != nil:
+		return *deploymentDefault
+	}
+	return 0
 }
 
 // DefaultFirmSettings are the settings of a firm that saved none: the
 // strict ones.
 func DefaultFirmSettings(firm string) FirmSettings {
 	return FirmSettings{FirmID: firm, SeparationOfDuties: true}
+}
+
+// Matter is what the runtime knows of a matter beyond its id: whose matter
+// it is. The firm's practice-management system writes it; a run on a matter
+// with no record has no client domains, so every recipient is outside the
+// client.
+type Matter struct {
+	FirmID, MatterID string
+	Title            string
+	// ClientDomains are the e-mail domains of the matter's client (lower
+	// case).
+	ClientDomains []string
+	UpdatedAt     time.Time
+}
+
+// domainPattern is a lower-case DNS name with at least two labels.
+var domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// CheckDomains validates a list of e-mail domains (lower case, DNS names,
+// no duplicates, at most 100) for field, naming the first that is not.
+func CheckDomains(field string, domains []string) error {
+	if len(domains) > 100 {
+		return fmt.Errorf("field %s: at most 100 domains", field)
+	}
+	for i, d := range domains {
+		if len(d) > 253 || !domainPattern.MatchString(d) {
+			return fmt.Errorf("field %s[%d]: not a lower-case domain name", field, i)
+		}
+		if slices.Contains(domains[:i], d) {
+			return fmt.Errorf("field %s[%d]: listed twice", field, i)
+		}
+	}
+	return nil
 }

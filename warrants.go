@@ -21,6 +21,9 @@ const (
 	WarrantDenied   WarrantStatus = "denied"
 	WarrantConsumed WarrantStatus = "consumed"
 	WarrantExpired  WarrantStatus = "expired"
+	// WarrantRefused is an approved warrant the running risk policy denied
+	// when the run was resumed (policy_changed): never used.
+	WarrantRefused WarrantStatus = "refused"
 )
 
 // Decision is counsel's verdict on a warrant, as the ledger, the store and
@@ -52,6 +55,26 @@ type Warrant struct {
 	DecidedBy                                   string
 	DecidedAt                                   time.Time
 	Note                                        string
+	// EditedInput and EditedHash are the call as counsel edited it before
+	// approving: the warrant then covers that call, and only it.
+	EditedInput json.RawMessage
+	EditedHash  string
+	// FiredRules are the risk policy's rules that fired on the requested
+	// call, and PolicyVersion the policy that decided it.
+	FiredRules    []FiredRule
+	PolicyVersion string
+}
+
+// FiredRule is one risk-policy rule that fired on a call's arguments.
+type FiredRule struct{ ID, Effect, Reason string }
+
+// Executes is the call the warrant lets run: counsel's edit, or the call as
+// requested.
+func (w Warrant) Executes() (input json.RawMessage, hash string) {
+	if w.EditedHash != "" {
+		return w.EditedInput, w.EditedHash
+	}
+	return w.Input, w.ToolInputHash
 }
 
 // CounselDecision is counsel's answer to one warrant request. PresentedHash
@@ -62,4 +85,8 @@ type CounselDecision struct {
 	// DecidedAs is the role the decider held when deciding ("counsel"), as
 	// the API checked it from the token; the ledger records it for audits.
 	DecidedAs string
+	// EditedInput and EditedHash are counsel's edit of the call (canonical
+	// JSON and its hash), approving that call instead (approvals only).
+	EditedInput json.RawMessage
+	EditedHash  string
 }

@@ -20,7 +20,15 @@ var wantRoutes = map[route]string{
 	{"GET", "/v1/runs/{run_id}"}:                                 "RunsFunction",
 	{"GET", "/v1/runs/{run_id}/events"}:                          "RunsFunction",
 	{"GET", "/v1/approvals"}:                                     "RunsFunction",
+	{"GET", "/v1/budget"}:                                        "RunsFunction",
+	{"GET", "/desk"}:                                             "RunsFunction",
+	{"GET", "/desk/{proxy+}"}:                                    "RunsFunction",
 }
+
+// publicRoutes are the routes without the JWT authorizer: the counsel's
+// desk's page and assets, which hold no data and no authority (every API
+// call the page makes carries counsel's token).
+var publicRoutes = map[route]bool{{"GET", "/desk"}: true, {"GET", "/desk/{proxy+}"}: true}
 
 // eventOwners says which function alone may have events of each type other
 // than HttpApi: the stream feeds stream-reduce, the worker queue the worker,
@@ -49,8 +57,13 @@ func TestRoutes(t *testing.T) {
 					t.Errorf("route %s is served by both %s and %s", r, prev, id)
 				}
 				got[r] = id
-				if h.Auth != nil {
-					t.Errorf("%s.%s overrides Auth: every route must use the default JWT authorizer", id, name)
+				switch {
+				case publicRoutes[r]:
+					if h.Auth == nil || h.Auth.Authorizer == nil || *h.Auth.Authorizer != "NONE" {
+						t.Errorf("%s.%s: the desk's route %s must be public (Auth: Authorizer: NONE)", id, name, r)
+					}
+				case h.Auth != nil:
+					t.Errorf("%s.%s overrides Auth: every API route must use the default JWT authorizer", id, name)
 				}
 				// ApiId is a Ref to a resource, which goformation drops (limit 2).
 				if api := refOf(get(resourcesOf(raw)[id], "Properties", "Events", name, "Properties", "ApiId")); api != "HttpApi" {

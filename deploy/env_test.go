@@ -95,6 +95,18 @@ func templateEnv(raw object, fnID string) map[string]string {
 	} {
 		m, _ := vars.(object)
 		for k, v := range m {
+			if ifv := get(v, "Fn::If"); ifv != nil {
+				// !If [Condition, then, else] with the parameters' defaults;
+				// a branch of !Ref AWS::NoValue leaves the variable unset.
+				branches := list(ifv)
+				v = branches[2]
+				if conditionHolds(raw, str(branches[0])) {
+					v = branches[1]
+				}
+				if refOf(v) == "AWS::NoValue" {
+					continue
+				}
+			}
 			switch {
 			case refOf(v) != "" && get(raw, "Parameters", refOf(v)) != nil:
 				env[k] = fmt.Sprint(get(raw, "Parameters", refOf(v), "Default"))
@@ -111,6 +123,39 @@ func templateEnv(raw object, fnID string) map[string]string {
 		}
 	}
 	return env
+}
+
+// conditionHolds evaluates a template condition with the parameters'
+// defaults: Fn::Not, Fn::And, Fn::Equals of !Ref parameters and literals, and
+// Condition references (what the template's conditions use).
+func conditionHolds(raw object, name string) bool {
+	var eval func(v any) bool
+	value := func(v any) string {
+		if r := refOf(v); r != "" {
+			return fmt.Sprint(get(raw, "Parameters", r, "Default"))
+		}
+		return fmt.Sprint(v)
+	}
+	eval = func(v any) bool {
+		switch {
+		case get(v, "Fn::Not") != nil:
+			return !eval(list(get(v, "Fn::Not"))[0])
+		case get(v, "Fn::Equals") != nil:
+			a := list(get(v, "Fn::Equals"))
+			return value(a[0]) == value(a[1])
+		case get(v, "Fn::And") != nil:
+			for _, c := range list(get(v, "Fn::And")) {
+				if !eval(c) {
+					return false
+				}
+			}
+			return true
+		case get(v, "Condition") != nil:
+			return conditionHolds(raw, str(get(v, "Condition")))
+		}
+		panic(fmt.Sprintf("conditionHolds: %v is not a condition this test evaluates", v))
+	}
+	return eval(get(raw, "Conditions", name))
 }
 
 // TestEnvironmentCoversWhatMainsRead checks that the template gives each

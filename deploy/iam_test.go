@@ -63,6 +63,15 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 	var out []statement
 	for _, pol := range list(rp["Policies"]) {
 		for _, s := range list(get(pol, "PolicyDocument", "Statement")) {
+			if ifv := get(s, "Fn::If"); ifv != nil {
+				// A conditional statement: the grant it may give is its
+				// true branch (the false one is AWS::NoValue).
+				b := list(ifv)
+				if refOf(b[2]) != "AWS::NoValue" {
+					t.Errorf("%s: a conditional statement's false branch must be AWS::NoValue", roleID)
+				}
+				s = b[1]
+			}
 			sm, _ := s.(object)
 			for _, k := range []string{"NotAction", "NotResource", "NotPrincipal"} {
 				if _, ok := sm[k]; ok {
@@ -99,21 +108,27 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	sign, verify := on("LedgerKey.Arn", "kms:GenerateMac", "kms:VerifyMac"), on("LedgerKey.Arn", "kms:VerifyMac")
 	// The run writers: every append is a conditional transaction on the table.
 	runItems := on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem")
+	// Firm budget reservations are deleted when settled or released: by the
+	// worker (its calls) and the sweeper (lost workers'), nobody else.
+	reservations := on("Table.Arn", "dynamodb:DeleteItem")
 	// The functions that hand a run to the worker.
 	enqueue := on("WorkerQueue.Arn", "sqs:SendMessage")
+	// The functions that decide under the risk policy read its SSM
+	// parameter, when the stack names one (the statement is conditional).
+	toolPolicy := on("sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${ToolPolicyParameter}", "ssm:GetParameter")
 	want := map[string][]grant{
 		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign),
-		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign),
+		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy),
 		// The worker runs the brain: the only function that calls the model.
 		// Its queue permissions are what Lambda's SQS event source mapping
 		// uses on its behalf.
-		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems,
+		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign),
-		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems,
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy),
+		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
 			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
 			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify),

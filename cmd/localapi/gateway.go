@@ -22,6 +22,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seed-f6d3920e/warrant/internal/rie"
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
+	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
@@ -37,6 +39,15 @@ const (
 	DevUser  = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 	DevRoles = "counsel"
 )
+
+// DevDeskConfig is the desk's local sign-in: the dev firm, an associate and
+// counsel (the walkthrough's identities).
+func DevDeskConfig() *desk.Config {
+	return &desk.Config{Auth: "dev", FirmID: DevFirm, Identities: []desk.Identity{
+		{Label: "Counsel", UserID: walkthrough.Counsel, Roles: "counsel"},
+		{Label: "Associate", UserID: walkthrough.Associate, Roles: "associate"},
+	}}
+}
 
 // maxBody is API Gateway's payload limit.
 const maxBody = 10 << 20
@@ -58,6 +69,10 @@ type Gateway struct {
 	Invoked   func(fn, firm string, req *events.APIGatewayV2HTTPRequest, resp *events.APIGatewayV2HTTPResponse)
 	AccessLog io.Writer // one line per request
 	ErrorLog  io.Writer // invocation failures
+	// DevDesk (LOCAL ONLY) answers GET /desk/config.json in place of the
+	// runs function: the desk's dev sign-in form, whose identities become
+	// the X-Dev-* headers above. Nil: the function answers.
+	DevDesk *desk.Config
 
 	logMu sync.Mutex
 }
@@ -75,6 +90,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
 	w.Header().Set("Apigw-Requestid", reqID)
+	if g.DevDesk != nil && r.Method == http.MethodGet && r.URL.Path == "/desk/config.json" {
+		resp := desk.Serve("config.json", *g.DevDesk)
+		for k, v := range resp.Headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(resp.Status)
+		io.WriteString(w, resp.Body)
+		g.logf(g.AccessLog, "%s %s %s -> %d dev desk config (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), resp.Status, time.Since(start).Round(time.Millisecond))
+		return
+	}
 	route, params := match(g.Routes, r.Method, r.URL.Path)
 	if route == nil {
 		writeProblem(w, failure.New(failure.KindNotFound, "no route for "+r.Method+" "+r.URL.Path))

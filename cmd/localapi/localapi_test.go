@@ -88,15 +88,15 @@ func TestDemoHeadlessStreams(t *testing.T) {
 	}
 }
 
-// TestSlowModelFastAPI: the walkthrough on a model whose three turns take
-// 13.5 s each (40.5 s in all, far past API Gateway's 30 s), with every HTTP
-// call of the client bounded to one second: the API records and hands runs
-// to the worker, so no call waits for the model. The bound is the client's
-// timeout (a call that took longer fails the walkthrough); nothing here
-// measures time.
+// TestSlowModelFastAPI: the walkthrough on a model whose turns take 13.5 s
+// each (the filing run's three: 40.5 s, far past API Gateway's 30 s; seven
+// in the whole walkthrough: 94.5 s), with every HTTP call of the client
+// bounded to one second: the API records and hands runs to the worker, so
+// no call waits for the model. The bound is the client's timeout (a call
+// that took longer fails the walkthrough); nothing here measures time.
 func TestSlowModelFastAPI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the whole stack with a 40 s model; skipped with -short")
+		t.Skip("builds and runs the whole stack with a slow model (95 s); skipped with -short")
 	}
 	t.Parallel()
 	stderr := demoHeadless(t, nil, "-model-latency", "13.5s", "-client-timeout", "1s")
@@ -149,15 +149,16 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	if emulators != 7 || bootstraps < 5 {
 		t.Errorf("pids lists %d emulators and %d bootstraps, want 7 and at least 5:\n%s", emulators, bootstraps, b)
 	}
-	// The run went through the worker queue twice: started, then resumed,
-	// each delivered once and deleted.
+	// The walkthrough's three runs went through the worker queue: each
+	// started, the filing and the e-mail resumed too, every message
+	// delivered once and deleted.
 	ql, err := os.ReadFile(filepath.Join(logDir, "queue.log"))
 	if err != nil {
 		t.Errorf("queue.log: %v", err)
 	}
-	for _, reason := range []string{"started", "resumed"} {
-		if n := strings.Count(string(ql), ", "+reason+") (receive 1) -> worker ok in"); n != 1 {
-			t.Errorf("queue.log has %d %s deliveries to the worker, want 1:\n%s", n, reason, ql)
+	for reason, want := range map[string]int{"started": 3, "resumed": 2} {
+		if n := strings.Count(string(ql), ", "+reason+") (receive 1) -> worker ok in"); n != want {
+			t.Errorf("queue.log has %d %s deliveries to the worker, want %d:\n%s", n, reason, want, ql)
 		}
 	}
 	if strings.Contains(string(ql), "failed in") || strings.Contains(string(ql), "moved to") {
@@ -168,8 +169,8 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 			t.Errorf("log %s missing or empty (%v)", f, err)
 		}
 	}
-	if m, _ := filepath.Glob(filepath.Join(logDir, "ledger-*.ndjson")); len(m) != 1 {
-		t.Errorf("ledger exports %v, want one", m)
+	if m, _ := filepath.Glob(filepath.Join(logDir, "ledger-*.ndjson")); len(m) != 2 {
+		t.Errorf("ledger exports %v, want two (the filing's and the e-mail's)", m)
 	}
 	return stderr.String()
 }
@@ -225,7 +226,10 @@ func TestTemplate(t *testing.T) {
 	}
 	slices.Sort(keys)
 	wantKeys := []string{
+		"GET /desk -> runs",
+		"GET /desk/{proxy+} -> runs",
 		"GET /v1/approvals -> runs",
+		"GET /v1/budget -> runs",
 		"GET /v1/runs/{run_id} -> runs",
 		"GET /v1/runs/{run_id}/events -> runs",
 		"POST /v1/runs -> invoke",
@@ -252,6 +256,15 @@ func TestTemplate(t *testing.T) {
 	for _, fn := range []string{"invoke", "resume", "sweeper"} {
 		if f := tpl.Function(fn); !slices.Contains(f.Env, "QUEUE_URL="+queueURL) {
 			t.Errorf("%s env %v lacks QUEUE_URL=%s", fn, f.Env, queueURL)
+		}
+	}
+	// TOOL_POLICY is !If [HasToolPolicy, ..., !Ref AWS::NoValue]; the
+	// parameter's default is "", so locally the variable is not set.
+	for _, fn := range []string{"approve", "resume", "worker"} {
+		for _, kv := range tpl.Function(fn).Env {
+			if strings.HasPrefix(kv, "TOOL_POLICY=") {
+				t.Errorf("%s env sets %s; the default ToolPolicyParameter is empty", fn, kv)
+			}
 		}
 	}
 	w := tpl.Function("worker")
@@ -589,5 +602,54 @@ func TestBuildFailure(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(logDir, "build", "build.log")); err != nil || !bytes.Contains(b, []byte("undefinedThing")) {
 		t.Fatalf("build.log: %v %s", err, b)
+	}
+}
+
+// !If picks its branch by evaluating the template's conditions on the
+// parameters' defaults; a branch of !Ref AWS::NoValue unsets the variable.
+func TestTemplateConditions(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "functions", "invoke"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "functions", "invoke", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := `Parameters:
+  Source: {Type: String, Default: "ssm-param"}
+  Empty: {Type: String, Default: ""}
+Conditions:
+  HasSource: !Not [!Equals [!Ref Source, ""]]
+  HasEmpty: !Not [!Equals [!Ref Empty, ""]]
+  Both: !And [!Condition HasSource, !Condition HasEmpty]
+  Either: {"Fn::Or": [{Condition: HasSource}, !Condition HasEmpty]}
+Resources:
+  InvokeFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      Environment:
+        Variables:
+          A: !If [HasSource, !Sub "ssm:${Source}", !Ref AWS::NoValue]
+          B: !If [HasEmpty, "set", !Ref AWS::NoValue]
+          C: !If [Both, "both", "not both"]
+          D: {"Fn::If": [Either, "either", "neither"]}
+`
+	path := filepath.Join(dir, "template.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := LoadTemplate(path, Locals{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tpl.Function("invoke").Env, []string{"A=ssm:ssm-param", "C=not both", "D=either"}; !slices.Equal(got, want) {
+		t.Fatalf("env %v, want %v", got, want)
+	}
+	bad := strings.Replace(doc, "!If [HasEmpty,", "!If [Missing,", 1)
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTemplate(path, Locals{}); err == nil || !strings.Contains(err.Error(), `"Missing"`) || !strings.Contains(err.Error(), "environment variable B") {
+		t.Fatalf("an undefined condition: err = %v", err)
 	}
 }

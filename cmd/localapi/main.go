@@ -308,6 +308,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	gw := &Gateway{
 		Routes: st.Template.Routes, Emulators: st.Emulators, Claims: claims,
 		IntegrationTimeout: o.integrationTimeout, AccessLog: accessLog, ErrorLog: errLog,
+		DevDesk: DevDeskConfig(),
 		Invoked: func(fn, firm string, req *events.APIGatewayV2HTTPRequest, resp *events.APIGatewayV2HTTPResponse) {
 			st.WritePIDs()
 			if feed == nil {
@@ -552,10 +553,11 @@ Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, r
   curl -s -X POST %[1]s/v1/runs/$RUN/resume -H 'Content-Type: application/json' -d '{"approval_request_id":"'$APPROVAL'"}'
   curl -s "%[1]s/v1/runs/$RUN?wait=20"
 
-  # read the run, its ledger (NDJSON), the firm's pending warrants
+  # read the run, its ledger (NDJSON), the firm's pending warrants, its model budget this month
   curl -s %[1]s/v1/runs/$RUN
   curl -s %[1]s/v1/runs/$RUN/events
   curl -s '%[1]s/v1/approvals?status=pending'
+  curl -s %[1]s/v1/budget
 
 `, base, DevFirm, DevUser, DevRoles, walkthrough.Counsel)
 }

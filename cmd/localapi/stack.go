@@ -183,6 +183,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, fmt.Errorf("dynamodb: %w", err)
 	}
 	s.say("dynamodb: table %s", cfg.TableName)
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wrote, err := seed(sctx, s.DDB, cfg.TableName)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: seeding the dev firm: %w", err)
+	}
+	for _, w := range wrote {
+		s.say("dynamodb: seeded %s", w)
+	}
 
 	// Bedrock.
 	if s.realBedrock() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,6 +124,7 @@ func LoadTemplate(path string, locals Locals) (*Template, error) {
 	}
 	t := &Template{Path: abs}
 	params := defaults(get(root, "Parameters"))
+	conds := get(root, "Conditions")
 	resources := get(root, "Resources")
 	if resources == nil || resources.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("template %s: no Resources", path)
@@ -156,7 +158,11 @@ func LoadTemplate(path string, locals Locals) (*Template, error) {
 			}
 			for j := 0; j+1 < len(vars.Content); j += 2 {
 				name, val := vars.Content[j].Value, vars.Content[j+1]
-				v, err := resolve(name, val, params, types, locals)
+				v, err := resolve(name, val, params, types, locals, conds)
+				if errors.Is(err, errNoValue) {
+					delete(env, name) // !Ref AWS::NoValue: the variable is not set
+					continue
+				}
 				if err != nil {
 					return nil, fmt.Errorf("template %s: %s: environment variable %s: %w", path, id, name, err)
 				}
@@ -387,7 +393,9 @@ func (t *Template) Function(name string) *Function {
 }
 
 // resolve gives an environment value its local meaning.
-func resolve(name string, n *yaml.Node, params map[string]string, types map[string]string, locals Locals) (string, error) {
+// A value of !Ref AWS::NoValue (an !If branch) is errNoValue: the variable
+// is left unset, as CloudFormation leaves it.
+func resolve(name string, n *yaml.Node, params map[string]string, types map[string]string, locals Locals, conds *yaml.Node) (string, error) {
 	if n.Kind == yaml.ScalarNode && (n.Tag == "" || n.Tag == "!!str" || n.Tag == "!!int" || n.Tag == "!!bool" || n.Tag == "!!float") {
 		return n.Value, nil
 	}
@@ -398,6 +406,23 @@ func resolve(name string, n *yaml.Node, params map[string]string, types map[stri
 	}
 	if v, ok := locals[name]; ok {
 		return v, nil
+	}
+	if tag == "!Ref" && arg.Value == "AWS::NoValue" {
+		return "", errNoValue
+	}
+	if tag == "!If" {
+		if arg.Kind != yaml.SequenceNode || len(arg.Content) != 3 {
+			return "", errors.New("!If takes [condition, value if true, value if false]")
+		}
+		holds, err := condition(scalar(arg.Content[0]), conds, params, 0)
+		if err != nil {
+			return "", err
+		}
+		branch := arg.Content[2]
+		if holds {
+			branch = arg.Content[1]
+		}
+		return resolve(name, branch, params, types, locals, conds)
 	}
 	if tag == "!Ref" && arg.Kind == yaml.ScalarNode {
 		if v, ok := locals["!Ref "+arg.Value]; ok {
@@ -433,6 +458,90 @@ func resolve(name string, n *yaml.Node, params map[string]string, types map[stri
 }
 
 var subRE = regexp.MustCompile(`\$\{[^}]+\}`)
+
+var errNoValue = errors.New("AWS::NoValue")
+
+// condition evaluates the template's condition named name on the
+// parameters' defaults: Fn::Equals, Fn::Not, Fn::And, Fn::Or and
+// Condition, over literals and !Ref of a parameter. Anything else has no
+// local meaning and is an error, not a guess.
+func condition(name string, conds *yaml.Node, params map[string]string, depth int) (bool, error) {
+	c := get(conds, name)
+	if c == nil {
+		return false, fmt.Errorf("!If names condition %q, which the template does not define", name)
+	}
+	return condExpr(c, conds, params, depth+1)
+}
+
+func condExpr(n *yaml.Node, conds *yaml.Node, params map[string]string, depth int) (bool, error) {
+	if depth > 16 {
+		return false, errors.New("conditions nest too deeply")
+	}
+	tag, arg := n.Tag, n
+	if n.Kind == yaml.MappingNode && len(n.Content) == 2 {
+		tag, arg = "!"+strings.TrimPrefix(n.Content[0].Value, "Fn::"), n.Content[1]
+	}
+	args := func(min, max int) ([]*yaml.Node, error) {
+		if arg.Kind != yaml.SequenceNode || len(arg.Content) < min || len(arg.Content) > max {
+			return nil, fmt.Errorf("%s takes %d to %d arguments", tag, min, max)
+		}
+		return arg.Content, nil
+	}
+	switch tag {
+	case "!Condition":
+		return condition(scalar(arg), conds, params, depth)
+	case "!Equals":
+		a, err := args(2, 2)
+		if err != nil {
+			return false, err
+		}
+		l, err := condValue(a[0], params)
+		if err != nil {
+			return false, err
+		}
+		r, err := condValue(a[1], params)
+		return err == nil && l == r, err
+	case "!Not":
+		a, err := args(1, 1)
+		if err != nil {
+			return false, err
+		}
+		v, err := condExpr(a[0], conds, params, depth+1)
+		return !v, err
+	case "!And", "!Or":
+		a, err := args(2, 10)
+		if err != nil {
+			return false, err
+		}
+		for _, x := range a {
+			v, err := condExpr(x, conds, params, depth+1)
+			if err != nil {
+				return false, err
+			}
+			if v == (tag == "!Or") {
+				return v, nil
+			}
+		}
+		return tag == "!And", nil
+	}
+	return false, fmt.Errorf("condition %s has no local meaning", tag)
+}
+
+func condValue(n *yaml.Node, params map[string]string) (string, error) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "" || n.Tag == "!!str" || n.Tag == "!!int" || n.Tag == "!!bool" || n.Tag == "!!float") {
+		return n.Value, nil
+	}
+	tag, arg := n.Tag, n
+	if n.Kind == yaml.MappingNode && len(n.Content) == 2 {
+		tag, arg = "!"+strings.TrimPrefix(n.Content[0].Value, "Fn::"), n.Content[1]
+	}
+	if tag == "!Ref" {
+		if v, ok := params[scalar(arg)]; ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("condition value %s has no local value", tag)
+}
 
 // defaults maps each parameter that has a Default to it.
 func defaults(params *yaml.Node) map[string]string {

@@ -44,8 +44,13 @@ const usage = `usage:
         counsel, not the requester unless the firm waived separation of duties) and the
         run.released that burned the warrant, with one effect_ref; exit 1 naming the
         first effect without provenance
-  warrant policy decide TOOL [--policy FILE]
-        print the risk policy's decision for TOOL (default: the embedded policy)
+  warrant policy decide TOOL [--policy FILE] [--input FILE] [--metadata FILE]
+        print the risk policy's decision, with the rules that fired, for a call of TOOL
+        (default: the embedded policy; FILE may also be an overlay of it, {"extends":
+        "embedded", ...}). --input is the call's JSON input, canonicalized as the agent
+        does ("-": stdin); --metadata a JSON object of what the run knows: firm_id,
+        matter_id, agent_key, user_id, roles, firm_domains, client_domains. Without
+        --input, every rule that reads the input fires (fail-closed)
   warrant effect reconcile RUN_ID EFFECT_REF --outcome executed|not_executed
                  [--external-ref REF] [--note TEXT] [--api URL] [--token-file FILE] [--header "Name: value"]...
         record, as counsel, what really happened to an effect whose outcome was lost with
@@ -120,7 +125,7 @@ func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
 		if len(rest) == 0 || rest[0] != "decide" {
 			return usageErr("policy needs the subcommand decide")
 		}
-		return decideCmd(rest[1:], stdout)
+		return decideCmd(rest[1:], stdin, stdout)
 	case "price":
 		return priceCmd(rest, stdout)
 	case "effect":
@@ -187,15 +192,20 @@ func verifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	return writeJSON(stdout, state)
 }
 
-func decideCmd(args []string, stdout io.Writer) error {
+func decideCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := newFlags("policy decide")
-	policyFile := fs.String("policy", "", "policy `FILE` (default: the embedded policy)")
+	policyFile := fs.String("policy", "", "policy `FILE`, full or an overlay (default: the embedded policy)")
+	inputFile := fs.String("input", "", "the call's JSON input `FILE` (\"-\": stdin)")
+	metaFile := fs.String("metadata", "", "the call's metadata `FILE` (JSON)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageErr("policy decide needs exactly one TOOL")
+	}
+	if *inputFile == "-" && *metaFile == "-" {
+		return usageErr("only one of --input and --metadata can read stdin")
 	}
 	p, err := toolpolicy.Embedded()
 	if *policyFile != "" {
@@ -204,7 +214,28 @@ func decideCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := p.GetToolRiskDecision(pos[0], nil)
+	call := toolpolicy.Call{Tool: pos[0]}
+	if *inputFile != "" {
+		name, data, err := readInput([]string{*inputFile}, stdin)
+		if err != nil {
+			return err
+		}
+		// The agent hands the policy the canonical bytes it hashes, and
+		// refuses what it cannot canonicalize; so does this command.
+		if call.Input, _, err = contracts.CanonicalInput(data); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if *metaFile != "" {
+		name, data, err := readInput([]string{*metaFile}, stdin)
+		if err != nil {
+			return err
+		}
+		if err := contracts.DecodeStrict(data, &call.Meta); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	d, err := p.Decide(call)
 	if err != nil {
 		return err
 	}

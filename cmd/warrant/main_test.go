@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -225,10 +226,11 @@ func TestPolicyDecide(t *testing.T) {
 		want   *toolpolicy.Decision
 		stderr string
 	}{
-		{"low tier", []string{"search_matter_documents"}, 0, &toolpolicy.Decision{ToolName: "search_matter_documents",
-			Tier: toolpolicy.TierLow, Action: toolpolicy.ActionAllow, MatchedPolicy: "tools.search_matter_documents", Replayable: true}, ""},
-		{"high tier", []string{"send_client_email"}, 0, &toolpolicy.Decision{ToolName: "send_client_email",
-			Tier: toolpolicy.TierHigh, Action: toolpolicy.ActionRequireApproval, MatchedPolicy: "tools.send_client_email"}, ""},
+		// Without the input, the embedded matter wall cannot be checked: it fires.
+		{"low tier, no input", []string{"search_matter_documents"}, 0, &toolpolicy.Decision{ToolName: "search_matter_documents",
+			Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny, MatchedPolicy: "tools.search_matter_documents"}, ""},
+		{"high tier, no input", []string{"send_client_email"}, 0, &toolpolicy.Decision{ToolName: "send_client_email",
+			Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny, MatchedPolicy: "tools.send_client_email"}, ""},
 		{"unlisted tool gets the default", []string{"wire_funds"}, 0, &toolpolicy.Decision{ToolName: "wire_funds",
 			Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny, MatchedPolicy: "default"}, ""},
 		{"policy flag after the tool", []string{"search_matter_documents", "--policy", custom}, 0, &toolpolicy.Decision{
@@ -254,9 +256,84 @@ func TestPolicyDecide(t *testing.T) {
 			if err := contracts.DecodeStrict([]byte(got.stdout), &d); err != nil {
 				t.Fatalf("stdout is not a Decision: %v\n%s", err, got.stdout)
 			}
-			d.Reason, d.PolicyVersion = "", "" // owned by the policy file, not this command
-			if d != *tc.want {
+			d.Reason, d.PolicyVersion, d.FiredRules = "", "", nil // owned by the policy file, not this command
+			if !reflect.DeepEqual(d, *tc.want) {
 				t.Fatalf("decision %+v, want %+v", d, *tc.want)
+			}
+		})
+	}
+}
+
+func TestPolicyDecideWithInput(t *testing.T) {
+	meta := writeTemp(t, "meta.json", []byte(`{"firm_id":"f-1","matter_id":"M-1","agent_key":"matter_assistant","user_id":"u-1",
+		"roles":["associate"],"firm_domains":["smithlaw.com"],"client_domains":["acme-corp.com"]}`))
+	toClient := writeTemp(t, "to-client.json", []byte(`{"to": "ceo@acme-corp.com", "matter_id": "M-1", "subject": "Update", "body": "All is well."}`))
+	withSSN := writeTemp(t, "ssn.json", []byte(`{"matter_id":"M-1","to":"ceo@acme-corp.com","subject":"SSN","body":"It is 123-45-6789."}`))
+	otherMatter := writeTemp(t, "other.json", []byte(`{"matter_id":"M-2","query":"lease"}`))
+	search := writeTemp(t, "search.json", []byte(`{"matter_id":"M-1","query":"lease"}`))
+	notObject := writeTemp(t, "array.json", []byte(`["M-1"]`))
+	duplicate := writeTemp(t, "dup.json", []byte(`{"matter_id":"M-1","matter_id":"M-2"}`))
+	badMeta := writeTemp(t, "bad-meta.json", []byte(`{"matter":"M-1"}`))
+	camelMeta := writeTemp(t, "camel-meta.json", []byte(`{"MatterID":"M-1"}`))
+	overlay := writeTemp(t, "overlay.json", []byte(`{"extends":"embedded","version":"ops-1","require_approval":["search_matter_documents"]}`))
+	badOverlay := writeTemp(t, "bad-overlay.json", []byte(`{"extends":"embedded","version":"ops-1","disable":["no.such.rule"]}`))
+	const (
+		clientReason = "A recipient is on the client's e-mail domains: a privileged attorney-client communication, to be logged as privileged and withheld from production."
+		ssnReason    = "The e-mail appears to hold a US Social Security number and goes outside the firm; send it through the firm's secure channel, or only its last four digits."
+		wallReason   = "The call names another matter than the run's; the ethical wall keeps every run inside its own matter."
+	)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		stdin   string
+		code    int
+		tier    toolpolicy.Tier
+		version string
+		fired   []toolpolicy.FiredRule
+		stderr  string
+	}{
+		{"e-mail to the client", []string{"send_client_email", "--input", toClient, "--metadata", meta}, "", 0, toolpolicy.TierHigh, "2026-12-03",
+			[]toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
+		{"input on stdin", []string{"send_client_email", "--metadata", meta, "--input", "-"}, `{"matter_id":"M-1","to":"ceo@acme-corp.com"}`, 0,
+			toolpolicy.TierHigh, "2026-12-03", []toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
+		{"metadata on stdin", []string{"send_client_email", "--input", toClient, "--metadata=-"}, `{"matter_id":"M-1","client_domains":["acme-corp.com"],"firm_domains":["smithlaw.com"]}`, 0,
+			toolpolicy.TierHigh, "2026-12-03", []toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
+		{"an SSN to the client", []string{"--input=" + withSSN, "--metadata=" + meta, "send_client_email"}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+			[]toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}, {ID: "email.ssn_outside_firm", Effect: "deny", Reason: ssnReason}}, ""},
+		{"another matter", []string{"search_matter_documents", "--input", otherMatter, "--metadata", meta}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+			[]toolpolicy.FiredRule{{ID: "matter.wall", Effect: "deny", Reason: wallReason}}, ""},
+		{"the run's matter", []string{"search_matter_documents", "--input", search, "--metadata", meta}, "", 0, toolpolicy.TierLow, "2026-12-03", nil, ""},
+		{"no metadata: the matter is unknown", []string{"search_matter_documents", "--input", search}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+			[]toolpolicy.FiredRule{{ID: "matter.wall", Effect: "deny", Reason: wallReason +
+				" (condition could not be evaluated: metadata the rule compares with is not known; treated as fired, fail-closed)"}}, ""},
+		{"input not an object", []string{"search_matter_documents", "--input", notObject, "--metadata", meta}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+			[]toolpolicy.FiredRule{{ID: "matter.wall", Effect: "deny", Reason: wallReason +
+				" (condition could not be evaluated: the input is not a valid JSON object; treated as fired, fail-closed)"}}, ""},
+		{"an overlay", []string{"search_matter_documents", "--policy", overlay, "--input", search, "--metadata", meta}, "", 0, toolpolicy.TierHigh, "2026-12-03+ops-1", nil, ""},
+		{"a bad overlay", []string{"search_matter_documents", "--policy", badOverlay, "--input", search}, "", 1, "", "", nil, `field disable[0]: the embedded policy has no rule "no.such.rule"`},
+		{"input with a duplicate key", []string{"search_matter_documents", "--input", duplicate}, "", 1, "", "", nil, "duplicate key"},
+		{"input not JSON", []string{"search_matter_documents", "--input", "-"}, "{", 1, "", "", nil, "stdin"},
+		{"missing input file", []string{"search_matter_documents", "--input", filepath.Join(t.TempDir(), "nope.json")}, "", 1, "", "", nil, "no such file"},
+		{"unknown metadata field", []string{"search_matter_documents", "--metadata", badMeta}, "", 1, "", "", nil, "field matter: unknown field"},
+		{"metadata in camel case", []string{"search_matter_documents", "--metadata", camelMeta}, "", 1, "", "", nil, "unknown field"},
+		{"both on stdin", []string{"search_matter_documents", "--metadata", "-", "--input", "-"}, "", 2, "", "", nil, "only one of --input and --metadata"},
+		{"bad tool name with input", []string{"send email", "--input", toClient}, "", 1, "", "", nil, "invalid tool name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runCLI(tc.stdin, append([]string{"policy", "decide"}, tc.args...)...)
+			check(t, got, tc.code, "", tc.stderr)
+			if tc.code != 0 {
+				return
+			}
+			var d toolpolicy.Decision
+			if err := contracts.DecodeStrict([]byte(got.stdout), &d); err != nil {
+				t.Fatalf("stdout is not a Decision: %v\n%s", err, got.stdout)
+			}
+			if d.Tier != tc.tier || d.PolicyVersion != tc.version || !reflect.DeepEqual(d.FiredRules, tc.fired) {
+				t.Fatalf("decision %+v\nwant tier %s, version %s, fired %+v", d, tc.tier, tc.version, tc.fired)
+			}
+			if len(tc.fired) > 0 && !strings.Contains(got.stdout, `"fired_rules": [`) {
+				t.Fatalf("stdout does not show fired_rules:\n%s", got.stdout)
 			}
 		})
 	}

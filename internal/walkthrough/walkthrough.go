@@ -1,11 +1,30 @@
 // Package walkthrough is the local stack's scripted scenario, run by
 // cmd/demo and by `localapi -demo`. It talks to the local HTTP API only, as a
-// client would (with the local dev identity headers), and checks each answer:
-// a run accepted (202) and followed (?wait) until the worker holds it on a
-// court filing, counsel signing the warrant, the resume that
-// files exactly once, a replay and another firm refused, the stream
-// projection catching up, and the exported ledger verified in this process
-// by reducer.Verify, what the operator CLI's `warrant ledger verify` runs.
+// client would (with the local dev identity headers), and checks each answer.
+// Three runs, one after the other:
+//
+//   - The filing: a run accepted (202) and followed (?wait) until the worker
+//     holds it on a court filing, counsel signing the warrant, the resume
+//     that files exactly once, a replay and another firm refused, the stream
+//     projection catching up, and the exported ledger verified in this
+//     process (reducer.Verify, VerifySigned with the ledger key: what the
+//     operator CLI's `warrant ledger verify` runs) and audited
+//     (reducer.Audit).
+//   - Counsel's edit, on DemoMatter (the local stack seeds its client's and
+//     the firm's e-mail domains): an e-mail to the client that copies someone
+//     outside the firm is held (fired rule email.copy_outside_firm); counsel's
+//     edit that puts an SSN in the body is refused (422 policy_denied naming
+//     email.ssn_outside_firm); counsel approves an edit without the cc; the
+//     resume sends exactly the edit, and the exported ledger verifies, its
+//     tool.completed carries the edit's hash as executed_input_sha256 and
+//     the audit traces the e-mail to the warrant.
+//   - The matter wall, on DemoMatter: asked about another matter, the model
+//     searches it; the policy denies the call (rule matter.wall: tool.requested
+//     with action deny, tool.completed denied), nothing is held or asked of
+//     counsel, and the run completes.
+//
+// The texts and addresses it expects are the scripted model's
+// (bedrocktest.DemoScript).
 package walkthrough
 
 import (
@@ -14,9 +33,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +46,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
@@ -38,6 +60,17 @@ const (
 	OtherFirm = "1d2e3f40-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
 
 	FilingTool = "file_court_document"
+	EmailTool  = "send_client_email"
+	SearchTool = "search_matter_documents"
+	// DemoMatter is the matter the local stack seeds a record for (its
+	// client's e-mail domain), for the policy's e-mail rules.
+	DemoMatter = "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"
+
+	// Rules of the risk policy (pkg/toolpolicy/hitl_risk_policy.json) the
+	// walkthrough expects to fire.
+	RuleCopyOutsideFirm = "email.copy_outside_firm"
+	RuleSSNOutsideFirm  = "email.ssn_outside_firm"
+	RuleMatterWall      = "matter.wall"
 )
 
 // Config of a walkthrough.
@@ -224,33 +257,57 @@ type ledgerLine struct {
 		ToolName  string `json:"tool_name"`
 		Status    string `json:"status"`
 		EffectRef string `json:"effect_ref"`
+		// tool.requested: the risk policy's decision.
+		Action        string     `json:"action"`
+		PolicyVersion string     `json:"policy_version"`
+		FiredRules    firedRules `json:"fired_rules"`
+		// tool.completed of an edited call, approval.decided of an edit.
+		ExecutedInputSHA256 string     `json:"executed_input_sha256"`
+		EditedInputSHA256   string     `json:"edited_input_sha256"`
+		EditedRiskTier      string     `json:"edited_risk_tier"`
+		EditedFiredRules    firedRules `json:"edited_fired_rules"`
 	} `json:"payload"`
+}
+
+// firedRules are the risk-policy rules a ledger line says fired.
+type firedRules []struct {
+	ID string `json:"id"`
+}
+
+// ids lists the rules' ids.
+func (rs firedRules) ids() []string {
+	ids := make([]string, 0, len(rs))
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 func (w *walk) run(ctx context.Context) error {
 	fmt.Fprintf(w.Out, "demo: %s as firm %s (associate %s, counsel %s)\n", w.BaseURL, short(Firm), short(Associate), short(Counsel))
+	if err := w.filing(ctx); err != nil {
+		return err
+	}
+	if err := w.email(ctx); err != nil {
+		return err
+	}
+	return w.wall(ctx)
+}
 
+// filing: a motion held on a court-filing warrant, signed by counsel, filed
+// once on resume; a replay and another firm refused; the projection and the
+// exported ledger checked.
+func (w *walk) filing(ctx context.Context) error {
 	// 1. An associate asks the matter assistant to file a motion.
-	matter := uuid.NewString()
-	a, err := w.call(ctx, associate, "POST", "/v1/runs", map[string]any{
-		"agent_key": "matter_assistant", "matter_id": matter,
-		"counsel_message": "Please file the motion to compel discovery in this matter.",
-	})
+	runID, err := w.startRun(ctx, "start run", uuid.NewString(), "Please file the motion to compel discovery in this matter.")
 	if err != nil {
 		return err
 	}
-	if err := w.expect("start run", a, 202); err != nil {
-		return err
-	}
-	runID := str(a.json, "run_id")
-	if runID == "" || a.header.Get("Location") == "" {
-		return &StepError{"start run", "202 with the run_id and a Location", a.describe()}
-	}
-	w.ok("run %s accepted (202 %s): the worker takes it from the queue", short(runID), str(a.json, "status"))
 
 	// The worker runs the model until the filing holds the run on a warrant.
 	t0 := time.Now()
-	if a, err = w.follow(ctx, "follow the run", runID); err != nil {
+	a, err := w.follow(ctx, "follow the run", runID)
+	if err != nil {
 		return err
 	}
 	run := a.json
@@ -315,7 +372,7 @@ func (w *walk) run(ctx context.Context) error {
 	w.ok("resumed (202): the worker filed and the run completed in %.1fs — %q", time.Since(t0).Seconds(), str(done, "final_text"))
 
 	// 5. The filing happened exactly once, with its effect_ref.
-	lines, raw, err := w.ledger(ctx, runID)
+	lines, _, err := w.ledger(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -399,30 +456,14 @@ func (w *walk) run(ctx context.Context) error {
 
 	// 10. Export the ledger with its signed head and verify the file as the
 	// operator CLI would (warrant ledger verify --key).
-	_, raw, err = w.ledger(ctx, runID)
+	x, err := w.export(ctx, "ledger verify", runID, last)
 	if err != nil {
 		return err
 	}
-	file := filepath.Join(w.LogDir, "ledger-"+runID+".ndjson")
-	if err := os.WriteFile(file, raw, 0o644); err != nil {
-		return err
-	}
-	state, signed, err := verify(ctx, file, w.LedgerKey)
-	if err != nil {
-		return &StepError{"ledger verify", "the export to verify (as warrant ledger verify --key)", err.Error()}
-	}
-	if state.Status != warrant.RunCompleted || state.LastSeq != last {
-		return &StepError{"ledger verify", fmt.Sprintf("status completed through seq %d", last),
-			fmt.Sprintf("status %s through seq %d", state.Status, state.LastSeq)}
-	}
-	what := "hash chain intact"
-	if signed != nil {
-		what += fmt.Sprintf(", signed head at seq %d verified with %s", signed.Seq, signed.KeyID)
-	}
-	w.ok("ledger exported to %s and verified: %d lines, %s (head %s)", file, len(lines), what, short(state.HeadHash))
+	w.ok("ledger exported to %s and verified: %s", x.file, x)
 
 	// 11. Every executed effect traced to its warrant (warrant ledger audit).
-	effects, err := audit(file)
+	effects, err := audit(x.file)
 	if err != nil {
 		return &StepError{"ledger audit", "every executed effect with provenance", err.Error()}
 	}
@@ -433,6 +474,290 @@ func (w *walk) run(ctx context.Context) error {
 	w.ok("audit: the filing traces to warrant %s (asked at seq %d, approved at seq %d by %s as %s, released at seq %d)",
 		short(f.ApprovalID), f.BlockedSeq, f.DecidedSeq, short(f.DecidedBy), f.DecidedAs, f.ReleasedSeq)
 	return nil
+}
+
+// email: the assistant e-mails the demo matter's client and copies someone
+// outside the firm; the policy holds it, counsel's edit that the policy
+// denies is refused, counsel approves an edit without the copy, and the
+// resume sends exactly the edited e-mail.
+func (w *walk) email(ctx context.Context) error {
+	fmt.Fprintf(w.Out, "demo: counsel edits an e-mail to the client before it goes out (matter %s)\n", short(DemoMatter))
+
+	// 12. An associate asks for an e-mail to the client; the model copies
+	// opposing counsel.
+	runID, err := w.startRun(ctx, "start the e-mail run", DemoMatter, "Please e-mail the client an update on discovery.")
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	a, err := w.follow(ctx, "follow the e-mail run", runID)
+	if err != nil {
+		return err
+	}
+	pending, _ := a.json["pending_approval"].(map[string]any)
+	if str(a.json, "status") != "held" || pending == nil {
+		return &StepError{"follow the e-mail run", "status held with a pending_approval", a.describe()}
+	}
+	if t := str(pending, "tool_name"); t != EmailTool {
+		return &StepError{"follow the e-mail run", "held on " + EmailTool, "held on " + t}
+	}
+	rules := firedIDs(pending["fired_rules"])
+	if !slices.Contains(rules, RuleCopyOutsideFirm) || str(pending, "policy_version") == "" {
+		return &StepError{"e-mail warrant", "fired rule " + RuleCopyOutsideFirm + " under a policy version",
+			fmt.Sprintf("fired %v under policy %q", rules, str(pending, "policy_version"))}
+	}
+	input, _ := pending["tool_input"].(map[string]any)
+	if input == nil || str(input, "matter_id") != DemoMatter {
+		return &StepError{"e-mail warrant", "the e-mail's input for matter " + DemoMatter, a.describe()}
+	}
+	approvalID, hash := str(pending, "approval_request_id"), str(pending, "tool_input_hash")
+	w.ok("run %s held on %s (warrant %s) after %.1fs: the cc is outside the firm", short(runID), EmailTool, short(approvalID), time.Since(t0).Seconds())
+	w.note("to       %s, cc %s", str(input, "to"), strings.Join(strs(input["cc"]), ", "))
+	w.note("policy   %s fired %s", str(pending, "policy_version"), strings.Join(rules, ", "))
+	w.note("hash     %s", hash)
+
+	// 13. Counsel's edit that the policy denies is refused; nothing is
+	// recorded.
+	approvePath := "/v1/runs/" + runID + "/approvals/" + approvalID
+	withSSN := maps.Clone(input)
+	withSSN["body"] = str(input, "body") + " For the records request: SSN 123-45-6789."
+	a, err = w.call(ctx, counsel, "POST", approvePath, map[string]any{"decision": "approve", "tool_input_hash": hash, "edited_input": withSSN})
+	if err != nil {
+		return err
+	}
+	if err := w.expect("counsel's edit with an SSN", a, 422); err != nil {
+		return err
+	}
+	if k, d := str(a.json, "kind"), str(a.json, "detail"); k != "policy_denied" || !strings.Contains(d, RuleSSNOutsideFirm) {
+		return &StepError{"counsel's edit with an SSN", "422 policy_denied naming " + RuleSSNOutsideFirm, a.describe()}
+	}
+	w.ok("counsel's edit with an SSN in the body refused (422 policy_denied: %s)", str(a.json, "detail"))
+
+	// 14. Counsel approves an edit: no cc, the body reworded.
+	edited := map[string]any{"matter_id": input["matter_id"], "to": input["to"], "subject": input["subject"],
+		"body": "We have moved to compel the outstanding discovery; the hearing is set and we will report on the ruling."}
+	a, err = w.call(ctx, counsel, "POST", approvePath, map[string]any{"decision": "approve", "tool_input_hash": hash, "edited_input": edited,
+		"note": "Not to opposing counsel; send it to the client only."})
+	if err != nil {
+		return err
+	}
+	if err := w.expect("counsel approves the edit", a, 200); err != nil {
+		return err
+	}
+	editedHash := str(a.json, "edited_input_hash")
+	editedInput, _ := a.json["edited_input"].(map[string]any)
+	if str(a.json, "status") != "approved" || len(editedHash) != 64 || editedHash == hash || editedInput == nil || editedInput["cc"] != nil {
+		return &StepError{"counsel approves the edit", "an approved warrant on the edit (no cc) with its own edited_input_hash", a.describe()}
+	}
+	w.ok("counsel %s approved the e-mail without the cc (edited hash %s, requested %s)", short(Counsel), short(editedHash), short(hash))
+
+	// 15. Resume: the worker sends the edited e-mail, the run completes.
+	a, err = w.call(ctx, associate, "POST", "/v1/runs/"+runID+"/resume", map[string]any{"approval_request_id": approvalID})
+	if err != nil {
+		return err
+	}
+	if err := w.expect("resume the e-mail run", a, 202); err != nil {
+		return err
+	}
+	t0 = time.Now()
+	if a, err = w.follow(ctx, "follow the resumed e-mail run", runID); err != nil {
+		return err
+	}
+	if str(a.json, "status") != "completed" || str(a.json, "final_text") != bedrocktest.DemoEmailedText {
+		return &StepError{"follow the resumed e-mail run", fmt.Sprintf("status completed with %q", bedrocktest.DemoEmailedText), a.describe()}
+	}
+	w.ok("resumed (202): the worker sent the edited e-mail and the run completed in %.1fs — %q", time.Since(t0).Seconds(), str(a.json, "final_text"))
+
+	// 16. The ledger says the edit ran, once, and nothing else was sent.
+	x, err := w.export(ctx, "e-mail ledger verify", runID, 0)
+	if err != nil {
+		return err
+	}
+	var sent, decided int
+	var decision ledgerLine
+	for _, l := range x.lines {
+		switch {
+		case l.Type == "tool.completed" && l.Payload.ToolName == EmailTool:
+			sent++
+			if l.Payload.Status != "success" || l.Payload.ExecutedInputSHA256 != editedHash {
+				return &StepError{"e-mail ledger", "the e-mail sent with executed_input_sha256 " + editedHash,
+					fmt.Sprintf("status %s, executed_input_sha256 %q (seq %d)", l.Payload.Status, l.Payload.ExecutedInputSHA256, l.Seq)}
+			}
+		case l.Type == "approval.decided":
+			decided++
+			decision = l
+			if l.Payload.EditedInputSHA256 != editedHash {
+				return &StepError{"e-mail ledger", "approval.decided with edited_input_sha256 " + editedHash,
+					fmt.Sprintf("%q (seq %d)", l.Payload.EditedInputSHA256, l.Seq)}
+			}
+		}
+	}
+	if sent != 1 || decided != 1 {
+		return &StepError{"e-mail ledger", "one approval.decided and one e-mail sent", fmt.Sprintf("%d decided, %d sent", decided, sent)}
+	}
+	w.ok("ledger exported to %s and verified: %s", x.file, x)
+	w.note("edit     decided at seq %d: risk %s, fired %s", decision.Seq, decision.Payload.EditedRiskTier, strings.Join(decision.Payload.EditedFiredRules.ids(), ", "))
+	effects, err := audit(x.file)
+	if err != nil {
+		return &StepError{"e-mail ledger audit", "every executed effect with provenance", err.Error()}
+	}
+	if len(effects) != 1 || effects[0].ToolName != EmailTool || effects[0].ApprovalID != approvalID || effects[0].ExecutedInputSHA256 != editedHash {
+		return &StepError{"e-mail ledger audit", "the e-mail under warrant " + short(approvalID) + " with the edited input", fmt.Sprintf("%+v", effects)}
+	}
+	f := effects[0]
+	w.ok("audit: the e-mail traces to warrant %s (asked at seq %d, approved as edited at seq %d by %s, ran input %s, not the requested %s)",
+		short(f.ApprovalID), f.BlockedSeq, f.DecidedSeq, short(f.DecidedBy), short(f.ExecutedInputSHA256), short(f.InputSHA256))
+	return nil
+}
+
+// wall: asked about another matter, the assistant searches it; the matter
+// wall denies the call outright (no warrant) and the run completes.
+func (w *walk) wall(ctx context.Context) error {
+	fmt.Fprintf(w.Out, "demo: the matter wall keeps a run inside its own matter (matter %s)\n", short(DemoMatter))
+
+	// 17. An associate asks about the other matter.
+	runID, err := w.startRun(ctx, "start the walled run", DemoMatter, "What does the other matter say about discovery?")
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	a, err := w.follow(ctx, "follow the walled run", runID)
+	if err != nil {
+		return err
+	}
+	if str(a.json, "status") != "completed" || str(a.json, "final_text") != bedrocktest.DemoWalledText || a.json["pending_approval"] != nil {
+		return &StepError{"follow the walled run", fmt.Sprintf("status completed with %q and no warrant", bedrocktest.DemoWalledText), a.describe()}
+	}
+	w.ok("run %s completed in %.1fs without a hold — %q", short(runID), time.Since(t0).Seconds(), str(a.json, "final_text"))
+
+	// 18. The ledger: the search denied by matter.wall, never run, and no
+	// warrant asked for.
+	lines, _, err := w.ledger(ctx, runID)
+	if err != nil {
+		return err
+	}
+	var requested *ledgerLine
+	denied := 0
+	for i, l := range lines {
+		switch {
+		case l.Type == "tool.requested" && l.Payload.ToolName == SearchTool:
+			requested = &lines[i]
+		case l.Type == "tool.completed" && l.Payload.ToolName == SearchTool && l.Payload.Status == "denied":
+			denied++
+		case l.Type == "tool.completed", l.Type == "run.blocked", l.Type == "approval.decided":
+			return &StepError{"walled ledger", "nothing run and no warrant", fmt.Sprintf("%s (seq %d, %s %s)", l.Type, l.Seq, l.Payload.ToolName, l.Payload.Status)}
+		}
+	}
+	if requested == nil || requested.Payload.Action != "deny" || !slices.Contains(requested.Payload.FiredRules.ids(), RuleMatterWall) || denied != 1 {
+		var got string
+		if requested != nil {
+			got = fmt.Sprintf("action %q, fired %v; ", requested.Payload.Action, requested.Payload.FiredRules.ids())
+		}
+		return &StepError{"walled ledger", SearchTool + " requested with action deny by " + RuleMatterWall + " and completed denied",
+			fmt.Sprintf("%s%d denied completions", got, denied)}
+	}
+	w.ok("%s of matter %s denied by %s at seq %d (policy %s): never ran, no warrant asked for",
+		SearchTool, short(bedrocktest.DemoOtherMatter), RuleMatterWall, requested.Seq, requested.Payload.PolicyVersion)
+
+	// Counsel has nothing to sign for it.
+	a, err = w.call(ctx, counsel, "GET", "/v1/approvals", nil)
+	if err != nil {
+		return err
+	}
+	if err := w.expect("list pending warrants", a, 200); err != nil {
+		return err
+	}
+	list, _ := a.json["approvals"].([]any)
+	for _, v := range list {
+		if m, _ := v.(map[string]any); str(m, "run_id") == runID {
+			return &StepError{"list pending warrants", "no warrant for run " + runID, a.describe()}
+		}
+	}
+	w.ok("GET /v1/approvals: no warrant for run %s (%d pending in the firm)", short(runID), len(list))
+	return nil
+}
+
+// startRun has the associate start a run of the matter assistant (202).
+func (w *walk) startRun(ctx context.Context, step, matter, message string) (string, error) {
+	a, err := w.call(ctx, associate, "POST", "/v1/runs", map[string]any{
+		"agent_key": "matter_assistant", "matter_id": matter, "counsel_message": message,
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := w.expect(step, a, 202); err != nil {
+		return "", err
+	}
+	runID := str(a.json, "run_id")
+	if runID == "" || a.header.Get("Location") == "" {
+		return "", &StepError{step, "202 with the run_id and a Location", a.describe()}
+	}
+	w.ok("run %s accepted (202 %s): the worker takes it from the queue", short(runID), str(a.json, "status"))
+	return runID, nil
+}
+
+// exported is a run's ledger export, verified.
+type exported struct {
+	file   string
+	lines  []ledgerLine
+	state  reducer.RunState
+	signed *contracts.HeadLine
+}
+
+func (x *exported) String() string {
+	what := "hash chain intact"
+	if x.signed != nil {
+		what += fmt.Sprintf(", signed head at seq %d verified with %s", x.signed.Seq, x.signed.KeyID)
+	}
+	return fmt.Sprintf("%d lines, %s (head %s)", len(x.lines), what, short(x.state.HeadHash))
+}
+
+// export writes the run's ledger, with its signed head, to LogDir and
+// verifies the file as the operator CLI would (warrant ledger verify
+// --key): the run completed through seq last (0: the export's last line).
+func (w *walk) export(ctx context.Context, step, runID string, last int64) (*exported, error) {
+	lines, raw, err := w.ledger(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if last == 0 {
+		last = lines[len(lines)-1].Seq
+	}
+	x := &exported{file: filepath.Join(w.LogDir, "ledger-"+runID+".ndjson"), lines: lines}
+	if err := os.WriteFile(x.file, raw, 0o644); err != nil {
+		return nil, err
+	}
+	if x.state, x.signed, err = verify(ctx, x.file, w.LedgerKey); err != nil {
+		return nil, &StepError{step, "the export to verify (as warrant ledger verify --key)", err.Error()}
+	}
+	if x.state.Status != warrant.RunCompleted || x.state.LastSeq != last {
+		return nil, &StepError{step, fmt.Sprintf("status completed through seq %d", last),
+			fmt.Sprintf("status %s through seq %d", x.state.Status, x.state.LastSeq)}
+	}
+	return x, nil
+}
+
+// firedIDs lists the ids of a view's fired_rules.
+func firedIDs(v any) []string {
+	rules, _ := v.([]any)
+	ids := make([]string, 0, len(rules))
+	for _, r := range rules {
+		m, _ := r.(map[string]any)
+		ids = append(ids, str(m, "id"))
+	}
+	return ids
+}
+
+// strs is a JSON array's strings.
+func strs(v any) []string {
+	a, _ := v.([]any)
+	out := make([]string, 0, len(a))
+	for _, e := range a {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // follow long-polls GET /v1/runs/{id}?wait=20 (or, with Poll, polls it), as

@@ -21,11 +21,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -38,21 +40,22 @@ import (
 
 // The adapters satisfy the interfaces their consumers declare.
 var (
-	_ agent.Store              = (*dynamo.Store)(nil)
-	_ agent.DecideStore        = (*dynamo.Store)(nil)
-	_ agent.Converser          = (*bedrock.Client)(nil)
-	_ tools.Outbox             = (*dynamo.Store)(nil)
-	_ handlers.RunsStore       = (*dynamo.Store)(nil)
-	_ handlers.ProjectionStore = (*dynamo.Store)(nil)
-	_ handlers.Runner          = (*agent.Brain)(nil)
-	_ handlers.Continuer       = (*agent.Brain)(nil)
-	_ handlers.SweepBrain      = (*agent.Brain)(nil)
-	_ handlers.LeaseIndex      = (*dynamo.Store)(nil)
-	_ handlers.Enqueuer        = (*sqs.Queue)(nil)
-	_ agent.ReconcileStore     = (*dynamo.Store)(nil)
-	_ reducer.Source           = (*dynamo.Store)(nil)
-	_ reducer.HeadVerifier     = (*anchor.Keyring)(nil)
-	_ dynamo.HeadSigner        = (*anchor.Keyring)(nil)
+	_ agent.Store                 = (*dynamo.Store)(nil)
+	_ agent.DecideStore           = (*dynamo.Store)(nil)
+	_ agent.Converser             = (*bedrock.Client)(nil)
+	_ tools.Outbox                = (*dynamo.Store)(nil)
+	_ handlers.RunsStore          = (*dynamo.Store)(nil)
+	_ handlers.ProjectionStore    = (*dynamo.Store)(nil)
+	_ handlers.Runner             = (*agent.Brain)(nil)
+	_ handlers.Continuer          = (*agent.Brain)(nil)
+	_ handlers.SweepBrain         = (*agent.Brain)(nil)
+	_ handlers.LeaseIndex         = (*dynamo.Store)(nil)
+	_ handlers.ReservationSweeper = (*dynamo.Store)(nil)
+	_ handlers.Enqueuer           = (*sqs.Queue)(nil)
+	_ agent.ReconcileStore        = (*dynamo.Store)(nil)
+	_ reducer.Source              = (*dynamo.Store)(nil)
+	_ reducer.HeadVerifier        = (*anchor.Keyring)(nil)
+	_ dynamo.HeadSigner           = (*anchor.Keyring)(nil)
 )
 
 // Deps is what a function is built from. Load fills it from the environment;
@@ -68,7 +71,9 @@ type Deps struct {
 	Model agent.Converser
 	// Queue hands runs to the worker (QUEUE_URL); nil for functions that
 	// hand nothing over.
-	Queue  handlers.Enqueuer
+	Queue handlers.Enqueuer
+	// Policy is the risk policy (TOOL_POLICY); nil: the embedded one.
+	Policy *toolpolicy.Policy
 	Logger *failure.Logger
 	// Now is the brain's and the approval handler's clock (nil: time.Now).
 	// The store has its own (dynamo.WithClock).
@@ -105,6 +110,11 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	if cfg.QueueURL != "" {
 		d.Queue = sqs.New(awssqs.NewFromConfig(awsCfg), cfg.QueueURL)
 	}
+	if cfg.ToolPolicy != "" {
+		if d.Policy, err = LoadPolicy(ctx, cfg.ToolPolicy, func() SSMGetter { return ssm.NewFromConfig(awsCfg) }); err != nil {
+			return Deps{}, err
+		}
+	}
 	if cfg.Function == config.Worker {
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
@@ -116,9 +126,12 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 // risk policy, the configured prices and the reference tools. The sweeper's
 // brain has no agents: it settles runs from their ledgers and never runs one.
 func NewBrain(d Deps) (*agent.Brain, error) {
-	policy, err := toolpolicy.Embedded()
-	if err != nil {
-		return nil, failure.Wrap(failure.KindConfigInvalid, "the embedded risk policy does not load", err)
+	policy := d.Policy
+	if policy == nil {
+		var err error
+		if policy, err = LoadPolicy(context.Background(), "", nil); err != nil {
+			return nil, err
+		}
 	}
 	c := d.Config
 	var agents []agent.Definition
@@ -127,7 +140,7 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 	}
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
-			Now: d.Now, NewID: d.NewID, Heads: d.verifier()},
+			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget()},
 		tools.Reference(d.Store, d.Now), agents...)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
@@ -187,19 +200,26 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Sweeper{Brain: brain, Index: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
+	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
 }
 
-// Approve builds counsel's decision handler.
-func Approve(d Deps) *handlers.Approve {
-	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now},
+// Approve builds counsel's decision handler. Its brain (no model) decides
+// counsel's edits: the tools' schemas and the risk policy.
+func Approve(d Deps) (*handlers.Approve, error) {
+	brain, err := NewBrain(d)
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain},
 		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now},
-		HTTP:       d.http(), Resp: d.responder(config.Approve)}
+		HTTP:       d.http(), Resp: d.responder(config.Approve)}, nil
 }
 
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
-	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs)}
+	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs),
+		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now,
+		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
 }
 
 // StreamReduce builds the ledger stream's reducer.
@@ -236,7 +256,11 @@ func Handler(d Deps) (any, error) {
 		}
 		return h.Handle, nil
 	case config.Approve:
-		return Approve(d).Handle, nil
+		h, err := Approve(d)
+		if err != nil {
+			return nil, err
+		}
+		return h.Handle, nil
 	case config.Runs:
 		return Runs(d).Handle, nil
 	case config.StreamReduce:

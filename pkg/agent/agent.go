@@ -62,11 +62,33 @@ type EffectStore interface {
 	TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error
 }
 
+// PolicyStore is what the risk policy's rules weigh beyond a call: the
+// firm's own e-mail domains and the matter's client's.
+type PolicyStore interface {
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	GetMatter(ctx context.Context, firm, matter string) (warrant.Matter, error)
+}
+
+// BudgetStore holds firms to their monthly budgets (pkg/dynamo's budget.go).
+type BudgetStore interface {
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	// Reserve holds a call's worst case against the firm's month, for the
+	// run's lease holder only, while the firm's settings say limit.
+	Reserve(ctx context.Context, r warrant.Reservation, limit warrant.BudgetLimit) (warrant.Reservation, error)
+	// SettleUsage stores the call's model.usage line and settles its
+	// reservation to the line's cost, in one write.
+	SettleUsage(ctx context.Context, r warrant.Reservation, finish warrant.RunStatus, line contracts.Line) error
+	// ReleaseReservation gives a reservation back whole, once.
+	ReleaseReservation(ctx context.Context, r warrant.Reservation, expiredBefore time.Time) (bool, error)
+}
+
 // Store is every flow's store: what a Brain runs on.
 type Store interface {
 	RunStore
 	ApprovalStore
 	EffectStore
+	PolicyStore
+	BudgetStore
 }
 
 // Definition is one agent: its prompt, model and tools.
@@ -106,8 +128,12 @@ type Config struct {
 	// Heads verifies a run's signed ledger head before a resume acts on the
 	// ledger (nil: the head's seq and hash are still checked, not its MAC).
 	Heads reducer.HeadVerifier
-	Now   func() time.Time
-	NewID func() string
+	// FirmBudget is the monthly budget in nano-USD of a firm whose settings
+	// name none (FIRM_MONTHLY_BUDGET_USD); nil: none, and such a firm's
+	// model calls are refused (firm_budget_exceeded).
+	FirmBudget *int64
+	Now        func() time.Time
+	NewID      func() string
 }
 
 // Brain runs agents. Build it with New; it is safe for concurrent use.

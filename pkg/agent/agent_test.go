@@ -295,21 +295,62 @@ func TestResumeOfPendingWarrantIsConflict(t *testing.T) {
 	}
 }
 
+// usages returns a run's model.usage lines, in order.
+func (h *harness) usages(runID string) []*contracts.ModelUsage {
+	var out []*contracts.ModelUsage
+	for _, l := range h.ledger(runID) {
+		if u, ok := l.Event.(*contracts.ModelUsage); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func usd(t *testing.T, s string) pricing.Nano {
+	t.Helper()
+	n, err := pricing.ParseUSD(s)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
+}
+
+// TestCostCapStopsBeforeTheCrossingCall: the run cap is exact. A run whose
+// second call's worst case (its reserved_usd) fits beside the first call's
+// cost makes both calls; a cap one nano-dollar lower refuses the second
+// before it is made (cost_cap_exceeded, nothing sent); a cap below the
+// first call's worst case makes no call.
 func TestCostCapStopsBeforeTheCrossingCall(t *testing.T) {
 	h := newHarness(t, demo, options{})
-	// The first call's worst case fits under 2 cents; after it, the second
-	// call's worst case (1024 output tokens at $16.50/M alone is ~1.7 cents) does not.
-	res := h.start("Summarize the matter for me.", "0.02")
-	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindCostCapExceeded) {
-		t.Fatalf("state = %+v", res.State)
+	const ask = "Summarize the matter for me."
+	full := h.start(ask, "1.00")
+	us := h.usages(full.State.RunID)
+	if full.State.Status != warrant.RunCompleted || len(us) != 2 || h.fake.Calls() != 2 {
+		t.Fatalf("the uncapped run: %+v, %d usage lines", full.State, len(us))
 	}
-	if h.fake.Calls() != 1 || res.State.Cost > res.State.CostCap {
-		t.Fatalf("calls = %d, cost %d cap %d", h.fake.Calls(), res.State.Cost, res.State.CostCap)
+	for i, u := range us {
+		if u.ReservedUSD == "" || usd(t, u.CostUSD) > usd(t, u.ReservedUSD) {
+			t.Fatalf("call %d cost %s above its reservation %q", i+1, u.CostUSD, u.ReservedUSD)
+		}
+	}
+	first, second := usd(t, us[0].ReservedUSD), usd(t, us[0].CostUSD)+usd(t, us[1].ReservedUSD)
+
+	exact := h.start(ask, pricing.FormatUSD(second))
+	if exact.State.Status != warrant.RunCompleted || h.fake.Calls() != 4 {
+		t.Fatalf("cap = cost of call 1 + worst of call 2 (%s): %+v, calls %d", pricing.FormatUSD(second), exact.State, h.fake.Calls())
+	}
+	h.ep.Counter.Reset() // the report counts this run's round trips
+	res := h.start(ask, pricing.FormatUSD(second-1))
+	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindCostCapExceeded) {
+		t.Fatalf("one nano below: state = %+v", res.State)
+	}
+	if h.fake.Calls() != 5 || res.State.Cost > res.State.CostCap || res.State.ModelCalls != 1 {
+		t.Fatalf("calls = %d, model calls %d, cost %d cap %d", h.fake.Calls(), res.State.ModelCalls, res.State.Cost, res.State.CostCap)
 	}
 	h.report("cost cap stops before crossing", res.State.RunID)
 	// A cap below the first call's worst case makes no call at all.
-	res = h.start("Summarize the matter for me.", "0.001")
-	if res.State.Status != warrant.RunFailed || h.fake.Calls() != 1 {
+	res = h.start(ask, pricing.FormatUSD(first-1))
+	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindCostCapExceeded) || h.fake.Calls() != 5 {
 		t.Fatalf("state = %+v calls=%d", res.State, h.fake.Calls())
 	}
 }
@@ -449,7 +490,7 @@ func TestResumeWithAToolNoLongerRegistered(t *testing.T) {
 	prices, _ := pricing.Embedded()
 	trimmed := agent.MatterAssistant
 	trimmed.Tools = []string{"search_matter_documents", "get_matter_summary"}
-	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel},
+	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()},
 		tools.Reference(h.store, nil), trimmed)
 	if err != nil {
 		t.Fatal(err)

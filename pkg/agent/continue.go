@@ -124,15 +124,24 @@ func (b *Brain) standing(ctx context.Context, firm, runID string) (Result, error
 
 // releasedCall answers the call a just-released warrant decided. The
 // warrant is read from the ledger (run.blocked carries the exact input
-// counsel was shown, tied to tool.requested by its hash); an approved one runs
-// under the claim the resume reserved, which this worker takes first. A claim
-// someone else already took is an effect of unknown outcome.
+// counsel was shown, tied to tool.requested by its hash; approval.decided
+// carries counsel's edit, if any); an approved one runs under the claim the
+// resume reserved, which this worker takes first. A claim someone else
+// already took is an effect of unknown outcome.
 func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, lines []contracts.Line, view ledgerView) (*contracts.ToolCompleted, error) {
 	var blocked *contracts.BlockedApproval
+	var decided *contracts.ApprovalDecided
 	for _, l := range lines {
-		if b, ok := l.Event.(*contracts.RunBlocked); ok && b.Approval.ApprovalRequestID == rel.ApprovalRequestID {
-			a := b.Approval
-			blocked = &a
+		switch e := l.Event.(type) {
+		case *contracts.RunBlocked:
+			if e.Approval.ApprovalRequestID == rel.ApprovalRequestID {
+				a := e.Approval
+				blocked = &a
+			}
+		case *contracts.ApprovalDecided:
+			if e.ApprovalRequestID == rel.ApprovalRequestID {
+				decided = e
+			}
 		}
 	}
 	if blocked == nil {
@@ -153,15 +162,23 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 	if !ok || !slices.Contains(s.def.Tools, blocked.ToolName) {
 		return nil, staged(failure.StageResume, failure.New(failure.KindConflict, "the warranted tool is no longer available to the run's agent"))
 	}
-	key := warrant.EffectKey{ToolName: blocked.ToolName, InputSHA256: blocked.ToolInputHash, Attempt: s.allow.Attempt}
+	// The call that runs is the one counsel signed: the requested input, or
+	// counsel's edit of it as approval.decided recorded it (its hash was
+	// checked when the line was parsed, and the resume claimed it).
+	input, hash, edited := blocked.ToolInput, blocked.ToolInputHash, ""
+	if decided != nil && decided.EditedInputSHA256 != "" {
+		input, hash, edited = decided.EditedInput, decided.EditedInputSHA256, decided.EditedInputSHA256
+	}
+	key := warrant.EffectKey{ToolName: blocked.ToolName, InputSHA256: hash, Attempt: s.allow.Attempt}
 	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease); err != nil {
 		if errors.Is(err, warrant.ErrEffectClaimed) {
 			return nil, s.unknownOutcome(ctx, req, rel.EffectRef, key)
 		}
 		return nil, staged(failure.StageEffectClaim, err)
 	}
-	// The warrant's own input runs: the bytes counsel was shown and signed.
-	tc, _, err := s.run(ctx, req, tool, blocked.ToolInput, key, rel.EffectRef)
+	// The warrant's own input runs: the bytes counsel was shown (or wrote)
+	// and signed.
+	tc, _, err := s.run(ctx, req, tool, input, key, rel.EffectRef, edited)
 	return tc, err
 }
 
@@ -180,15 +197,8 @@ func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested) (*
 		// claim, so the ledger and the claims disagree.
 		return nil, staged(failure.StageEffectClaim, failure.New(failure.KindLedgerCorrupt, "a requested call has no claim"))
 	}
-	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.b.replayable(req.ToolName))
+	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.replayable(ctx, req))
 	return tc, err
-}
-
-// replayable reports whether the policy lets a call of tool run again
-// (a read with no effect).
-func (b *Brain) replayable(tool string) bool {
-	d, err := b.policy.GetToolRiskDecision(tool, nil)
-	return err == nil && d.Replayable
 }
 
 // unknownOutcome ends the run because an effect's executor was lost before

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -15,6 +17,7 @@ type DecideStore interface {
 	reducer.Source
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	GetWarrant(ctx context.Context, firm, run, approvalID string) (warrant.Warrant, error)
 	DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error)
 }
 
@@ -25,6 +28,14 @@ type Decider struct {
 	// extends the ledger (nil: seq and hash only).
 	Heads reducer.HeadVerifier
 	Now   func() time.Time // the line's clock (nil: time.Now)
+	// Edits decides counsel's edit of a call (the Brain's CheckEdit); nil:
+	// edits are refused.
+	Edits EditChecker
+}
+
+// EditChecker validates an edited call and runs the risk policy on it.
+type EditChecker interface {
+	CheckEdit(ctx context.Context, run warrant.Run, tool string, input json.RawMessage) (EditVerdict, error)
 }
 
 // Decide records counsel's signature (approved) or refusal (denied) of a pending
@@ -38,9 +49,19 @@ type Decider struct {
 // the user who started the run cannot decide its warrant; the line records
 // the requester and whether separation applied.
 //
+// Counsel may approve an edited call instead (d.EditedInput): the edit is
+// canonicalized and hashed here (d.EditedHash is set from it), must differ
+// from the requested call, must satisfy the tool's schema, and the risk
+// policy is run on it with the run's metadata. A denied edit is
+// policy_denied and nothing is written. approval.decided records the
+// presented hash, the edit, its hash and the policy's decision on it; the
+// warrant then covers the edited call only.
+//
 // Errors (failure kinds): not_found, conflict (not pending, hash mismatch, a
 // concurrent ledger write), expired, self_approval, invalid_request
-// (decision not closed, hash not a digest), ledger_corrupt.
+// (decision not closed, hash not a digest, an edit that is not canonical
+// JSON, equals the request, fails the schema or comes with a denial),
+// policy_denied (the edit), ledger_corrupt.
 func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision) (warrant.Warrant, error) {
 	if !d.Decision.Valid() {
 		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field decision: must be approved or denied")
@@ -51,6 +72,12 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	r, err := dc.Store.GetRun(ctx, firm, run)
 	if err != nil {
 		return warrant.Warrant{}, err
+	}
+	var verdict EditVerdict
+	if len(d.EditedInput) > 0 {
+		if verdict, err = dc.checkEdit(ctx, r, approvalID, &d); err != nil {
+			return warrant.Warrant{}, err
+		}
 	}
 	folded, err := reducer.Fold(ctx, dc.Store, firm, run, reducer.FoldOptions{Head: &r.Head, Keys: dc.Heads})
 	if err != nil {
@@ -74,9 +101,46 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	}
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
 		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
-		RequestedBy: folded.State.UserID, Separation: separation, DecidedAs: d.DecidedAs})
+		RequestedBy: folded.State.UserID, Separation: separation, DecidedAs: d.DecidedAs,
+		EditedInput: d.EditedInput, EditedInputSHA256: d.EditedHash, EditedRiskTier: verdict.RiskTier, EditedFiredRules: verdict.FiredRules})
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}
 	return dc.Store.DecideWarrant(ctx, firm, run, approvalID, d, line)
+}
+
+// checkEdit canonicalizes counsel's edit into d and has the policy decide
+// it. It reads the warrant for the tool and the requested hash; the store's
+// conditional write still guards the decision itself.
+func (dc Decider) checkEdit(ctx context.Context, r warrant.Run, approvalID string, d *warrant.CounselDecision) (EditVerdict, error) {
+	if d.Decision != warrant.DecisionApproved {
+		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: only an approval may edit the call")
+	}
+	if dc.Edits == nil {
+		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: edits are not accepted here")
+	}
+	canonical, hash, err := contracts.CanonicalInput(d.EditedInput)
+	if err != nil {
+		var fe *contracts.FieldError
+		if errors.As(err, &fe) && fe.Path != "" && contracts.ValidPath(fe.Path) {
+			return EditVerdict{}, failure.Wrap(failure.KindInvalidRequest, "field edited_input: "+fe.Path+": "+fe.Reason, err)
+		}
+		return EditVerdict{}, failure.Wrap(failure.KindInvalidRequest, "field edited_input: not canonicalizable JSON", err)
+	}
+	if len(canonical) == 0 || canonical[0] != '{' {
+		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: must be a JSON object")
+	}
+	w, err := dc.Store.GetWarrant(ctx, r.FirmID, r.RunID, approvalID)
+	if err != nil {
+		return EditVerdict{}, err
+	}
+	if hash == w.ToolInputHash {
+		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: is the call as requested; approve it without an edit")
+	}
+	v, err := dc.Edits.CheckEdit(ctx, r, w.ToolName, canonical)
+	if err != nil {
+		return EditVerdict{}, err
+	}
+	d.EditedInput, d.EditedHash = canonical, hash
+	return v, nil
 }

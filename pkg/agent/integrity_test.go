@@ -131,7 +131,7 @@ func TestFailedWarrantedCallIsRetriedOnANewWarrant(t *testing.T) {
 		}
 	}
 	policy, _ := toolpolicy.Embedded()
-	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel}, set, agent.MatterAssistant)
+	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, set, agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestToolErrorTextStaysOut(t *testing.T) {
 		}
 	}
 	policy, _ := toolpolicy.Embedded()
-	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel}, set, agent.MatterAssistant)
+	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, set, agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,15 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -24,9 +27,14 @@ type ResumeRequest struct {
 // concurrent resumes exactly one proceeds and the rest get a conflict. It
 // executes nothing and calls no model.
 //
+// An approved warrant's call (counsel's edit, if any) is decided again by
+// the risk policy running now; if it denies it, the warrant is refused and
+// the run fails with policy_changed, in one transaction, and nothing runs.
+//
 // Errors (failure kinds): not_found (no such run or warrant in this firm),
 // conflict (warrant pending or consumed, run not held on it, effect already
 // claimed, warrant not matching the ledger), expired (warrant past expires_at),
+// policy_changed (the policy now denies the call: recorded, never executed),
 // unknown_agent (the run's agent is no longer registered), ledger_corrupt.
 func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, error) {
 	run, err := b.store.GetRun(ctx, r.FirmID, r.RunID)
@@ -57,6 +65,9 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	if _, err := tamperCheck(w, view); err != nil {
 		return Result{}, err
 	}
+	if err := editCheck(w, lines); err != nil {
+		return Result{}, err
+	}
 	def, ok := b.agents[view.started.AgentKey]
 	if !ok {
 		return Result{}, failure.New(failure.KindUnknownAgent, "the run's agent is no longer registered")
@@ -70,13 +81,27 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now = b.cfg.Now
 	s.state = state
+	execInput, execHash := w.Executes()
+	if w.Decision == warrant.DecisionApproved {
+		// Re-check at dispatch: the policy running now decides the call the
+		// warrant lets run. If it denies it (a rule added or an overlay
+		// changed since the hold), the warrant is refused, the run fails
+		// with policy_changed, and nothing executes.
+		pm, err := s.policyMeta(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		if d := b.decide(w.ToolName, execInput, pm); d.Action == toolpolicy.ActionDeny {
+			return Result{}, s.refuse(ctx, w, d)
+		}
+	}
 	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}
 	// A declined warrant claims its call too, as declined: every copy of the
 	// call, in this step or a later turn, is then answered "declined" and
 	// nothing can execute it in this run. An approved one is reserved for the
 	// worker that continues the run.
 	claim := warrant.ResumeClaim{FirmID: r.FirmID, RunID: r.RunID, ApprovalID: w.ApprovalID, Decision: w.Decision,
-		ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt, PickupBy: b.cfg.Now().Add(b.cfg.Pickup).UTC()}
+		ToolName: w.ToolName, InputSHA256: execHash, Attempt: w.Attempt, PickupBy: b.cfg.Now().Add(b.cfg.Pickup).UTC()}
 	if w.Decision == warrant.DecisionApproved {
 		claim.EffectRef = b.cfg.NewID()
 		released.EffectRef = claim.EffectRef
@@ -96,6 +121,54 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 		return Result{}, err
 	}
 	return b.Continue(ctx, r.FirmID, r.RunID, r.CorrelationID)
+}
+
+// refuse records that the running policy denies a warrant's call at
+// dispatch: the warrant becomes refused and the run fails (policy_changed)
+// with its run.failed line, in one transaction. The caller gets the same
+// kind.
+func (s *session) refuse(ctx context.Context, w warrant.Warrant, d toolpolicy.Decision) error {
+	msg := "the risk policy (version " + d.PolicyVersion + ") now denies the warranted call"
+	if ids := ruleIDs(firedRules(d.FiredRules)); ids != "" {
+		msg += " (fired rules: " + ids + ")"
+	}
+	reason := failure.New(failure.KindPolicyChanged, msg+"; the warrant was refused and nothing was executed")
+	env := failure.Build(reason, failure.StageResume, "agent", s.scope())
+	s.b.logger.Log(ctx, env)
+	sw := warrant.SweepFailure{FirmID: s.meta.FirmID, RunID: s.meta.RunID, RefuseApproval: w.ApprovalID}
+	if err := s.commit(ctx, func(ls []contracts.Line) error { return s.b.store.SweepFail(ctx, sw, ls...) }, runFailed(reason, env)); err != nil {
+		if errors.Is(err, warrant.ErrRunNotInState) {
+			return failure.New(failure.KindConflict, "the run is not held on this warrant")
+		}
+		return err
+	}
+	return reason
+}
+
+// editCheck holds a warrant's edit to the ledger: the approval.decided line
+// of this warrant must carry exactly the edit the warrant item does (or
+// neither carries one), and the edit must hash to its recorded hash, so a
+// rewritten warrant item can neither add, drop nor change counsel's edit.
+func editCheck(w warrant.Warrant, lines []contracts.Line) error {
+	mismatch := failure.New(failure.KindConflict, "the warrant's edit does not match the run's ledger")
+	var decided *contracts.ApprovalDecided
+	for _, l := range lines {
+		if d, ok := l.Event.(*contracts.ApprovalDecided); ok && d.ApprovalRequestID == w.ApprovalID {
+			decided = d
+		}
+	}
+	if decided == nil {
+		return mismatch
+	}
+	if decided.EditedInputSHA256 != w.EditedHash || !bytes.Equal(decided.EditedInput, w.EditedInput) {
+		return mismatch
+	}
+	if w.EditedHash != "" {
+		if h, err := contracts.InputHash(w.EditedInput); err != nil || h != w.EditedHash || w.Decision != warrant.DecisionApproved {
+			return mismatch
+		}
+	}
+	return nil
 }
 
 // tamperCheck re-hashes the warrant's stored input and requires it to match the

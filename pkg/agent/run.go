@@ -17,6 +17,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -108,8 +109,13 @@ type session struct {
 	msgs  []types.Message
 	owner string
 	lease time.Time // the worker's lease on the run (zero: none taken)
+	// limit is the firm's monthly budget as this session last read it
+	// (nil: not read yet).
+	limit *warrant.BudgetLimit
 	// allow is the warrant mounted for the resumed step (nil otherwise).
 	allow *warrant.Warrant
+	// pmeta is what the policy's rules weigh beyond a call (read once).
+	pmeta *toolpolicy.Metadata
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {
@@ -232,31 +238,54 @@ func (s *session) loop(ctx context.Context) {
 
 // step makes one model call and handles its tool uses. It returns false when
 // the run stopped (ended, held or failed).
+//
+// Before the call its worst case is held to the run's cap (preflight) and
+// reserved against the firm's monthly budget (reserve); a call that does not
+// fit either is never made. The reservation is settled to the call's real
+// cost in the write that stores its model.usage line, or released whole if
+// the call failed.
 func (s *session) step(ctx context.Context) bool {
 	in := s.request()
-	if err := s.preflight(in); err != nil {
+	worst, err := s.preflight(in)
+	if err != nil {
+		s.fail(ctx, err, failure.StageModelCall)
+		return false
+	}
+	turn := s.state.Turns + 1
+	res, err := s.reserve(ctx, turn, worst)
+	if errors.Is(err, warrant.ErrLeaseHeld) {
+		// This worker's lease passed and the run is another's (a new
+		// worker's, or the sweeper's): nothing of it is this worker's to
+		// write, its failure included.
+		s.b.logger.Log(ctx, failure.Build(err, failure.StageModelCall, "agent", s.scope()))
+		return false
+	}
+	if err != nil {
 		s.fail(ctx, err, failure.StageModelCall)
 		return false
 	}
 	var deltas []string
 	out, err := s.b.model.Converse(ctx, in, func(t string) { deltas = append(deltas, t) })
 	if err != nil {
+		s.release(ctx, res)
 		s.fail(ctx, err, failure.StageModelCall)
 		return false
 	}
-	turn := s.state.Turns + 1
 	// The money first: model.usage is stored on its own, before anything
 	// that can still fail (a malformed answer, a turn too large for a ledger
-	// line), so a call that was paid for is always counted. If it crosses
-	// the cap the reducer aborts the run and this write finishes it: the
-	// turn's content is not delivered.
+	// line), so a call that was paid for is always counted, in the ledger
+	// and the firm's budget at once. If it crosses the cap the reducer
+	// aborts the run and this write finishes it: the turn's content is not
+	// delivered.
 	usage := usageOf(out.Usage)
 	cost, err := s.b.prices.TokenCost(s.def.ModelID, usage)
 	if err != nil {
+		s.release(ctx, res)
 		s.fail(ctx, failure.Wrap(failure.KindUnknownModel, "the model's usage cannot be priced", err), failure.StageModelCall)
 		return false
 	}
-	if err := s.commit(ctx, nil, &contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost)}); err != nil {
+	if err := s.settle(ctx, res, &contracts.ModelUsage{Turn: turn, ModelID: s.def.ModelID, Usage: usage, CostUSD: pricing.FormatUSD(cost),
+		ReservedUSD: pricing.FormatUSD(worst)}); err != nil {
 		s.fail(ctx, err, failure.StageLedgerWrite)
 		return false
 	}
@@ -351,67 +380,75 @@ func (s *session) request() *bedrockruntime.ConverseInput {
 	}
 }
 
-// preflight refuses a call whose worst case would cross the cap: the cost so
-// far plus the estimated input tokens and every allowed output token.
-func (s *session) preflight(in *bedrockruntime.ConverseInput) error {
-	worst, err := s.b.prices.TokenCost(s.def.ModelID, contracts.Usage{
-		InputTokens: estimateInputTokens(in), OutputTokens: int64(aws.ToInt32(in.InferenceConfig.MaxTokens))})
+// preflight refuses a call whose worst case would cross the run's cap (the
+// cost so far plus worst > cap) and returns that worst case: inputBound's
+// input tokens and every allowed output token, at the model's price
+// (pricing.Table.WorstCost). The run's lease makes this check sequential,
+// so it is exact.
+func (s *session) preflight(in *bedrockruntime.ConverseInput) (pricing.Nano, error) {
+	bound, err := inputBound(in)
 	if err != nil {
-		return failure.Wrap(failure.KindUnknownModel, "the model cannot be priced", err)
+		return 0, failure.Wrap(failure.KindInternal, "the model call's input cannot be bounded", err)
+	}
+	worst, err := s.b.prices.WorstCost(s.def.ModelID, bound, int64(aws.ToInt32(in.InferenceConfig.MaxTokens)))
+	if err != nil {
+		return 0, failure.Wrap(failure.KindUnknownModel, "the model cannot be priced", err)
 	}
 	if s.state.Cost+worst > s.state.CostCap {
-		return failure.New(failure.KindCostCapExceeded, "the next model call could exceed the run's cost cap")
+		return 0, failure.New(failure.KindCostCapExceeded, "the next model call could exceed the run's cost cap")
 	}
-	return nil
+	return worst, nil
 }
 
-// estimateInputTokens over-estimates on purpose: one token per three bytes of
-// the serialized request, where real tokenizers average about four.
-func estimateInputTokens(in *bedrockruntime.ConverseInput) int64 {
-	n := 0
-	for _, sb := range in.System {
-		if t, ok := sb.(*types.SystemContentBlockMemberText); ok {
-			n += len(t.Value)
-		}
-	}
-	for _, m := range in.Messages {
-		for _, c := range m.Content {
-			n += blockSize(c)
-		}
-	}
-	for _, t := range in.ToolConfig.Tools {
-		if spec, ok := t.(*types.ToolMemberToolSpec); ok {
-			n += len(aws.ToString(spec.Value.Name)) + len(aws.ToString(spec.Value.Description))
-			if js, ok := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson); ok {
-				b, _ := js.Value.MarshalSmithyDocument()
-				n += len(b)
+// reserve holds the call's worst case against the firm's budget for this
+// month (until the worker's lease ends, when the sweeper may release it).
+// The firm's limit is read from its settings once per session; every
+// reservation is conditioned on the settings still saying so, and one
+// refused for that reads them again, so no reservation is ever held to a
+// limit the firm has changed.
+func (s *session) reserve(ctx context.Context, turn int64, worst pricing.Nano) (warrant.Reservation, error) {
+	r := warrant.Reservation{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ID: s.b.cfg.NewID(), Turn: turn, Owner: s.owner,
+		AmountNano: int64(worst), ExpiresAt: s.leaseUntil(ctx)}
+	for attempt := 0; ; attempt++ {
+		if s.limit == nil {
+			fs, err := s.b.store.GetFirmSettings(ctx, s.meta.FirmID)
+			if err != nil {
+				return warrant.Reservation{}, err
 			}
+			l := fs.Limit(s.b.cfg.FirmBudget)
+			s.limit = &l
 		}
+		res, err := s.b.store.Reserve(ctx, r, *s.limit)
+		if !errors.Is(err, warrant.ErrBudgetLimitChanged) || attempt == 2 {
+			return res, err
+		}
+		s.limit = nil
 	}
-	return int64(n/3 + 1)
 }
 
-func blockSize(c types.ContentBlock) int {
-	switch v := c.(type) {
-	case *types.ContentBlockMemberText:
-		return len(v.Value)
-	case *types.ContentBlockMemberToolUse:
-		b, _ := v.Value.Input.MarshalSmithyDocument()
-		return len(b) + len(aws.ToString(v.Value.Name)) + len(aws.ToString(v.Value.ToolUseId))
-	case *types.ContentBlockMemberToolResult:
-		n := len(aws.ToString(v.Value.ToolUseId))
-		for _, rc := range v.Value.Content {
-			switch r := rc.(type) {
-			case *types.ToolResultContentBlockMemberText:
-				n += len(r.Value)
-			case *types.ToolResultContentBlockMemberJson:
-				b, _ := r.Value.MarshalSmithyDocument()
-				n += len(b)
-			}
-		}
-		return n
+// settle stores the call's model.usage line and settles its reservation to
+// the line's cost in one write (finishing the run if the line ends it).
+func (s *session) settle(ctx context.Context, res warrant.Reservation, u *contracts.ModelUsage) error {
+	lines, st, err := s.build(u)
+	if err != nil {
+		return err
 	}
-	return 64
+	var finish warrant.RunStatus
+	if st.Status.Terminal() {
+		finish = st.Status
+	}
+	if err := s.b.store.SettleUsage(ctx, res, finish, lines[0]); err != nil {
+		return err
+	}
+	return s.advance(lines[0])
+}
+
+// release gives a reservation back whole: its call failed and nothing was
+// billed. If it cannot, the sweeper will once the worker's lease passed.
+func (s *session) release(ctx context.Context, res warrant.Reservation) {
+	if _, err := s.b.store.ReleaseReservation(ctx, res, time.Time{}); err != nil {
+		s.b.logger.Log(ctx, failure.Build(err, failure.StageModelCall, "agent", s.scope()))
+	}
 }
 
 func usageOf(u *types.TokenUsage) contracts.Usage {

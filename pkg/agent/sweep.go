@@ -139,7 +139,7 @@ func (s *session) openEffect(ctx context.Context, view ledgerView) (*contracts.T
 			return nil, nil, err
 		}
 		// A replayable read's claim is no effect: a new worker reads again.
-		if c != nil && c.Taken() && !s.b.replayable(req.ToolName) {
+		if c != nil && c.Taken() && !s.replayable(ctx, req) {
 			return req, c, nil
 		}
 	}

@@ -51,14 +51,14 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, failure.Wrap(failure.KindModelMalformedOutput, "the model's tool input is not canonical JSON", err))
 	}
-	decision, err := s.b.policy.GetToolRiskDecision(b.Name, nil)
+	meta, err := s.policyMeta(ctx)
 	if err != nil {
-		// A name the policy cannot even read is denied like any unlisted tool.
-		decision = toolpolicy.Decision{ToolName: b.Name, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
-			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: s.b.policy.Version()}
+		return nil, false, staged(failure.StageToolPolicy, err)
 	}
+	decision := s.b.decide(b.Name, input, meta)
 	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: input, InputSHA256: hash,
-		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy}
+		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy,
+		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules)}
 	finish := func(status, msg string) (*contracts.ToolCompleted, bool, error) {
 		tc := &contracts.ToolCompleted{ToolUseID: b.ToolUseID, ToolName: b.Name, InputSHA256: hash, Status: status, Result: errorResult(msg)}
 		if err := s.commit(ctx, nil, req, tc); err != nil {
@@ -177,18 +177,19 @@ func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, too
 	if !claimed {
 		return s.reuse(ctx, req, tool, existing, replayable)
 	}
-	return s.run(ctx, req, tool, req.Input, warrant.EffectKey{ToolName: req.ToolName, InputSHA256: req.InputSHA256}, effectRef)
+	return s.run(ctx, req, tool, req.Input, warrant.EffectKey{ToolName: req.ToolName, InputSHA256: req.InputSHA256}, effectRef, "")
 }
 
 // run executes a claimed effect attempt on input and completes the claim
 // (conditioned on this session owning it) together with the tool.completed
 // line. A tool's own error never leaves as text: it is logged as a sanitized
 // failure envelope, and the ledger and the model get a fixed message with
-// that envelope's debug ref.
-func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, input json.RawMessage, k warrant.EffectKey, effectRef string) (*contracts.ToolCompleted, bool, error) {
+// that envelope's debug ref. editedHash is set when input is counsel's edit
+// of the requested call (tool.completed records it as the executed input).
+func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, input json.RawMessage, k warrant.EffectKey, effectRef, editedHash string) (*contracts.ToolCompleted, bool, error) {
 	result, execErr := tool.Execute(s.toolContext(ctx), input, effectRef)
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
-		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result}
+		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result, ExecutedInputSHA256: editedHash}
 	completion := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: result}
 	if execErr != nil || !json.Valid(result) {
 		cause := execErr
@@ -242,11 +243,15 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 	w := warrant.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
 		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Attempt: attempt, Input: req.Input,
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
-		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL)}
+		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL), PolicyVersion: req.PolicyVersion}
+	for _, r := range req.FiredRules {
+		w.FiredRules = append(w.FiredRules, warrant.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+	}
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,
 		ToolName: w.ToolName, ToolInput: w.Input, ToolInputHash: w.ToolInputHash, Attempt: attemptField(attempt),
 		RiskTier: w.RiskTier, Reason: w.Reason,
-		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt)}}
+		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
+		PolicyVersion: req.PolicyVersion, FiredRules: req.FiredRules}}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		return s.b.store.CreateWarrantRequest(ctx, w, lines...)
 	}, req, blocked)

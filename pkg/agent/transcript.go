@@ -103,18 +103,26 @@ func contentToModel(blocks []contracts.ContentBlock) ([]types.ContentBlock, erro
 // model sees, used live and on rebuild, so both transcripts are identical.
 func toolResultBlock(tc *contracts.ToolCompleted) types.ContentBlock {
 	r := types.ToolResultBlock{ToolUseId: aws.String(tc.ToolUseID)}
+	if tc.ExecutedInputSHA256 != "" {
+		// The model must not believe its own input ran.
+		r.Content = append(r.Content, &types.ToolResultContentBlockMemberText{Value: NoteEditedByCounsel})
+	}
 	if tc.Status == contracts.ToolSuccess {
 		doc, err := documentOf(tc.Result)
 		if err == nil {
 			r.Status = types.ToolResultStatusSuccess
-			r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: doc}}
+			r.Content = append(r.Content, &types.ToolResultContentBlockMemberJson{Value: doc})
 			return &types.ContentBlockMemberToolResult{Value: r}
 		}
 	}
 	r.Status = types.ToolResultStatusError
-	r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: resultMessage(tc)}}
+	r.Content = append(r.Content, &types.ToolResultContentBlockMemberText{Value: resultMessage(tc)})
 	return &types.ContentBlockMemberToolResult{Value: r}
 }
+
+// NoteEditedByCounsel precedes the result of a call counsel edited before
+// approving it.
+const NoteEditedByCounsel = "Counsel edited this call before approving it: the edited call ran, not the input you requested."
 
 func resultMessage(tc *contracts.ToolCompleted) string {
 	var m struct {

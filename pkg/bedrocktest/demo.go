@@ -10,10 +10,20 @@ const (
 	ToolSearchMatterDocuments = "search_matter_documents"
 	ToolFileCourtDocument     = "file_court_document"
 	ToolGetMatterSummary      = "get_matter_summary"
+	ToolSendClientEmail       = "send_client_email"
 
 	DemoFiledText    = "The motion to compel has been filed with the court."
 	DemoDeclinedText = "Counsel declined the filing; nothing was filed."
 	DemoSummaryText  = "Here is the matter summary: discovery is open and a motion to compel is being prepared."
+	DemoEmailedText  = "The update has been e-mailed to the client."
+	DemoWalledText   = "I can only search this matter's documents; the other matter is walled off."
+
+	// DemoClientAddress is who the demo e-mails (the demo matter's client),
+	// DemoCopyAddress whom it copies (opposing counsel: outside the firm),
+	// and DemoOtherMatter the matter it is asked to peek into.
+	DemoClientAddress = "gc@ridgeway-logistics.example"
+	DemoCopyAddress   = "counsel@harbor-freight.example"
+	DemoOtherMatter   = "9e8d7c6b-5a49-4382-b1f0-e9d8c7b6a5f4"
 )
 
 var uuidRE = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
@@ -41,7 +51,11 @@ func demoInput(fields func(matter string) map[string]string) func(Conversation) 
 // Asked to "file" something, it searches the matter's documents, then files a
 // motion to compel, then reports the outcome of the filing tool (success:
 // DemoFiledText; error, e.g. counsel declined approval: DemoDeclinedText).
-// Anything else fetches the matter summary and answers DemoSummaryText.
+// Asked to "e-mail" the client, it sends an update to DemoClientAddress
+// copying DemoCopyAddress (answering DemoEmailedText once it ran). Asked
+// about "the other matter", it searches DemoOtherMatter's documents (the
+// matter wall denies it; it answers DemoWalledText). Anything else fetches
+// the matter summary and answers DemoSummaryText.
 func DemoScript() Script {
 	noToolResults := func(c Conversation) bool { return len(c.LastToolResults()) == 0 }
 	return Script{
@@ -55,6 +69,11 @@ func DemoScript() Script {
 						return map[string]string{"matter_id": m, "query": "motion"}
 					}),
 				}}},
+			},
+			{
+				Name:  "walled",
+				When:  And(LastUserTextContains("other matter"), AfterToolResultFrom(ToolSearchMatterDocuments, "error")),
+				Reply: Reply{Text: DemoWalledText},
 			},
 			{
 				Name: "file-after-search",
@@ -83,6 +102,32 @@ func DemoScript() Script {
 				Name:  "declined",
 				When:  AfterToolResultFrom(ToolFileCourtDocument, "error"),
 				Reply: Reply{Text: DemoDeclinedText},
+			},
+			{
+				Name: "email-the-client",
+				When: And(LastUserTextContains("e-mail"), noToolResults),
+				Reply: Reply{ToolUses: []ToolUse{{
+					Name: ToolSendClientEmail,
+					InputFunc: func(c Conversation) json.RawMessage {
+						b, _ := json.Marshal(map[string]any{"matter_id": demoMatter(c), "to": DemoClientAddress,
+							"cc": []string{DemoCopyAddress}, "subject": "Discovery update",
+							"body": "We have moved to compel the outstanding documents and will update you after the hearing."})
+						return b
+					},
+				}}},
+			},
+			{
+				Name:  "emailed",
+				When:  AfterToolResultFrom(ToolSendClientEmail, ""),
+				Reply: Reply{Text: DemoEmailedText},
+			},
+			{
+				Name: "peek-at-another-matter",
+				When: And(LastUserTextContains("other matter"), noToolResults),
+				Reply: Reply{ToolUses: []ToolUse{{
+					Name:  ToolSearchMatterDocuments,
+					Input: json.RawMessage(`{"matter_id":"` + DemoOtherMatter + `","query":"settlement"}`),
+				}}},
 			},
 			{
 				Name:  "summary",

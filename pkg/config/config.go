@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,21 +31,32 @@ var (
 	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
 	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
 	queue = []string{"QUEUE_URL"}
+	// policy: the functions that decide a call under the risk policy (the
+	// worker), re-check it at dispatch (resume) or on counsel's edit
+	// (approve).
+	policy = []string{"TOOL_POLICY"}
+	// budget: the functions that hold firms to their monthly budget (the
+	// worker) or show it (runs).
+	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
+	// desk: the function that serves the counsel's desk (runs) and tells
+	// it how to sign counsel in.
+	desk = []string{"DESK_CLIENT_ID", "DESK_AUTHORIZE_URL", "DESK_TOKEN_URL"}
 )
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
 	Invoke:       slices.Concat(base, brain, queue),
-	Resume:       slices.Concat(base, brain, queue),
-	Worker:       slices.Concat(base, brain),
-	Approve:      base,
-	Runs:         base,
+	Resume:       slices.Concat(base, brain, queue, policy),
+	Worker:       slices.Concat(base, brain, policy, budget),
+	Approve:      slices.Concat(base, policy),
+	Runs:         slices.Concat(base, budget, desk),
 	StreamReduce: base,
 	Sweeper:      slices.Concat(base, queue),
 }
 
 // Optional variables may be left unset in the template.
-var Optional = map[string]bool{"PRICING_FILE": true}
+var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true,
+	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true}
 
 // Config is a function's validated configuration.
 type Config struct {
@@ -59,6 +72,22 @@ type Config struct {
 	// QueueURL is the worker queue the functions that start, resume or
 	// restart a run hand it to.
 	QueueURL string
+	// ToolPolicy names the risk policy document: empty for the embedded
+	// policy, "file:<path>" (a file in the function's bundle, relative to
+	// the executable) or "ssm:<parameter name>" (an SSM parameter). The
+	// document is a whole policy or an overlay of the embedded one.
+	ToolPolicy string
+	// DeskClientID, DeskAuthorizeURL and DeskTokenURL are the OIDC app
+	// client and the issuer's endpoints the counsel's desk signs in with
+	// (authorization code + PKCE). All three set (https URLs) or none: the
+	// desk then says sign-in is not configured.
+	DeskClientID, DeskAuthorizeURL, DeskTokenURL string
+	// FirmMonthlyBudgetUSD is the monthly model budget of a firm whose
+	// settings name none (FIRM_MONTHLY_BUDGET_USD, a positive decimal
+	// string); empty: no default, and such a firm's calls are refused
+	// (firm_budget_exceeded). FirmMonthlyBudget is the same in nano-USD.
+	FirmMonthlyBudgetUSD string
+	FirmMonthlyBudget    pricing.Nano
 
 	ModelID           string
 	DefaultCostCapUSD string
@@ -104,9 +133,44 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")
 	}
+	if slices.Contains(vars, "TOOL_POLICY") {
+		c.ToolPolicy = get("TOOL_POLICY", "")
+		kind, where, _ := strings.Cut(c.ToolPolicy, ":")
+		switch {
+		case c.ToolPolicy == "":
+		case kind == "file" && where != "":
+		case kind == "ssm" && ssmName.MatchString(where):
+		default:
+			return Config{}, invalid("TOOL_POLICY", `must be empty (the embedded policy), "file:<path>" or "ssm:/<parameter name>"`)
+		}
+	}
+	if slices.Contains(vars, "DESK_CLIENT_ID") {
+		c.DeskClientID, c.DeskAuthorizeURL, c.DeskTokenURL = get("DESK_CLIENT_ID", ""), get("DESK_AUTHORIZE_URL", ""), get("DESK_TOKEN_URL", "")
+		set := 0
+		for _, v := range []string{c.DeskClientID, c.DeskAuthorizeURL, c.DeskTokenURL} {
+			if v != "" {
+				set++
+			}
+		}
+		if set != 0 && set != 3 {
+			return Config{}, invalid("DESK_CLIENT_ID", "DESK_CLIENT_ID, DESK_AUTHORIZE_URL and DESK_TOKEN_URL are set together or not at all")
+		}
+		for name, v := range map[string]string{"DESK_AUTHORIZE_URL": c.DeskAuthorizeURL, "DESK_TOKEN_URL": c.DeskTokenURL} {
+			if u, err := url.Parse(v); v != "" && (err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "") {
+				return Config{}, invalid(name, "must be an https URL")
+			}
+		}
+	}
 	if slices.Contains(vars, "QUEUE_URL") {
 		if c.QueueURL = get("QUEUE_URL", ""); c.QueueURL == "" {
 			return Config{}, invalid("QUEUE_URL", "is required")
+		}
+	}
+	if slices.Contains(vars, "FIRM_MONTHLY_BUDGET_USD") {
+		if c.FirmMonthlyBudgetUSD = get("FIRM_MONTHLY_BUDGET_USD", ""); c.FirmMonthlyBudgetUSD != "" {
+			if c.FirmMonthlyBudget, err = pricing.ParseUSD(c.FirmMonthlyBudgetUSD); err != nil || c.FirmMonthlyBudget <= 0 {
+				return Config{}, invalid("FIRM_MONTHLY_BUDGET_USD", "must be a positive decimal string of dollars (unset: firms without a budget of their own can spend nothing)")
+			}
 		}
 	}
 	if !c.HasBrain() {
@@ -156,10 +220,24 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	return c, nil
 }
 
+// ssmName is an SSM parameter name as TOOL_POLICY takes it: a path from the
+// root (so its ARN is arn:...:parameter<name>).
+var ssmName = regexp.MustCompile(`^(/[a-zA-Z0-9_.-]+){1,15}$`)
+
 // HasBrain reports whether the function runs the brain (and so has a model,
 // prices and the brain's limits configured).
 func (c Config) HasBrain() bool {
 	return c.Function == Invoke || c.Function == Resume || c.Function == Worker
+}
+
+// DefaultFirmBudget is FirmMonthlyBudget in nano-USD, nil when
+// FIRM_MONTHLY_BUDGET_USD is unset (warrant.FirmSettings.MonthlyLimit).
+func (c Config) DefaultFirmBudget() *int64 {
+	if c.FirmMonthlyBudgetUSD == "" {
+		return nil
+	}
+	n := int64(c.FirmMonthlyBudget)
+	return &n
 }
 
 // CostCap resolves a run's cap: the default when the request names none, and

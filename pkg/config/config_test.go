@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,10 @@ import (
 const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 var functions = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.StreamReduce, config.Worker, config.Sweeper}
+
+// budgetFns read FIRM_MONTHLY_BUDGET_USD: the worker holds firms to it,
+// runs shows it (GET /v1/budget).
+var budgetFns = []string{config.Worker, config.Runs}
 
 func brainFn(fn string) bool {
 	return fn == config.Invoke || fn == config.Resume || fn == config.Worker
@@ -145,6 +150,11 @@ func TestLoadErrors(t *testing.T) {
 		{name: "BEDROCK_STREAMING yes", env: map[string]string{"BEDROCK_STREAMING": "yes"}, want: "BEDROCK_STREAMING"},
 		{name: "BEDROCK_STREAMING on", env: map[string]string{"BEDROCK_STREAMING": "on"}, want: "BEDROCK_STREAMING"},
 		{name: "PRICING_FILE missing", env: map[string]string{"PRICING_FILE": "/nonexistent/prices.json"}, want: "PRICING_FILE"},
+		{name: "firm budget not a number", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "lots"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget zero", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "0.00"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget negative", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "-100.00"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget with a dollar sign", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "$100"}, want: "FIRM_MONTHLY_BUDGET_USD"},
+		{name: "firm budget with a comma", fns: budgetFns, env: map[string]string{"FIRM_MONTHLY_BUDGET_USD": "1,000.00"}, want: "FIRM_MONTHLY_BUDGET_USD"},
 	}
 	for _, tc := range tests {
 		fns := tc.fns
@@ -261,6 +271,11 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
+		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",
+		"FIRM_MONTHLY_BUDGET_USD": "250.00",
+		"DESK_CLIENT_ID":          "4k1dmn2b3c4d5e6f7g8h9i0j1k",
+		"DESK_AUTHORIZE_URL":      "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/authorize",
+		"DESK_TOKEN_URL":          "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/token",
 	}
 	if len(config.FunctionVars) != len(functions) {
 		t.Errorf("FunctionVars has %d functions, want %d", len(config.FunctionVars), len(functions))
@@ -304,8 +319,12 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 			// Every non-optional variable is needed for Load to succeed or
 			// has a default; the optional ones are marked.
 			for v := range config.Optional {
-				if !slices.Contains(config.FunctionVars[config.Invoke], v) {
-					t.Errorf("optional variable %s is not read by invoke", v)
+				readBy := false
+				for _, vs := range config.FunctionVars {
+					readBy = readBy || slices.Contains(vs, v)
+				}
+				if !readBy {
+					t.Errorf("optional variable %s is read by no function", v)
 				}
 			}
 		})
@@ -381,10 +400,87 @@ func TestCostCap(t *testing.T) {
 	}
 }
 
+// TestFirmMonthlyBudget: the worker and runs read the deployment's default
+// firm budget; unset it is no default (nil), never unlimited; the others
+// do not read it.
+func TestFirmMonthlyBudget(t *testing.T) {
+	for _, fn := range functions {
+		env := minimal(fn)
+		env["FIRM_MONTHLY_BUDGET_USD"] = "  250.50 "
+		c, err := config.Load(fn, lookup(env))
+		if err != nil {
+			t.Fatalf("%s: %v", fn, err)
+		}
+		d := c.DefaultFirmBudget()
+		if !slices.Contains(budgetFns, fn) {
+			if d != nil || c.FirmMonthlyBudgetUSD != "" {
+				t.Errorf("%s read FIRM_MONTHLY_BUDGET_USD: %+v", fn, c)
+			}
+			continue
+		}
+		if d == nil || *d != 250_500_000_000 || c.FirmMonthlyBudgetUSD != "250.50" || c.FirmMonthlyBudget != 250_500_000_000 {
+			t.Errorf("%s: default firm budget %v (%+v)", fn, d, c)
+		}
+		c, err = config.Load(fn, lookup(minimal(fn)))
+		if err != nil || c.DefaultFirmBudget() != nil {
+			t.Errorf("%s unset: %v %v", fn, c.DefaultFirmBudget(), err)
+		}
+	}
+}
+
 func TestLoadErrorIsFailureError(t *testing.T) {
 	_, err := config.Load(config.Runs, lookup(map[string]string{}))
 	var fe *failure.Error
 	if !errors.As(err, &fe) {
 		t.Fatalf("Load error %T is not a *failure.Error: config.Fatal could not classify it", err)
+	}
+}
+
+// TestToolPolicy: TOOL_POLICY names the embedded policy (empty), a file in
+// the bundle or an SSM parameter; anything else fails the function's init.
+func TestToolPolicy(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			m := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey, "TOOL_POLICY": v}
+			s, ok := m[k]
+			return s, ok
+		}
+	}
+	for _, ok := range []string{"", "file:policy.json", "ssm:/warrant/prod/tool-policy", "ssm:/p"} {
+		c, err := config.Load(config.Approve, env(ok))
+		if err != nil || c.ToolPolicy != ok {
+			t.Errorf("TOOL_POLICY=%q: %+v %v", ok, c.ToolPolicy, err)
+		}
+	}
+	for _, bad := range []string{"policy.json", "file:", "ssm:warrant/policy", "ssm:/", "s3://bucket/policy.json", "ssm:/a b"} {
+		if _, err := config.Load(config.Approve, env(bad)); err == nil || !strings.Contains(err.Error(), "TOOL_POLICY") {
+			t.Errorf("TOOL_POLICY=%q: %v, want an error naming it", bad, err)
+		}
+	}
+}
+
+// The desk's sign-in is all or nothing, over https only.
+func TestDeskSignIn(t *testing.T) {
+	base := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey}
+	load := func(extra map[string]string) (config.Config, error) {
+		env := maps.Clone(base)
+		maps.Copy(env, extra)
+		return config.Load(config.Runs, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	}
+	if c, err := load(nil); err != nil || c.DeskClientID != "" {
+		t.Fatalf("none set: %+v %v", c, err)
+	}
+	full := map[string]string{"DESK_CLIENT_ID": "abc", "DESK_AUTHORIZE_URL": "https://id.example/authorize", "DESK_TOKEN_URL": "https://id.example/token"}
+	if c, err := load(full); err != nil || c.DeskTokenURL != full["DESK_TOKEN_URL"] {
+		t.Fatalf("all set: %+v %v", c, err)
+	}
+	for name, extra := range map[string]map[string]string{
+		"DESK_CLIENT_ID":     {"DESK_CLIENT_ID": "abc"},
+		"DESK_AUTHORIZE_URL": {"DESK_CLIENT_ID": "abc", "DESK_AUTHORIZE_URL": "http://id.example/authorize", "DESK_TOKEN_URL": "https://id.example/token"},
+		"DESK_TOKEN_URL":     {"DESK_CLIENT_ID": "abc", "DESK_AUTHORIZE_URL": "https://id.example/authorize", "DESK_TOKEN_URL": "https://user@id.example/token"},
+	} {
+		if _, err := load(extra); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: err = %v, want one naming %s", extra, err, name)
+		}
 	}
 }

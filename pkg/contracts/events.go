@@ -120,11 +120,15 @@ type Usage struct {
 }
 
 // ModelUsage prices one model call; cost_usd is a decimal string.
+// reserved_usd, when present, is the worst case the call was held to before
+// it was made (its reservation against the run's cap and the firm's budget),
+// so the ledger shows every call's bound next to its cost.
 type ModelUsage struct {
-	Turn    int64  `json:"turn"`
-	ModelID string `json:"model_id"`
-	Usage   Usage  `json:"usage"`
-	CostUSD string `json:"cost_usd"`
+	Turn        int64  `json:"turn"`
+	ModelID     string `json:"model_id"`
+	Usage       Usage  `json:"usage"`
+	CostUSD     string `json:"cost_usd"`
+	ReservedUSD string `json:"reserved_usd,omitempty"`
 }
 
 // ToolRequested records a tool call the model proposed and the policy decision.
@@ -138,6 +142,18 @@ type ToolRequested struct {
 	Action        string          `json:"action"`
 	Reason        string          `json:"reason"`
 	MatchedPolicy string          `json:"matched_policy"`
+	// PolicyVersion is the policy (and overlay) the decision was made
+	// under; FiredRules the argument rules that fired, in order. Both are
+	// absent on lines written before rules existed.
+	PolicyVersion string      `json:"policy_version,omitempty"`
+	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
+}
+
+// FiredRule is one risk-policy rule that fired on a call's arguments.
+type FiredRule struct {
+	ID     string `json:"id"`
+	Effect string `json:"effect"` // raise:<tier>, deny or record
+	Reason string `json:"reason"`
 }
 
 // Tool call outcomes (closed).
@@ -160,6 +176,9 @@ type ToolCompleted struct {
 	Status      string          `json:"status"`
 	EffectRef   string          `json:"effect_ref,omitempty"`
 	Result      json.RawMessage `json:"result"`
+	// ExecutedInputSHA256 is the hash of the input that ran when counsel
+	// edited the call before approving it (absent: the requested input ran).
+	ExecutedInputSHA256 string `json:"executed_input_sha256,omitempty"`
 }
 
 // BlockedApproval is the warrant a held run waits on. ToolInput is the exact
@@ -179,6 +198,10 @@ type BlockedApproval struct {
 	Reason       string `json:"reason"`
 	HumanSummary string `json:"human_summary"`
 	ExpiresAt    string `json:"expires_at"`
+	// PolicyVersion and FiredRules are the policy's decision that asked for
+	// the warrant, as tool.requested recorded it (what counsel is shown).
+	PolicyVersion string      `json:"policy_version,omitempty"`
+	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
 }
 
 // RunBlocked holds the run on a warrant request.
@@ -201,6 +224,14 @@ type ApprovalDecided struct {
 	// DecidedAs is the role the decider held ("counsel"); absent on lines
 	// written before it was recorded.
 	DecidedAs string `json:"decided_as,omitempty"`
+	// EditedInput is the call as counsel edited it before approving
+	// (canonical, re-hashed against EditedInputSHA256 whenever the line is
+	// parsed); the warrant then covers this call only. EditedRiskTier and
+	// EditedFiredRules are the risk policy's decision on the edit.
+	EditedInput       json.RawMessage `json:"edited_input,omitempty"`
+	EditedInputSHA256 string          `json:"edited_input_sha256,omitempty"`
+	EditedRiskTier    string          `json:"edited_risk_tier,omitempty"`
+	EditedFiredRules  []FiredRule     `json:"edited_fired_rules,omitempty"`
 }
 
 // Separation of duties, as approval.decided records it (closed).
@@ -350,6 +381,11 @@ func (e *ModelUsage) validate() error {
 	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadInputTokens < 0 || u.CacheWriteInputTokens < 0 {
 		return fieldErr("payload.usage", "token counts must not be negative")
 	}
+	if e.ReservedUSD != "" {
+		if err := checkDecimal("payload.reserved_usd", e.ReservedUSD); err != nil {
+			return err
+		}
+	}
 	return checkDecimal("payload.cost_usd", e.CostUSD)
 }
 
@@ -366,7 +402,27 @@ func (e *ToolRequested) validate() error {
 	if err := oneOf("payload.action", e.Action, "allow", "require_approval", "deny"); err != nil {
 		return err
 	}
-	return mustNotEmpty("payload.risk_tier", e.RiskTier)
+	if err := mustNotEmpty("payload.risk_tier", e.RiskTier); err != nil {
+		return err
+	}
+	return checkFiredRules("payload.fired_rules", e.FiredRules)
+}
+
+// checkFiredRules validates recorded rule firings.
+func checkFiredRules(path string, rules []FiredRule) error {
+	for i, r := range rules {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if err := mustNotEmpty(p+".id", r.ID); err != nil {
+			return err
+		}
+		if err := oneOf(p+".effect", r.Effect, "raise:low", "raise:medium", "raise:high", "deny", "record"); err != nil {
+			return err
+		}
+		if err := mustNotEmpty(p+".reason", r.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *ToolCompleted) validate() error {
@@ -381,6 +437,14 @@ func (e *ToolCompleted) validate() error {
 	}
 	if err := oneOf("payload.status", e.Status, ToolSuccess, ToolError, ToolDenied, ToolDeclined, ToolUnknown); err != nil {
 		return err
+	}
+	if e.ExecutedInputSHA256 != "" {
+		if err := checkHash("payload.executed_input_sha256", e.ExecutedInputSHA256); err != nil {
+			return err
+		}
+		if e.ExecutedInputSHA256 == e.InputSHA256 {
+			return fieldErr("payload.executed_input_sha256", "present only when another input ran")
+		}
 	}
 	if e.Status == ToolUnknown {
 		return CheckUUID("payload.effect_ref", e.EffectRef)
@@ -421,6 +485,9 @@ func (e *RunBlocked) validate() error {
 	if a.Attempt == 1 || a.Attempt < 0 || a.Attempt > 9999 {
 		return fieldErr("payload.approval.attempt", "a retry's attempt is 2 to 9999; the first attempt omits it")
 	}
+	if err := checkFiredRules("payload.approval.fired_rules", a.FiredRules); err != nil {
+		return err
+	}
 	return checkTime("payload.approval.expires_at", a.ExpiresAt)
 }
 
@@ -446,6 +513,25 @@ func (e *ApprovalDecided) validate() error {
 	}
 	if e.Separation == SeparationEnforced && e.RequestedBy == e.DecidedBy {
 		return fieldErr("payload.decided_by", "separation of duties: the requester cannot decide")
+	}
+	if len(e.EditedInput) > 0 || e.EditedInputSHA256 != "" {
+		if e.Decision != warrant.DecisionApproved {
+			return fieldErr("payload.edited_input", "only an approval edits the call")
+		}
+		if err := checkHash("payload.edited_input_sha256", e.EditedInputSHA256); err != nil {
+			return err
+		}
+		if e.EditedInputSHA256 == e.ToolInputHash {
+			return fieldErr("payload.edited_input", "an edit must change the call")
+		}
+		if err := mustNotEmpty("payload.edited_risk_tier", e.EditedRiskTier); err != nil {
+			return err
+		}
+	} else if e.EditedRiskTier != "" || len(e.EditedFiredRules) > 0 {
+		return fieldErr("payload.edited_risk_tier", "only an edit has a decision of its own")
+	}
+	if err := checkFiredRules("payload.edited_fired_rules", e.EditedFiredRules); err != nil {
+		return err
 	}
 	return checkHash("payload.tool_input_hash", e.ToolInputHash)
 }
@@ -510,6 +596,21 @@ func (e *ToolRequested) checkDigests() error {
 	}
 	if h != e.InputSHA256 {
 		return fieldErr("payload.input_sha256", "does not match the input")
+	}
+	return nil
+}
+
+// checkDigests re-derives the edited call's hash from the edited input.
+func (e *ApprovalDecided) checkDigests() error {
+	if len(e.EditedInput) == 0 && e.EditedInputSHA256 == "" {
+		return nil
+	}
+	h, err := InputHash(e.EditedInput)
+	if err != nil {
+		return prefixed("payload.edited_input", err)
+	}
+	if h != e.EditedInputSHA256 {
+		return fieldErr("payload.edited_input_sha256", "does not match the edited input")
 	}
 	return nil
 }

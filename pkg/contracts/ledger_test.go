@@ -139,6 +139,8 @@ func TestEncodeRejectsInvalidEvents(t *testing.T) {
 		&ToolCompleted{ToolUseID: "t", ToolName: "n", InputSHA256: ZeroHash, Status: "maybe", Result: json.RawMessage(`{}`)},
 		&RunReleased{ApprovalRequestID: uApprove, Decision: warrant.DecisionDenied, EffectRef: uRun},
 		&ModelUsage{ModelID: "m", CostUSD: "-1"},
+		&ModelUsage{ModelID: "m", CostUSD: "0.01", ReservedUSD: "-0.02"},
+		&ModelUsage{ModelID: "m", CostUSD: "0.01", ReservedUSD: "2e-2"},
 		&TurnCompleted{Turn: 1, StopReason: "end_turn", Content: []ContentBlock{{Type: "image"}}},
 	}
 	for _, e := range bad {
@@ -148,6 +150,31 @@ func TestEncodeRejectsInvalidEvents(t *testing.T) {
 	}
 	if c.Seq != 0 {
 		t.Fatal("a rejected event advanced the chain")
+	}
+}
+
+// A model.usage line carries the call's reservation (reserved_usd) or none
+// (lines written before reservations), and either parses back as written.
+func TestModelUsageReservedUSD(t *testing.T) {
+	for _, reserved := range []string{"", "0.037512345"} {
+		c := fixedChain()
+		if _, err := c.Append(sampleEvents()[0]); err != nil {
+			t.Fatal(err)
+		}
+		l, err := c.Append(&ModelUsage{Turn: 1, ModelID: "m", Usage: Usage{InputTokens: 10}, CostUSD: "0.01", ReservedUSD: reserved})
+		if err != nil {
+			t.Fatalf("reserved %q: %v", reserved, err)
+		}
+		if got := bytes.Contains(l.Raw, []byte(`"reserved_usd"`)); got != (reserved != "") {
+			t.Errorf("reserved %q: line %s", reserved, l.Raw)
+		}
+		p, err := ParseEventLine(l.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := p.Event.(*ModelUsage); u.ReservedUSD != reserved || u.CostUSD != "0.01" {
+			t.Errorf("parsed %+v", u)
+		}
 	}
 }
 

@@ -114,6 +114,10 @@ type warrantItem struct {
 	DecidedAt     string `dynamodbav:"decided_at,omitempty"`
 	Note          string `dynamodbav:"note,omitempty"`
 	ConsumedAt    string `dynamodbav:"consumed_at,omitempty"`
+	EditedInput   string `dynamodbav:"edited_input,omitempty"`
+	EditedHash    string `dynamodbav:"edited_hash,omitempty"`
+	FiredRules    string `dynamodbav:"fired_rules,omitempty"` // JSON array of {id, effect, reason}
+	PolicyVersion string `dynamodbav:"policy_version,omitempty"`
 }
 
 func (w warrantItem) warrant() warrant.Warrant {
@@ -121,14 +125,50 @@ func (w warrantItem) warrant() warrant.Warrant {
 	if w.Input != "" {
 		input = json.RawMessage(w.Input)
 	}
-	return warrant.Warrant{
+	out := warrant.Warrant{
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Attempt: max(w.Attempt, 1), Input: input,
 		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
 		RequestedAt: parseTime(w.RequestedAt), ExpiresAt: parseTime(w.ExpiresAt),
 		Status: warrant.WarrantStatus(w.Status), Decision: warrant.Decision(w.Decision), DecidedBy: w.DecidedBy,
-		DecidedAt: parseTime(w.DecidedAt), Note: w.Note,
+		DecidedAt: parseTime(w.DecidedAt), Note: w.Note, EditedHash: w.EditedHash, PolicyVersion: w.PolicyVersion,
+		FiredRules: firedRulesFrom(w.FiredRules),
 	}
+	if w.EditedInput != "" {
+		out.EditedInput = json.RawMessage(w.EditedInput)
+	}
+	return out
+}
+
+// firedRule is a fired rule as the warrant item stores it (a JSON array).
+type firedRule struct {
+	ID     string `json:"id"`
+	Effect string `json:"effect"`
+	Reason string `json:"reason"`
+}
+
+func firedRulesAttr(rules []warrant.FiredRule) string {
+	if len(rules) == 0 {
+		return ""
+	}
+	out := make([]firedRule, len(rules))
+	for i, r := range rules {
+		out[i] = firedRule(r)
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+func firedRulesFrom(attr string) []warrant.FiredRule {
+	var in []firedRule
+	if attr == "" || json.Unmarshal([]byte(attr), &in) != nil {
+		return nil
+	}
+	out := make([]warrant.FiredRule, len(in))
+	for i, r := range in {
+		out[i] = warrant.FiredRule(r)
+	}
+	return out
 }
 
 type claimItem struct {

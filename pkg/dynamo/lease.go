@@ -244,8 +244,10 @@ func (s *Store) RestartRun(ctx context.Context, firm, run string, pickupBy time.
 // and tool.completed with status unknown for an open effect), in one
 // transaction that also moves the signed head: a running run whose lease
 // passed before sw.LeaseExpiredBy (flagging sw.Flag's claim for
-// reconciliation, conditioned on it still being claimed), or a held run whose
-// warrant sw.ExpireApproval passed its expiry (the warrant becomes expired).
+// reconciliation, conditioned on it still being claimed), a held run whose
+// warrant sw.ExpireApproval passed its expiry (the warrant becomes expired),
+// or a held run whose approved warrant sw.RefuseApproval the policy now
+// denies (the warrant becomes refused).
 // A run that changed meanwhile (a worker came back, counsel resumed) is
 // ErrRunNotInState and nothing is written.
 func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ...contracts.Line) error {
@@ -254,7 +256,7 @@ func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ..
 		return fail(warrant.ErrNotFound, nil, "run %q", sw.RunID)
 	}
 	shapes := 0
-	for _, set := range []bool{!sw.LeaseExpiredBy.IsZero(), sw.Owner != "", sw.ExpireApproval != ""} {
+	for _, set := range []bool{!sw.LeaseExpiredBy.IsZero(), sw.Owner != "", sw.ExpireApproval != "", sw.RefuseApproval != ""} {
 		if set {
 			shapes++
 		}
@@ -262,8 +264,8 @@ func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ..
 	if sw.Owner == noOwner {
 		return invalid(op, "the Owner shape is a worker holding the lease; %q is nobody", noOwner)
 	}
-	if shapes != 1 || (sw.Flag != nil && sw.ExpireApproval != "") {
-		return invalid(op, "a sweep ends a running run whose lease passed or is held by Owner, or a held run whose warrant expired")
+	if shapes != 1 || (sw.Flag != nil && (sw.ExpireApproval != "" || sw.RefuseApproval != "")) {
+		return invalid(op, "a sweep ends a running run whose lease passed or is held by Owner, or a held run whose warrant expired or was refused")
 	}
 	parsed, err := checkLines(op, sw.FirmID, sw.RunID, lines)
 	if err != nil {
@@ -294,6 +296,16 @@ func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ..
 			"#status IN (:pending, :approved, :denied) AND #expires_at <= :now",
 			map[string]types.AttributeValue{":pending": str(string(warrant.WarrantPending)), ":approved": str(string(warrant.WarrantApproved)),
 				":denied": str(string(warrant.WarrantDenied)), ":now": str(fmtTime(now))})})
+	} else if sw.RefuseApproval != "" {
+		if !idsOK(sw.RefuseApproval) {
+			return fail(warrant.ErrNotFound, nil, "approval %q", sw.RefuseApproval)
+		}
+		cond += " AND #status = :held AND #held_on = :approval"
+		vals[":held"], vals[":approval"] = str(string(warrant.RunHeld)), str(sw.RefuseApproval)
+		items = append(items, types.TransactWriteItem{Update: s.txUpdate(key(pk, aprSK(sw.RefuseApproval)),
+			newUpdate().set("status", str(string(warrant.WarrantRefused))),
+			// Only an approved warrant nobody used is refused at dispatch.
+			"#status = :approved", map[string]types.AttributeValue{":approved": str(string(warrant.WarrantApproved))})})
 	} else if sw.Owner != "" {
 		cond += " AND #status = :running AND #lease_owner = :owner"
 		vals[":running"], vals[":owner"] = str(string(warrant.RunRunning)), str(sw.Owner)

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 )
 
 // A firm's settings item: FIRM#<firm> / SETTINGS, outside every run's
@@ -16,11 +17,15 @@ const skSettings = "SETTINGS"
 func firmPK(firm string) string { return "FIRM#" + firm }
 
 type settingsItem struct {
-	PK                 string `dynamodbav:"PK"`
-	SK                 string `dynamodbav:"SK"`
-	FirmID             string `dynamodbav:"firm_id"`
-	SeparationOfDuties bool   `dynamodbav:"separation_of_duties"`
-	UpdatedAt          string `dynamodbav:"updated_at"`
+	PK                 string   `dynamodbav:"PK"`
+	SK                 string   `dynamodbav:"SK"`
+	FirmID             string   `dynamodbav:"firm_id"`
+	SeparationOfDuties bool     `dynamodbav:"separation_of_duties"`
+	Domains            []string `dynamodbav:"domains,omitempty"`
+	// MonthlyBudgetUSD is the firm's monthly model budget, a decimal
+	// string; absent: the deployment's default applies.
+	MonthlyBudgetUSD string `dynamodbav:"monthly_budget_usd,omitempty"`
+	UpdatedAt        string `dynamodbav:"updated_at"`
 }
 
 // GetFirmSettings reads a firm's settings (consistently); a firm that saved
@@ -40,7 +45,19 @@ func (s *Store) GetFirmSettings(ctx context.Context, firm string) (warrant.FirmS
 	if err != nil {
 		return warrant.FirmSettings{}, wrap("get firm settings", err)
 	}
-	return warrant.FirmSettings{FirmID: it.FirmID, SeparationOfDuties: it.SeparationOfDuties, UpdatedAt: parseTime(it.UpdatedAt)}, nil
+	fs := warrant.FirmSettings{FirmID: it.FirmID, SeparationOfDuties: it.SeparationOfDuties, Domains: it.Domains,
+		UpdatedAt: parseTime(it.UpdatedAt)}
+	if it.MonthlyBudgetUSD != "" {
+		// A budget that does not parse is no budget: zero, so the firm's
+		// calls are refused until someone fixes it (never "unlimited").
+		n, err := pricing.ParseUSD(it.MonthlyBudgetUSD)
+		if err != nil {
+			n = 0
+		}
+		v := int64(n)
+		fs.MonthlyBudgetNano, fs.MonthlyBudgetUSD = &v, it.MonthlyBudgetUSD
+	}
+	return fs, nil
 }
 
 // PutFirmSettings saves a firm's settings whole.
@@ -49,8 +66,77 @@ func (s *Store) PutFirmSettings(ctx context.Context, fs warrant.FirmSettings) er
 	if err := checkIDs(op, "firm_id", fs.FirmID); err != nil {
 		return err
 	}
-	item, err := marshal(settingsItem{PK: firmPK(fs.FirmID), SK: skSettings, FirmID: fs.FirmID,
-		SeparationOfDuties: fs.SeparationOfDuties, UpdatedAt: fmtTime(s.nowUTC())})
+	if err := warrant.CheckDomains("domains", fs.Domains); err != nil {
+		return invalid(op, "%v", err)
+	}
+	it := settingsItem{PK: firmPK(fs.FirmID), SK: skSettings, FirmID: fs.FirmID,
+		SeparationOfDuties: fs.SeparationOfDuties, Domains: fs.Domains, UpdatedAt: fmtTime(s.nowUTC())}
+	if fs.MonthlyBudgetNano != nil {
+		if *fs.MonthlyBudgetNano < 0 {
+			return invalid(op, "a monthly budget must not be negative")
+		}
+		it.MonthlyBudgetUSD = pricing.FormatUSD(pricing.Nano(*fs.MonthlyBudgetNano))
+	}
+	item, err := marshal(it)
+	if err != nil {
+		return wrap(op, err)
+	}
+	err = s.withConflictRetry(ctx, func() error {
+		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
+		return err
+	})
+	return wrap(op, err)
+}
+
+// A matter's record: FIRM#<firm> / MATTER#<matter>, in the firm's key space
+// (outside every run's partition and the stream's EVT# filter).
+const skMatter = "MATTER#"
+
+type matterItem struct {
+	PK            string   `dynamodbav:"PK"`
+	SK            string   `dynamodbav:"SK"`
+	FirmID        string   `dynamodbav:"firm_id"`
+	MatterID      string   `dynamodbav:"matter_id"`
+	Title         string   `dynamodbav:"title,omitempty"`
+	ClientDomains []string `dynamodbav:"client_domains,omitempty"`
+	UpdatedAt     string   `dynamodbav:"updated_at"`
+}
+
+// GetMatter reads a matter's record (consistently). A matter with no record
+// is ErrNotFound; the brain then knows no client domains.
+func (s *Store) GetMatter(ctx context.Context, firm, matter string) (warrant.Matter, error) {
+	if !idsOK(firm, matter) {
+		return warrant.Matter{}, fail(warrant.ErrNotFound, nil, "matter %q", matter)
+	}
+	m, err := s.getItem(ctx, firmPK(firm), skMatter+matter)
+	if err != nil {
+		return warrant.Matter{}, wrap("get matter", err)
+	}
+	if m == nil {
+		return warrant.Matter{}, fail(warrant.ErrNotFound, nil, "matter %s", matter)
+	}
+	it, err := unmarshal[matterItem](m)
+	if err != nil {
+		return warrant.Matter{}, wrap("get matter", err)
+	}
+	return warrant.Matter{FirmID: it.FirmID, MatterID: it.MatterID, Title: it.Title, ClientDomains: it.ClientDomains,
+		UpdatedAt: parseTime(it.UpdatedAt)}, nil
+}
+
+// PutMatter saves a matter's record whole.
+func (s *Store) PutMatter(ctx context.Context, m warrant.Matter) error {
+	const op = "put matter"
+	if err := checkIDs(op, "firm_id", m.FirmID); err != nil {
+		return err
+	}
+	if err := checkIDs(op, "matter_id", m.MatterID); err != nil {
+		return err
+	}
+	if err := warrant.CheckDomains("client_domains", m.ClientDomains); err != nil {
+		return invalid(op, "%v", err)
+	}
+	item, err := marshal(matterItem{PK: firmPK(m.FirmID), SK: skMatter + m.MatterID, FirmID: m.FirmID, MatterID: m.MatterID,
+		Title: m.Title, ClientDomains: m.ClientDomains, UpdatedAt: fmtTime(s.nowUTC())})
 	if err != nil {
 		return wrap(op, err)
 	}

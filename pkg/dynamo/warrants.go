@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"time"
@@ -56,6 +57,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: string(w.Input),
 		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
 		RequestedAt: fmtTime(w.RequestedAt), ExpiresAt: fmtTime(w.ExpiresAt), Status: string(warrant.WarrantPending),
+		FiredRules: firedRulesAttr(w.FiredRules), PolicyVersion: w.PolicyVersion,
 	})
 	if err != nil {
 		return wrap(op, err)
@@ -130,8 +132,12 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 		return warrant.Warrant{}, err
 	}
 	ev, ok := parsed[0].Event.(*contracts.ApprovalDecided)
-	if !ok || ev.ApprovalRequestID != approvalID || ev.Decision != d.Decision || ev.ToolInputHash != d.PresentedHash {
-		return warrant.Warrant{}, invalid(op, "the line must be the approval.decided of this approval, decision and hash")
+	if !ok || ev.ApprovalRequestID != approvalID || ev.Decision != d.Decision || ev.ToolInputHash != d.PresentedHash ||
+		ev.EditedInputSHA256 != d.EditedHash || !bytes.Equal(ev.EditedInput, d.EditedInput) {
+		return warrant.Warrant{}, invalid(op, "the line must be the approval.decided of this approval, decision, hash and edit")
+	}
+	if d.EditedHash != "" && d.Decision != warrant.DecisionApproved {
+		return warrant.Warrant{}, invalid(op, "only an approval edits the call")
 	}
 	pk, sk := runPK(firm, run), aprSK(approvalID)
 	// Read first so the answer is precise and a refused decision costs no
@@ -157,6 +163,7 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	}
 	next := cur
 	next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note = string(d.Decision), string(d.Decision), d.DecidedBy, fmtTime(now), d.Note
+	next.EditedInput, next.EditedHash = string(d.EditedInput), d.EditedHash
 	// Leaving pending leaves the sparse index: the item is put back without
 	// GSI1PK/GSI1SK. It is a whole-item Put of the item just read (every
 	// attribute kept) rather than an UpdateItem with REMOVE, because
@@ -167,12 +174,14 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	delete(item, AttrGSI1SK)
 	delete(item, "note")
 	decided, err := marshal(struct {
-		Status    string `dynamodbav:"status"`
-		Decision  string `dynamodbav:"decision"`
-		DecidedBy string `dynamodbav:"decided_by"`
-		DecidedAt string `dynamodbav:"decided_at"`
-		Note      string `dynamodbav:"note,omitempty"`
-	}{next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note})
+		Status      string `dynamodbav:"status"`
+		Decision    string `dynamodbav:"decision"`
+		DecidedBy   string `dynamodbav:"decided_by"`
+		DecidedAt   string `dynamodbav:"decided_at"`
+		Note        string `dynamodbav:"note,omitempty"`
+		EditedInput string `dynamodbav:"edited_input,omitempty"`
+		EditedHash  string `dynamodbav:"edited_hash,omitempty"`
+	}{next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note, next.EditedInput, next.EditedHash})
 	if err != nil {
 		return warrant.Warrant{}, wrap(op, err)
 	}
@@ -296,6 +305,8 @@ func releaseRefusal(it warrantItem, decision warrant.Decision, now time.Time, ca
 	switch st := warrant.WarrantStatus(it.Status); {
 	case st == warrant.WarrantConsumed:
 		return fail(warrant.ErrWarrantConsumed, cause, "approval %s", it.ApprovalID)
+	case st == warrant.WarrantRefused:
+		return fail(warrant.ErrWarrantRefused, cause, "approval %s", it.ApprovalID)
 	case st == warrant.WarrantExpired || expiredAt(it.ExpiresAt, now):
 		return fail(warrant.ErrWarrantExpired, cause, "approval %s expired at %s", it.ApprovalID, it.ExpiresAt)
 	case st != warrant.WarrantApproved && st != warrant.WarrantDenied:
@@ -356,8 +367,10 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 
 	// Item order matters: minidyn reports only the first failing item, so
 	// the most telling condition goes first (warrant, run, effect, line).
-	// The claim (or the decline) is for the very call counsel decided.
-	aprCond := "#status = :decision AND #expires_at > :now AND #tool_name = :tool AND #tool_input_hash = :hash"
+	// The claim (or the decline) is for the very call counsel decided: the
+	// requested one, or counsel's edit of it.
+	aprCond := "#status = :decision AND #expires_at > :now AND #tool_name = :tool AND " +
+		"((attribute_not_exists(#edited_hash) AND #tool_input_hash = :hash) OR #edited_hash = :hash)"
 	aprVals := map[string]types.AttributeValue{":decision": str(string(c.Decision)), ":now": str(fmtTime(now)),
 		":tool": str(c.ToolName), ":hash": str(c.InputSHA256)}
 	if k.Attempt > 1 {
@@ -420,7 +433,7 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 		if rerr := releaseRefusal(it, c.Decision, now, err); rerr != nil {
 			return rerr
 		}
-		if it.ToolName != c.ToolName || it.ToolInputHash != c.InputSHA256 || max(it.Attempt, 1) != max(c.Attempt, 1) {
+		if _, executes := it.warrant().Executes(); it.ToolName != c.ToolName || executes != c.InputSHA256 || max(it.Attempt, 1) != max(c.Attempt, 1) {
 			return fail(warrant.ErrHashMismatch, err, "approval %s signs another tool call", c.ApprovalID)
 		}
 		return fail(warrant.ErrWarrantConsumed, err, "approval %s changed while resuming", c.ApprovalID)

@@ -43,6 +43,16 @@ const (
 	// KindWarrantExpired: the run was held on a warrant that expired before
 	// anyone resumed it; the sweeper ended the run.
 	KindWarrantExpired Kind = "warrant_expired"
+	// KindPolicyDenied: the risk policy denies the call counsel edited
+	// (the edit is refused; nothing is recorded).
+	KindPolicyDenied Kind = "policy_denied"
+	// KindPolicyChanged: the policy running at dispatch would deny the
+	// call a warrant covers (the warrant is refused, recorded, and the call
+	// never executes).
+	KindPolicyChanged Kind = "policy_changed"
+	// KindFirmBudgetExceeded: the firm's monthly budget could not cover the
+	// worst case of the run's next model call, so the call was not made.
+	KindFirmBudgetExceeded Kind = "firm_budget_exceeded"
 )
 
 var allKinds = []Kind{
@@ -55,6 +65,8 @@ var allKinds = []Kind{
 	KindEffectOutcomeUnknown, KindToolError, KindLedgerCorrupt,
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
+	KindPolicyDenied, KindPolicyChanged,
+	KindFirmBudgetExceeded,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -23,6 +24,9 @@ type ApproveBody struct {
 	Decision      string `json:"decision"` // "approve" or "deny"
 	ToolInputHash string `json:"tool_input_hash"`
 	Note          string `json:"note,omitempty"`
+	// EditedInput is counsel's edit of the call (approve only): the warrant
+	// then covers this call instead of the requested one.
+	EditedInput json.RawMessage `json:"edited_input,omitempty"`
 }
 
 // Approve handles POST /v1/runs/{run_id}/approvals/{approval_id}: a user with
@@ -31,10 +35,12 @@ type ApproveBody struct {
 // warrant is simply not found.
 //
 // Answers: 200 with the warrant view. Errors (problem+json): 400 invalid body or
-// path, 401 missing claims, 403 not counsel (forbidden) or the counsel who
-// started the run under the firm's separation of duties (self_approval), 404
-// no such run or warrant in this firm, 409 not pending or hash mismatch, 410
-// expired.
+// path (an edited_input that is not canonical JSON, equals the request, fails
+// the tool's schema or comes with a denial), 401 missing claims, 403 not
+// counsel (forbidden) or the counsel who started the run under the firm's
+// separation of duties (self_approval), 404 no such run or warrant in this
+// firm, 409 not pending or hash mismatch, 410 expired, 422 the risk policy
+// denies the edited call (policy_denied).
 //
 // The same function serves counsel's other record, the reconciliation of an
 // effect whose outcome was lost with its worker (see reconcile).
@@ -84,7 +90,7 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	w, err := h.Decider.Decide(ctx, p.FirmID, runID, approvalID,
 		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note,
-			DecidedAs: contracts.RoleCounsel})
+			DecidedAs: contracts.RoleCounsel, EditedInput: body.EditedInput})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
 	}

@@ -162,7 +162,28 @@ func (c *crashWalk) outcome() string {
 	default:
 		c.t.Errorf("the run ended %s", v.Status)
 	}
+	c.budgetSettled()
 	return fmt.Sprintf("%s, %d effect(s), %d sweep(s)", desc, len(out), c.sweeps)
+}
+
+// budgetSettled checks the firm's budget counted every model call of the
+// walk exactly once: once every lease passed and a sweeper pass released
+// what lost workers held, it spent what the run's usage lines cost and
+// holds nothing.
+func (c *crashWalk) budgetSettled() {
+	c.t.Helper()
+	c.s.clock.Advance(10 * time.Minute)
+	if rep := c.s.sweep(); rep.Errors != 0 || rep.Restarted != 0 {
+		c.t.Errorf("the closing sweep: %+v", rep)
+	}
+	spent, calls := c.s.usageCost(fixFirm, c.runID)
+	b, err := c.s.store.GetBudget(context.Background(), fixFirm, warrant.MonthOf(c.s.clock.Now()), 100)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if b.SpentNano != int64(spent) || b.ReservedNano != 0 || len(b.Open) != 0 || b.HeadroomNano != b.LimitNano-b.SpentNano {
+		c.t.Errorf("budget after the walk: %+v; its %d usage lines cost %s", b, calls, spent)
+	}
 }
 
 // TestCrashInjection kills the process at every write of the walk, in both

@@ -58,6 +58,14 @@ func (m *ledgerStore) ListPendingWarrants(context.Context, string, int) ([]warra
 	return nil, nil
 }
 
+func (m *ledgerStore) GetFirmSettings(_ context.Context, firm string) (warrant.FirmSettings, error) {
+	return warrant.DefaultFirmSettings(firm), nil
+}
+
+func (m *ledgerStore) GetBudget(_ context.Context, firm, month string, _ int) (warrant.Budget, error) {
+	return warrant.Budget{FirmID: firm, Month: month}, nil
+}
+
 // bigLedger is a run whose ledger is run.started and one tool.completed
 // line per size, each result full of characters JSON escapes ('"' twice
 // over, '<', '>', '&', U+2028), served by the stack's runs handler.

@@ -31,6 +31,7 @@ var apiFixtures = map[string]string{
 	"get-run.json":          "GET /v1/runs/{run_id}",
 	"get-run-events.json":   "GET /v1/runs/{run_id}/events",
 	"list-approvals.json":   "GET /v1/approvals",
+	"get-budget.json":       "GET /v1/budget",
 }
 
 // TestFixturesListed keeps this test and events/ in step: every JSON file in

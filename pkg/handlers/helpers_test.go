@@ -33,6 +33,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
 // The fixed ids of the events/ fixtures.
@@ -100,7 +101,9 @@ type stack struct {
 	fake   *bedrocktest.Server
 	clock  *clock
 	logs   *syncBuffer
-	cfg    config.Config
+	cfg    config.Config // invoke's
+	// runsCfg is the runs function's (it also reads the firm budget).
+	runsCfg config.Config
 
 	invoke  *handlers.Invoke
 	approve *handlers.Approve
@@ -191,6 +194,9 @@ type stackOptions struct {
 	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
 	// endpoint is the DynamoDB endpoint (nil: a new minidyn).
 	endpoint *dynamotest.Endpoint
+	// resumePolicy is the resume function's risk policy (nil: the one the
+	// others run), as after a deployment changed it.
+	resumePolicy *toolpolicy.Policy
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -202,13 +208,23 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	}
 	table := dynamotest.NewTable(t, ep)
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey,
-		"QUEUE_URL": "http://sqs.local/000000000000/warrant-worker"} // the stack's queue is memQueue
+		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker", // the stack's queue is memQueue
+		"FIRM_MONTHLY_BUDGET_USD": "100.00"}                                       // the template's default
 	for k, v := range opt.env {
 		env[k] = v
 	}
 	cfg, err := config.Load(config.Invoke, envLookup(env))
 	if err != nil {
 		t.Fatalf("config.Load: %v", err)
+	}
+	// The worker and runs read what invoke does not (the firm budget).
+	workerCfg, err := config.Load(config.Worker, envLookup(env))
+	if err != nil {
+		t.Fatalf("config.Load(worker): %v", err)
+	}
+	runsCfg, err := config.Load(config.Runs, envLookup(env))
+	if err != nil {
+		t.Fatalf("config.Load(runs): %v", err)
 	}
 	clk := &clock{}
 	key, err := anchor.Parse(cfg.LedgerKey, nil)
@@ -235,11 +251,17 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resume, err := wire.Resume(d)
+	rd := d
+	if opt.resumePolicy != nil {
+		rd.Policy = opt.resumePolicy
+	}
+	resume, err := wire.Resume(rd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	worker, err := wire.Worker(d)
+	dw := d
+	dw.Config = workerCfg
+	worker, err := wire.Worker(dw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +269,16 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := wire.Runs(d)
+	approve, err := wire.Approve(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := d
+	dr.Config = runsCfg
+	runs := wire.Runs(dr)
 	runs.Poll = 10 * time.Millisecond
-	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg,
-		invoke: invoke, approve: wire.Approve(d), resume: resume, runs: runs, reduce: wire.StreamReduce(d),
+	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
+		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
 		worker: worker, sweeper: sweeper, queue: queue}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -298,7 +298,12 @@ func (s *stack) outage(t *testing.T, url string) {
 	if s.resume, err = wire.Resume(d); err != nil {
 		t.Fatal(err)
 	}
-	s.approve, s.runs = wire.Approve(d), wire.Runs(d)
+	if s.approve, err = wire.Approve(d); err != nil {
+		t.Fatal(err)
+	}
+	dr := d
+	dr.Config = s.runsCfg
+	s.runs = wire.Runs(dr)
 }
 
 // hangUp is a DynamoDB endpoint that accepts connections and closes them
@@ -369,6 +374,7 @@ func TestStoreOutage(t *testing.T) {
 				{"get run", fixture(t, "get-run.json").runPath(pending.runID, "")},
 				{"get run events", fixture(t, "get-run-events.json").runPath(pending.runID, "")},
 				{"list approvals", fixture(t, "list-approvals.json")},
+				{"get budget", fixture(t, "get-budget.json")},
 			} {
 				resp := s.post(r.req)
 				p := s.wantProblem(r.name, resp, 503)

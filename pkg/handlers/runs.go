@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -22,6 +24,10 @@ type RunsStore interface {
 	reducer.Source
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error)
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
+	// GetBudget reads a firm's budget for a month and at most maxOpen of
+	// its open reservations.
+	GetBudget(ctx context.Context, firm, month string, maxOpen int) (warrant.Budget, error)
 }
 
 // Runs handles the read-only routes, all scoped by the caller's firm:
@@ -33,6 +39,10 @@ type RunsStore interface {
 //	                                            with head=true the last page ends with the run's signed head
 //	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
+//	GET /v1/budget[?limit=N]                    the firm's model budget this month (UTC): limit, spent,
+//	                                            reserved, headroom, and up to N open reservations
+//	GET /desk, GET /desk/{name}                 the counsel's desk (package desk): the page, its script,
+//	                                            style sheet and sign-in configuration; no claims needed
 //
 // Errors (problem+json): 400 invalid path or query, 401 missing claims, 404 no
 // such run in this firm.
@@ -45,7 +55,21 @@ type Runs struct {
 	Resp httpapi.Responder
 	// Poll is how often ?wait re-reads the run item (default 250 ms).
 	Poll time.Duration
+	// FirmBudget is the monthly budget in nano-USD of a firm whose settings
+	// name none (FIRM_MONTHLY_BUDGET_USD; nil: none, such a firm has zero).
+	FirmBudget *int64
+	// Now is the clock GET /v1/budget reads the month on (nil: time.Now).
+	Now func() time.Time
+	// Desk is how the counsel's desk signs counsel in (GET /desk/config.json).
+	Desk desk.Config
 }
+
+// Desk routes: the page and its assets, public (API Gateway runs no
+// authorizer on them); the page holds no authority until counsel signs in.
+const (
+	DeskRoute       = "GET /desk"
+	DeskAssetsRoute = "GET /desk/{proxy+}"
+)
 
 // MaxWait bounds ?wait: API Gateway ends an integration at 30 s.
 const MaxWait = 20
@@ -53,6 +77,23 @@ const MaxWait = 20
 // Handle is the Lambda handler; it dispatches on the API Gateway route key.
 func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	id := failure.Identity{CorrelationID: httpapi.CorrelationID(req)}
+	switch req.RouteKey {
+	case DeskRoute:
+		return deskResponse(desk.Serve("index.html", h.Desk), id.CorrelationID), nil
+	case DeskAssetsRoute:
+		r := desk.Serve(req.PathParameters["proxy"], h.Desk)
+		if r.Status == http.StatusNotFound {
+			// The API's one error shape, with the desk's headers.
+			resp := h.Resp.Error(ctx, failure.New(failure.KindNotFound, "no such desk asset"), failure.StageRequest, id)
+			for k, v := range desk.Headers(h.Desk) {
+				if _, set := resp.Headers[k]; !set {
+					resp.Headers[k] = v
+				}
+			}
+			return resp, nil
+		}
+		return deskResponse(r, id.CorrelationID), nil
+	}
 	p, err := h.HTTP.Principal(req)
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageAuthorize, id), nil
@@ -66,6 +107,8 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = h.events(ctx, req, p, &id)
 	case "GET /v1/approvals":
 		resp, err = h.approvals(ctx, req, p, &id)
+	case "GET /v1/budget":
+		resp, err = h.budget(ctx, req, p, &id)
 	default:
 		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}
@@ -269,4 +312,41 @@ func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		views[i] = warrantView(w)
 	}
 	return httpapi.JSON(200, map[string]any{"approvals": views}, id.CorrelationID), nil
+}
+
+// budget answers GET /v1/budget: the caller's firm's budget for the current
+// month (UTC) as it stands, with the limit in force now (the firm's
+// settings, else the deployment's default, else zero). The budget item
+// keeps the limit it was last applied with; the month's next reservation
+// applies a changed one, so the view shows spent, reserved and headroom
+// against the limit in force (headroom never below zero).
+func (h *Runs) budget(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	if err := httpapi.RejectUnknownQuery(req, "limit"); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	limit, err := httpapi.QueryInt(req, "limit", 100, 1, 500)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	now := time.Now
+	if h.Now != nil {
+		now = h.Now
+	}
+	month := warrant.MonthOf(now())
+	settings, err := h.Store.GetFirmSettings(ctx, p.FirmID)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	b, err := h.Store.GetBudget(ctx, p.FirmID, month, int(limit))
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(200, budgetView(b, settings.MonthlyLimit(h.FirmBudget)), id.CorrelationID), nil
+}
+
+func deskResponse(r desk.Response, correlationID string) events.APIGatewayV2HTTPResponse {
+	if correlationID != "" {
+		r.Headers[httpapi.CorrelationHeader] = correlationID
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: r.Status, Headers: r.Headers, Body: r.Body}
 }

@@ -24,8 +24,20 @@ type LeaseIndex interface {
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error)
 }
 
-// Sweeper is the scheduled function (every minute) that leaves no run stuck:
-// it lists the runs whose lease passed and settles each (agent.Brain.Sweep):
+// ReservationSweeper finds and releases the budget reservations of lost
+// workers (pkg/dynamo's Store, by GSI2: never a table scan).
+type ReservationSweeper interface {
+	ExpiredReservations(ctx context.Context, before time.Time, limit int) ([]warrant.Reservation, error)
+	ReleaseReservation(ctx context.Context, r warrant.Reservation, expiredBefore time.Time) (bool, error)
+}
+
+// Sweeper is the scheduled function (every minute) that leaves no run stuck
+// and no budget held by a lost worker. It first releases the firm budget
+// reservations whose worker's lease passed (each given back whole, once: a
+// worker that settles it after all finds it gone and charges its cost
+// directly), so a restarted run's new reservations do not wait on its lost
+// worker's. Then it lists the runs whose lease passed and settles each
+// (agent.Brain.Sweep):
 // a held run whose warrant expired fails with warrant_expired; a running run
 // whose worker was lost with an effect in flight fails with
 // effect_outcome_unknown and the effect is flagged for reconciliation; one
@@ -38,27 +50,33 @@ type LeaseIndex interface {
 // pass goes on. It answers with the counts of what it did (and logs them, no
 // content); it returns an error only when the lease index cannot be read.
 type Sweeper struct {
-	Brain  SweepBrain
-	Index  LeaseIndex
-	Queue  Enqueuer
-	Logger *failure.Logger
-	Now    func() time.Time
-	Limit  int           // runs per pass (default 500)
-	Grace  time.Duration // how long past its lease a run is left alone (default 30 s)
+	Brain SweepBrain
+	Index LeaseIndex
+	// Budgets releases lost workers' reservations (nil: none to sweep).
+	Budgets ReservationSweeper
+	Queue   Enqueuer
+	Logger  *failure.Logger
+	Now     func() time.Time
+	Limit   int           // runs per pass (default 500)
+	Grace   time.Duration // how long past its lease a run is left alone (default 30 s)
 	// Reserve is the time a pass keeps for the run in hand (default 20 s).
 	Reserve time.Duration
 }
 
 // SweepReport counts what one pass did.
 type SweepReport struct {
-	Expired        int `json:"expired_leases"`
-	Restarted      int `json:"restarted"`
-	WorkerLost     int `json:"worker_lost"`
-	OutcomeUnknown int `json:"effect_outcome_unknown"`
-	WarrantExpired int `json:"warrant_expired"`
-	Unchanged      int `json:"unchanged"`
-	Errors         int `json:"errors"`
-	Deferred       int `json:"deferred"`
+	// ExpiredReservations were listed; Released were given back (the
+	// others were settled or released meanwhile).
+	ExpiredReservations int `json:"expired_reservations"`
+	Released            int `json:"reservations_released"`
+	Expired             int `json:"expired_leases"`
+	Restarted           int `json:"restarted"`
+	WorkerLost          int `json:"worker_lost"`
+	OutcomeUnknown      int `json:"effect_outcome_unknown"`
+	WarrantExpired      int `json:"warrant_expired"`
+	Unchanged           int `json:"unchanged"`
+	Errors              int `json:"errors"`
+	Deferred            int `json:"deferred"`
 }
 
 // Handle is the Lambda handler.
@@ -78,9 +96,12 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 		reserve = 20 * time.Second
 	}
 	var rep SweepReport
-	// A lease is left alone for a grace period past its end: a worker's
-	// lease is its Lambda deadline, and clocks differ by a little.
-	refs, err := h.Index.ExpiredLeases(ctx, now().Add(-grace), limit)
+	// A lease (and a reservation, which ends with its worker's lease) is
+	// left alone for a grace period past its end: a worker's lease is its
+	// Lambda deadline, and clocks differ by a little.
+	cutoff := now().Add(-grace)
+	h.releaseReservations(ctx, cutoff, limit, reserve, &rep)
+	refs, err := h.Index.ExpiredLeases(ctx, cutoff, limit)
 	if err != nil {
 		h.log(ctx, err, failure.Identity{})
 		return rep, err
@@ -115,11 +136,42 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 		}
 	}
 	if h.Logger != nil {
-		h.Logger.Info(ctx, "sweep", "expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
+		h.Logger.Info(ctx, "sweep", "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
+			"expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
 			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,
 			"errors", rep.Errors, "deferred", rep.Deferred)
 	}
 	return rep, nil
+}
+
+// releaseReservations gives back the reservations that expired before
+// cutoff. A failure is logged and counted; the runs are swept regardless.
+func (h *Sweeper) releaseReservations(ctx context.Context, cutoff time.Time, limit int, reserve time.Duration, rep *SweepReport) {
+	if h.Budgets == nil {
+		return
+	}
+	refs, err := h.Budgets.ExpiredReservations(ctx, cutoff, limit)
+	if err != nil {
+		rep.Errors++
+		h.log(ctx, err, failure.Identity{})
+		return
+	}
+	rep.ExpiredReservations = len(refs)
+	for i, r := range refs {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < reserve {
+			rep.Deferred += len(refs) - i
+			return
+		}
+		ok, err := h.Budgets.ReleaseReservation(ctx, r, cutoff)
+		if err != nil {
+			rep.Errors++
+			h.log(ctx, err, failure.Identity{FirmID: r.FirmID, RunID: r.RunID})
+			continue
+		}
+		if ok {
+			rep.Released++
+		}
+	}
 }
 
 func (h *Sweeper) responder() httpapi.Responder {

@@ -57,16 +57,39 @@ type WarrantView struct {
 	ApprovalRequestID string `json:"approval_request_id"`
 	RunID             string `json:"run_id,omitempty"`
 	ToolName          string `json:"tool_name"`
-	// ToolInput is the exact canonical input the warrant covers, in full.
-	ToolInput     json.RawMessage `json:"tool_input"`
-	HumanSummary  string          `json:"human_summary"`
-	Reason        string          `json:"reason"`
-	RiskTier      string          `json:"risk_tier"`
-	ToolInputHash string          `json:"tool_input_hash"`
-	ExpiresAt     string          `json:"expires_at"`
-	Status        string          `json:"status,omitempty"`
-	DecidedBy     string          `json:"decided_by,omitempty"`
-	DecidedAt     string          `json:"decided_at,omitempty"`
+	// ToolInput is the exact canonical input the warrant covers, in full;
+	// ToolInputCanonical is the same bytes as a string, for a client that
+	// must show exactly what it signs (a JSON parser may not keep them).
+	ToolInput          json.RawMessage `json:"tool_input"`
+	ToolInputCanonical string          `json:"tool_input_canonical"`
+	HumanSummary       string          `json:"human_summary"`
+	Reason             string          `json:"reason"`
+	RiskTier           string          `json:"risk_tier"`
+	ToolInputHash      string          `json:"tool_input_hash"`
+	ExpiresAt          string          `json:"expires_at"`
+	Status             string          `json:"status,omitempty"`
+	DecidedBy          string          `json:"decided_by,omitempty"`
+	DecidedAt          string          `json:"decided_at,omitempty"`
+	// RequestedBy is the user who started the run, RequestedAt when the
+	// warrant was asked for; MatterID the run's matter.
+	RequestedBy string `json:"requested_by,omitempty"`
+	RequestedAt string `json:"requested_at,omitempty"`
+	MatterID    string `json:"matter_id,omitempty"`
+	// PolicyVersion and FiredRules are the risk policy's decision that asked
+	// for the warrant.
+	PolicyVersion string          `json:"policy_version,omitempty"`
+	FiredRules    []FiredRuleView `json:"fired_rules,omitempty"`
+	// EditedInput is counsel's edit (canonical), which the warrant covers
+	// instead of tool_input; EditedInputHash its SHA-256.
+	EditedInput     json.RawMessage `json:"edited_input,omitempty"`
+	EditedInputHash string          `json:"edited_input_hash,omitempty"`
+}
+
+// FiredRuleView is one risk-policy rule that fired on a call.
+type FiredRuleView struct {
+	ID     string `json:"id"`
+	Effect string `json:"effect"`
+	Reason string `json:"reason"`
 }
 
 // runView renders a folded state; the run item fills what the fold has not
@@ -84,19 +107,67 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 	}
 	if p := st.PendingApproval; p != nil {
 		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, ToolInput: p.ToolInput,
+			ToolInputCanonical: string(p.ToolInput), MatterID: v.MatterID, RequestedBy: st.UserID,
 			HumanSummary: contracts.Printable(p.HumanSummary),
-			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending"}
+			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending",
+			PolicyVersion: p.PolicyVersion}
+		for _, r := range p.FiredRules {
+			v.PendingApproval.FiredRules = append(v.PendingApproval.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+		}
 	}
 	return v
 }
 
 func warrantView(w warrant.Warrant) WarrantView {
 	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, ToolInput: w.Input,
+		ToolInputCanonical: string(w.Input), RequestedBy: w.RequestedBy, MatterID: w.MatterID,
 		HumanSummary: contracts.Printable(w.HumanSummary),
 		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
-		Status: string(w.Status), DecidedBy: w.DecidedBy}
+		Status: string(w.Status), DecidedBy: w.DecidedBy, PolicyVersion: w.PolicyVersion,
+		EditedInput: w.EditedInput, EditedInputHash: w.EditedHash}
+	for _, r := range w.FiredRules {
+		v.FiredRules = append(v.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
+	}
+	if !w.RequestedAt.IsZero() {
+		v.RequestedAt = contracts.FormatTime(w.RequestedAt)
+	}
 	if !w.DecidedAt.IsZero() {
 		v.DecidedAt = contracts.FormatTime(w.DecidedAt)
+	}
+	return v
+}
+
+// BudgetView is a firm's model budget for one month (GET /v1/budget).
+type BudgetView struct {
+	Month       string `json:"month"`
+	LimitUSD    string `json:"limit_usd"`
+	SpentUSD    string `json:"spent_usd"`
+	ReservedUSD string `json:"reserved_usd"`
+	HeadroomUSD string `json:"headroom_usd"`
+	// OpenReservations are model calls in flight (or whose worker was
+	// lost, until the sweeper releases them), in run order.
+	OpenReservations []ReservationView `json:"open_reservations"`
+	// MoreReservations says there are open reservations beyond the listed.
+	MoreReservations bool `json:"more_reservations,omitempty"`
+}
+
+// ReservationView is one model call's reservation.
+type ReservationView struct {
+	RunID     string `json:"run_id"`
+	Turn      int64  `json:"turn"`
+	AmountUSD string `json:"amount_usd"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// budgetView renders b against the limit in force.
+func budgetView(b warrant.Budget, limit int64) BudgetView {
+	headroom := max(limit-b.SpentNano-b.ReservedNano, 0)
+	v := BudgetView{Month: b.Month, LimitUSD: pricing.FormatUSD(pricing.Nano(limit)), SpentUSD: pricing.FormatUSD(pricing.Nano(b.SpentNano)),
+		ReservedUSD: pricing.FormatUSD(pricing.Nano(b.ReservedNano)), HeadroomUSD: pricing.FormatUSD(pricing.Nano(headroom)),
+		OpenReservations: make([]ReservationView, len(b.Open)), MoreReservations: b.More}
+	for i, r := range b.Open {
+		v.OpenReservations[i] = ReservationView{RunID: r.RunID, Turn: r.Turn, AmountUSD: pricing.FormatUSD(pricing.Nano(r.AmountNano)),
+			ExpiresAt: contracts.FormatTime(r.ExpiresAt)}
 	}
 	return v
 }

@@ -278,6 +278,30 @@ func (t *Table) TokenCost(model string, u contracts.Usage) (Nano, error) {
 	return Nano(q), nil
 }
 
+// WorstCost is an upper bound of what one call can cost that sends at most
+// inputTokens and may answer up to outputTokens. The input side is priced at
+// the dearest of the input, cache-read and cache-write rates the model has
+// (a provider may bill part of a prompt as a cache write, which costs more
+// than plain input on some models), so the bound holds however the provider
+// splits the prompt among those kinds; the output side at the output rate.
+// Rounded up, like TokenCost, so it is never below the TokenCost of any
+// usage within those counts.
+func (t *Table) WorstCost(model string, inputTokens, outputTokens int64) (Nano, error) {
+	p, err := t.Price(model)
+	if err != nil {
+		return 0, err
+	}
+	in := p.Input
+	if p.CacheReadSupported && p.CacheRead > in {
+		in = p.CacheRead
+	}
+	if p.CacheWriteSupported && p.CacheWrite > in {
+		in = p.CacheWrite
+	}
+	worst := &Table{version: t.version, prices: map[string]Price{model: {Model: model, Input: in, Output: p.Output}}}
+	return worst.TokenCost(model, contracts.Usage{InputTokens: inputTokens, OutputTokens: outputTokens})
+}
+
 // TokenCost prices usage against the embedded table. It ignores PRICING_FILE;
 // a caller honouring the operator's override must use FromEnv and the
 // returned Table.

@@ -504,3 +504,43 @@ func TestEmbeddedIsCached(t *testing.T) {
 		}
 	}
 }
+
+// WorstCost bounds every usage within its token counts: the input side at the
+// dearest input-side rate (Sonnet 4.5's cache write, 1.25× input), whatever
+// split of the prompt among input, cache read and cache write the provider
+// reports.
+func TestWorstCost(t *testing.T) {
+	tbl := embedded(t)
+	model := "us." + sonnet45
+	// 1000 × 4_125_000_000 + 500 × 16_500_000_000 = 12.375e12; / 1e6 = 12_375_000.
+	worst, err := tbl.WorstCost(model, 1000, 500)
+	if err != nil || worst != 12_375_000 {
+		t.Fatalf("WorstCost = %d, %v; want 12375000", int64(worst), err)
+	}
+	for _, u := range []contracts.Usage{
+		{InputTokens: 1000, OutputTokens: 500},
+		{CacheWriteInputTokens: 1000, OutputTokens: 500},
+		{InputTokens: 400, CacheReadInputTokens: 300, CacheWriteInputTokens: 300, OutputTokens: 500},
+		{InputTokens: 1, OutputTokens: 1},
+	} {
+		c, err := tbl.TokenCost(model, u)
+		if err != nil || c > worst {
+			t.Errorf("TokenCost(%+v) = %s (%v), above the worst case %s", u, c, err, worst)
+		}
+	}
+	// A model without prompt caching: the input rate.
+	if w, err := tbl.WorstCost(llama33, 1000, 1000); err != nil || w != 1_440_000 {
+		t.Errorf("llama WorstCost = %d, %v; want 1440000", int64(w), err)
+	}
+	// Rounded up like TokenCost: never below any cost it bounds.
+	tiny := loadTable(t, `{"m":{"input":"0.0000005","output":"0.0000005","source":"s","as_of":"2026-01-01"}}`)
+	if w, err := tiny.WorstCost("m", 1, 0); err != nil || w != 1 {
+		t.Errorf("tiny WorstCost = %d, %v; want 1", int64(w), err)
+	}
+	if _, err := tbl.WorstCost("no-such-model", 1, 1); !errors.Is(err, pricing.ErrUnknownModel) {
+		t.Errorf("unknown model: %v", err)
+	}
+	if _, err := tbl.WorstCost(model, -1, 1); !errors.Is(err, pricing.ErrInvalidUsage) {
+		t.Errorf("negative tokens: %v", err)
+	}
+}

@@ -17,6 +17,11 @@ type Provenance struct {
 	CompletedSeq, RequestedSeq                  int64
 	// The policy's decision, as tool.requested recorded it.
 	RiskTier, Action, Reason, MatchedPolicy string
+	PolicyVersion                           string
+	FiredRules                              []contracts.FiredRule
+	// ExecutedInputSHA256 is the input that ran when counsel edited the
+	// call before approving it (empty: the requested input ran).
+	ExecutedInputSHA256 string
 	// Warranted calls only.
 	ApprovalID              string
 	BlockedSeq, DecidedSeq  int64
@@ -95,9 +100,13 @@ func Audit(lines []contracts.Line) ([]Provenance, error) {
 			}
 			p := Provenance{EffectRef: ev.EffectRef, ToolName: ev.ToolName, ToolUseID: ev.ToolUseID, InputSHA256: ev.InputSHA256,
 				Status: ev.Status, CompletedSeq: l.Seq, RequestedSeq: req.seq, RiskTier: req.ev.RiskTier, Action: req.ev.Action,
-				Reason: req.ev.Reason, MatchedPolicy: req.ev.MatchedPolicy}
+				Reason: req.ev.Reason, MatchedPolicy: req.ev.MatchedPolicy, PolicyVersion: req.ev.PolicyVersion,
+				FiredRules: req.ev.FiredRules, ExecutedInputSHA256: ev.ExecutedInputSHA256}
 			switch req.ev.Action {
 			case "allow":
+				if ev.ExecutedInputSHA256 != "" {
+					return out, fail("an allowed call ran another input than the one requested")
+				}
 			case "require_approval":
 				if err := r.warranted(&p, started); err != "" {
 					return out, fail("%s", err)
@@ -147,6 +156,10 @@ func (r record) warranted(p *Provenance, started *contracts.RunStarted) string {
 		return "the ledger has no run.started"
 	case dec.ev.Separation != contracts.SeparationWaived && dec.ev.DecidedBy == started.UserID:
 		return "warrant " + id + " was decided by the user who started the run"
+	case dec.ev.EditedInputSHA256 != p.ExecutedInputSHA256:
+		// Counsel's edit is what runs, or nothing was edited and the
+		// requested input ran.
+		return "the input that ran is not the one counsel approved under warrant " + id
 	}
 	b, ok := r.blocked[id]
 	if !ok || b.seq > dec.seq || b.ev.ToolName != p.ToolName || b.ev.ToolInputHash != p.InputSHA256 {

@@ -92,3 +92,44 @@ func TestAuditNamesTheFirstEffectWithoutProvenance(t *testing.T) {
 		})
 	}
 }
+
+// Counsel's edit is what runs: an effect under an edited warrant must report
+// the edited input's hash as the input that ran, and an effect that reports
+// another input than the one counsel approved (edited or not) has no
+// provenance.
+func TestAuditEditedCalls(t *testing.T) {
+	edited := []byte(`{"court":"Superior Court","document_text":"Amended.","document_title":"Motion","matter_id":"` + matterID + `"}`)
+	eh, err := contracts.InputHash(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withEdit := func(executed string) []contracts.Event {
+		var out []contracts.Event
+		for _, e := range heldReleased(t) {
+			switch ev := e.(type) {
+			case *contracts.ApprovalDecided:
+				d := *ev
+				d.EditedInput, d.EditedInputSHA256, d.EditedRiskTier = edited, eh, "high"
+				e = &d
+			case *contracts.ToolCompleted:
+				if ev.EffectRef == effectID {
+					tc := *ev
+					tc.ExecutedInputSHA256 = executed
+					e = &tc
+				}
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	got, err := reducer.Audit(buildLines(t, fixedChain(runID), withEdit(eh)...))
+	if err != nil || len(got) != 1 || got[0].ExecutedInputSHA256 != eh || got[0].InputSHA256 != filing.hash() {
+		t.Fatalf("an edited call: %+v %v", got, err)
+	}
+	for name, executed := range map[string]string{"the requested input ran": "", "a third input ran": search.hash()} {
+		var ae *reducer.AuditError
+		if _, err := reducer.Audit(buildLines(t, fixedChain(runID), withEdit(executed)...)); !errors.As(err, &ae) || ae.EffectRef != effectID {
+			t.Errorf("%s: %v, want an AuditError naming the filing", name, err)
+		}
+	}
+}

@@ -2,4 +2,111 @@
 // may run, must wait for a lawyer's signed warrant, or is refused. It is
 // fail-closed: a tool the policy does not name gets the default decision, and
 // the default may never allow.
+//
+// # Tiers
+//
+// Every listed tool has a floor tier: low and medium run (medium is audited),
+// high requires counsel's warrant, prohibited is denied. An unlisted tool gets
+// the default tier, which is high or prohibited.
+//
+// # Rules
+//
+// A policy may also hold rules over the call's arguments and metadata
+// (hitl_risk_policy.json ships the ones a law firm expects):
+//
+//	"rules": [{
+//	  "id": "email.copy_outside_firm",
+//	  "tools": ["send_client_email"],
+//	  "when": [{"any": [
+//	    {"input": "/cc/*", "op": "domain_not_in", "meta_value": "firm_domains"},
+//	    {"input": "/bcc/*", "op": "domain_not_in", "meta_value": "firm_domains"}]}],
+//	  "then": "raise:high",
+//	  "restates_floor": true,
+//	  "reason": "A cc or bcc recipient is outside the firm's e-mail domains."
+//	}]
+//
+// id is unique and matches ^[a-z][a-z0-9_.-]{0,63}$; tools lists tools the
+// policy lists; when holds conditions that must all hold (none: always); then
+// is "raise:medium", "raise:high", "deny" or "record"; reason is shown to
+// counsel and recorded.
+//
+// A condition is a comparison or a group: {"any": [...]}, {"all": [...]} or
+// {"not": {...}} (at most 8 deep, 64 conditions a rule). A comparison has a
+// subject, an op, and for most operators a comparand:
+//
+//   - subject: "input", an RFC 6901 JSON pointer into the call's input ("~1"
+//     is "/", "~0" is "~"), where a token "*" selects every element of an
+//     array (a member named "*" cannot be addressed); or "meta", a Metadata
+//     field: firm_id, matter_id, agent_key, user_id (strings), roles,
+//     firm_domains, client_domains (lists, which select their elements);
+//   - comparand: "value", a JSON literal, or "meta_value", a Metadata field.
+//
+// A comparison holds if it holds for any selected value. A pointer that
+// selects nothing (an absent member, an index past the end, an empty array
+// under "*") makes every comparison false, but missing true. The operators:
+//
+//	equals, not_equals     a string, number or boolean (or a string field)
+//	in, not_in             a non-empty list of one type (or a list field)
+//	matches, not_matches   an RE2 pattern, compiled at load (Go's regexp
+//	                       costs 100 ns or more a byte: prefer the
+//	                       detectors below for long text)
+//	domain_in,             the lower-case domain after the last '@' of an
+//	domain_not_in          address, or of each address of a list, compared
+//	                       exactly (ASCII case aside) with a list of
+//	                       lower-case domains or firm_domains/client_domains;
+//	                       a sub-domain is not its parent, and a malformed
+//	                       address (a display name, a list, a quoted local
+//	                       part, an IP literal, a trailing dot, a Unicode
+//	                       domain not in xn-- form) is in no list
+//	length_gt              a string's characters or an array's elements
+//	sum_gt                 the sum of every number the pointer selects
+//	exists, missing        whether the pointer selects anything
+//	contains_card_number   13-19 digits, in groups split by single spaces or
+//	                       hyphens, starting 3-6 and passing Luhn
+//	contains_ssn           AAA-GG-SSSS with a valid area, group and serial
+//	contains_credential    a password or API key assignment, an AWS access
+//	                       key id, a PEM private key header, a bearer token
+//	                       (the exact definitions are in detect.go)
+//
+// Load refuses, with an ErrInvalidPolicy naming the rule and field
+// ("rules[3].when[0].op"): unknown operators and metadata fields, bad
+// pointers, invalid RE2, comparands of the wrong type, duplicate ids, tools
+// the policy does not list, and unreachable rules: a deny rule whose tools are
+// all prohibited, or a raise rule that is above the floor of none of its
+// tools. A raise rule may restate a floor on purpose (it then still applies if
+// the floor is ever lowered, and shows in FiredRules every time) with
+// "restates_floor": true. Record rules are always accepted.
+//
+// # Decisions
+//
+// Decide starts from the tool's floor and evaluates, in file order, each rule
+// listing the tool; every rule that fires is appended to FiredRules. raise:T
+// makes the tier the higher of the two, deny makes it prohibited, record
+// changes nothing: no rule lowers a tier. The action follows the final tier;
+// MatchedPolicy stays "tools.<name>"; Reason becomes "rule <id>: <reason>"
+// when a rule raised the tier or denied the call; Replayable holds only for a
+// replayable tool still low with no rule fired.
+//
+// A condition that cannot be evaluated never makes a call safer: input that is
+// not a JSON object (or none at all), a pointer crossing a value of the wrong
+// type or a duplicate key, a value of another JSON type than the comparand, an
+// empty metadata string compared with. Conditions combine such outcomes as
+// Kleene's three-valued logic does; a raise or deny rule whose conditions are
+// undecided fires, and its reason says "condition could not be evaluated". A
+// record rule fires only when its conditions hold. So GetToolRiskDecision, a
+// decision on the tool's name alone, is never less strict than a decision on
+// any actual call of the tool.
+//
+// # Overlays
+//
+// LoadDocument also reads an overlay of the embedded policy, for a deployment
+// to change it without a rebuild:
+//
+//	{"extends": "embedded", "version": "firm-7",
+//	 "disable": ["email.attachment_count"], "require_approval": ["draft_document"]}
+//
+// disable removes rules and require_approval raises floors to high; an overlay
+// cannot add rules, lower a tier or change the default, and any mistake in it
+// is an error, never a fallback. Decisions then carry the version
+// "<embedded version>+<overlay version>".
 package toolpolicy

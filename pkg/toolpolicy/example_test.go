@@ -6,6 +6,35 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
+func ExamplePolicy_Decide() {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, err := p.Decide(toolpolicy.Call{
+		Tool: "send_client_email",
+		Input: []byte(`{"body":"Please find the draft attached.","cc":["ops@example.net"],` +
+			`"matter_id":"M-1","subject":"Draft","to":"ceo@acme-corp.com"}`),
+		Meta: toolpolicy.Metadata{MatterID: "M-1", FirmDomains: []string{"smithlaw.com"}, ClientDomains: []string{"acme-corp.com"}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(d.Tier, d.Action, d.MatchedPolicy)
+	for _, r := range d.FiredRules {
+		fmt.Println(r.Effect, r.ID)
+	}
+	// Output:
+	// high require_approval tools.send_client_email
+	// raise:high email.recipient_outside_client
+	// record email.client_communication
+	// raise:high email.copy_outside_firm
+}
+
+// Without the input, a rule that reads it cannot be evaluated, and it
+// fires: the name-only decision is never less strict than a real one.
 func ExampleGetToolRiskDecision() {
 	d, err := toolpolicy.GetToolRiskDecision("file_court_document", nil)
 	if err != nil {
@@ -13,8 +42,8 @@ func ExampleGetToolRiskDecision() {
 		return
 	}
 	fmt.Println(d.Tier, d.Action, d.MatchedPolicy)
-	fmt.Println(d.Reason)
+	fmt.Println(d.FiredRules[0].ID, d.FiredRules[0].Effect)
 	// Output:
-	// high require_approval tools.file_court_document
-	// Irreversible external court filing that must not run without human approval.
+	// prohibited deny tools.file_court_document
+	// matter.wall deny
 }

@@ -1,7 +1,9 @@
 package toolpolicy
 
 import (
+	"cmp"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -46,19 +48,62 @@ func actionFor(t Tier) (Action, bool) {
 	return ActionDeny, false
 }
 
+// Metadata is what the runtime knows of a call beyond its input. Rules read
+// it by the snake_case names of its JSON form. A string field left empty
+// means "not known": a comparison with it cannot be evaluated, which fires
+// a raise or deny rule (fail-closed). An empty list is a list with nothing
+// in it.
+type Metadata struct {
+	FirmID   string   `json:"firm_id,omitempty"`
+	MatterID string   `json:"matter_id,omitempty"`
+	AgentKey string   `json:"agent_key,omitempty"`
+	UserID   string   `json:"user_id,omitempty"`
+	Roles    []string `json:"roles,omitempty"`
+	// FirmDomains are the firm's own e-mail domains, lower case.
+	FirmDomains []string `json:"firm_domains,omitempty"`
+	// ClientDomains are the e-mail domains of the matter's client, lower case.
+	ClientDomains []string `json:"client_domains,omitempty"`
+}
+
+// Call is one tool call the model proposed, as the policy judges it.
+type Call struct {
+	Tool string
+	// Input is the canonical (RFC 8785) JSON object the model proposed. Any
+	// other JSON object is read the same way; anything that is not a JSON
+	// object (nil included) makes every condition on the input impossible
+	// to evaluate.
+	Input json.RawMessage
+	Meta  Metadata
+}
+
+// FiredRule is a rule that applied to a call.
+type FiredRule struct {
+	ID     string `json:"id"`
+	Effect string `json:"effect"` // "raise:<tier>", "deny" or "record"
+	// Reason is the rule's reason; for a rule fired because its conditions
+	// could not be evaluated, it says so.
+	Reason string `json:"reason"`
+}
+
 // Decision is the policy's answer for one tool call. Its fields are what the
 // ledger records next to the call, so a reviewer can see which rule applied.
 type Decision struct {
 	ToolName string `json:"tool_name"`
 	Tier     Tier   `json:"tier"`
 	Action   Action `json:"action"`
-	Reason   string `json:"reason"`
+	// Reason is the tool's reason, or, when a rule raised the tier above the
+	// tool's floor or denied the call, "rule <id>: <its reason>" of the rule
+	// that set the final tier.
+	Reason string `json:"reason"`
 	// MatchedPolicy is "tools.<name>" for a listed tool, or "default".
 	MatchedPolicy string `json:"matched_policy"`
 	PolicyVersion string `json:"policy_version"`
 	// Replayable means the effect is a read, so re-running it after a crash
-	// cannot duplicate anything outside the firm.
+	// cannot duplicate anything outside the firm. It holds only for a
+	// replayable tool whose final tier is low and on which no rule fired.
 	Replayable bool `json:"replayable"`
+	// FiredRules are the rules that applied, in the policy's order.
+	FiredRules []FiredRule `json:"fired_rules,omitempty"`
 }
 
 var (
@@ -74,17 +119,22 @@ var (
 // of encoding (spaces, dots, Unicode look-alikes).
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 
-type rule struct {
+// toolEntry is a tool's floor and the rules that list it, in file order.
+type toolEntry struct {
 	tier       Tier
 	reason     string
 	replayable bool
+	matched    string // "tools.<name>" or "default"
+	rules      []*rule
 }
 
 // Policy is a validated, immutable risk policy; it is safe for concurrent use.
 type Policy struct {
 	version string
-	def     rule
-	tools   map[string]rule
+	def     toolEntry
+	tools   map[string]*toolEntry
+	rules   []*rule // file order
+	tables  tables  // sizes of the per-decision memos
 }
 
 // The file format. Fields without omitempty are required by DecodeStrict.
@@ -92,6 +142,7 @@ type policyFile struct {
 	Version string              `json:"version"`
 	Default defaultRule         `json:"default"`
 	Tools   map[string]toolRule `json:"tools"`
+	Rules   []ruleFile          `json:"rules,omitempty"`
 }
 
 // defaultRule has no replayable field: the default can never be low, so a
@@ -138,13 +189,13 @@ func Load(data []byte) (*Policy, error) {
 	}
 	p := &Policy{
 		version: f.Version,
-		def:     rule{tier: f.Default.Tier, reason: f.Default.Reason},
-		tools:   make(map[string]rule, len(f.Tools)),
+		def:     toolEntry{tier: f.Default.Tier, reason: f.Default.Reason, matched: "default"},
+		tools:   make(map[string]*toolEntry, len(f.Tools)),
 	}
 	folded := make(map[string]string, len(f.Tools))
 	for name, r := range f.Tools {
 		path := "tools." + name
-		if !toolNamePattern.MatchString(name) {
+		if !validToolName(name) {
 			return nil, invalid(path, "tool name must match %s", toolNamePattern)
 		}
 		// Two rules differing only in case would leave a reviewer guessing
@@ -163,18 +214,38 @@ func Load(data []byte) (*Policy, error) {
 			// Replaying after a crash repeats the effect; only reads are safe.
 			return nil, invalid(path+".replayable", "only a low-tier tool may be replayable (tier is %q)", r.Tier)
 		}
-		p.tools[name] = rule{tier: r.Tier, reason: r.Reason, replayable: r.Replayable}
+		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, matched: path}
 	}
+	rules, tables, err := compileRules(f.Rules, p.tools)
+	if err != nil {
+		return nil, err
+	}
+	p.rules, p.tables = rules, tables
+	p.index()
 	return p, nil
 }
 
-// LoadFile reads and validates a policy file.
+// index lists each rule under the tools it names, keeping file order.
+func (p *Policy) index() {
+	for _, t := range p.tools {
+		t.rules = nil
+	}
+	for _, r := range p.rules {
+		for _, name := range r.tools {
+			t := p.tools[name]
+			t.rules = append(t.rules, r)
+		}
+	}
+}
+
+// LoadFile reads and validates a policy file: a full policy or an overlay
+// of the embedded one (see LoadDocument).
 func LoadFile(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("toolpolicy: %w", err)
 	}
-	p, err := Load(data)
+	p, err := LoadDocument(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -186,40 +257,136 @@ var embeddedPolicy []byte
 
 var embedded = sync.OnceValues(func() (*Policy, error) { return Load(embeddedPolicy) })
 
+// EmbeddedDocument is a copy of the policy file compiled into the binary.
+func EmbeddedDocument() []byte { return append([]byte(nil), embeddedPolicy...) }
+
 // Embedded returns the policy compiled into the binary, parsed once.
 func Embedded() (*Policy, error) { return embedded() }
 
 // Version identifies the policy revision a decision was made under.
 func (p *Policy) Version() string { return p.version }
 
-// GetToolRiskDecision returns the decision for one tool call.
+// Floor is a tool's listed tier, the tier Decide starts from before any rule
+// fires, and whether the tool is listed at all (an unlisted tool's floor is
+// the default tier). It says what the policy file declares; only Decide says
+// what a call gets.
+func (p *Policy) Floor(name string) (Tier, bool) {
+	if t, ok := p.tools[name]; ok {
+		return t.tier, true
+	}
+	return p.def.tier, false
+}
+
+// RuleIDs lists the policy's rules in file order.
+func (p *Policy) RuleIDs() []string {
+	ids := make([]string, len(p.rules))
+	for i, r := range p.rules {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+// GetToolRiskDecision is the decision for a call of which only the tool's
+// name is known: Decide with no input and empty metadata. Rules that do not
+// read the input or the metadata apply as usual; a raise or deny rule whose
+// conditions read them cannot be evaluated and fires (fail-closed), so this
+// decision is never less strict than the decision for any actual call of
+// the tool. Callers that hold the call's input should use Decide.
 //
-// metadata is accepted so callers need not change when the policy format gains
-// conditions; the current format has none, decisions do not depend on it, and
-// nothing from it is copied into the Decision.
+// metadata is ignored; it remains so existing callers compile.
 func (p *Policy) GetToolRiskDecision(name string, metadata map[string]string) (Decision, error) {
 	_ = metadata
+	return p.Decide(Call{Tool: name})
+}
+
+// Decide returns the decision for one tool call. It starts from the tool's
+// floor (its listed tier; an unlisted tool gets the default, and no rule
+// applies to it) and evaluates, in file order, every rule that lists the
+// tool. Each rule that fires is appended to FiredRules: "raise:T" makes the
+// tier the higher of the two, "deny" makes it prohibited, "record" changes
+// nothing; no rule lowers a tier. The action follows the final tier.
+//
+// A condition that cannot be evaluated (the input is not a JSON object, a
+// pointer crosses a value of the wrong type, a value cannot be compared with
+// the comparand, a metadata string it needs is empty) never makes a call
+// safer: a raise or deny rule whose conditions cannot be decided fires, and
+// its FiredRule reason says so. A record rule fires only when its
+// conditions hold.
+//
+// The error is non-nil only for a nil policy or an invalid tool name
+// (ErrInvalidToolName); whatever the input, a valid name gets a decision.
+func (p *Policy) Decide(c Call) (Decision, error) {
 	if p == nil {
 		return Decision{}, errors.New("toolpolicy: nil policy")
 	}
-	if !toolNamePattern.MatchString(name) {
-		return Decision{}, fmt.Errorf("%w: %q", ErrInvalidToolName, name)
+	if !validToolName(c.Tool) {
+		return Decision{}, fmt.Errorf("%w: %q", ErrInvalidToolName, c.Tool)
 	}
-	r, listed := p.tools[name]
-	matched := "tools." + name
+	t, listed := p.tools[c.Tool]
 	if !listed {
-		r, matched = p.def, "default"
+		t = &p.def
 	}
-	action, _ := actionFor(r.tier) // Load rejected every tier actionFor does not know
-	return Decision{
-		ToolName:      name,
-		Tier:          r.tier,
-		Action:        action,
-		Reason:        r.reason,
-		MatchedPolicy: matched,
+	d := Decision{
+		ToolName:      c.Tool,
+		Tier:          t.tier,
+		Reason:        t.reason,
+		MatchedPolicy: t.matched,
 		PolicyVersion: p.version,
-		Replayable:    r.replayable,
-	}, nil
+		Replayable:    t.replayable,
+	}
+	if len(t.rules) > 0 {
+		e := newEvaluator(&c, p.tables)
+		for i, r := range t.rules {
+			e.cause = causeNone
+			res := e.all(r.when)
+			if res == tFalse || (res == tUnknown && r.kind == effectRecord) {
+				continue
+			}
+			why := causeNone
+			if res == tUnknown {
+				why = cmp.Or(e.cause, causeNotEvaluable)
+			}
+			e.fired, e.why = append(e.fired, int32(i)), append(e.why, why)
+		}
+		if len(e.fired) > 0 {
+			d.FiredRules = make([]FiredRule, len(e.fired))
+		}
+		for k, i := range e.fired {
+			r := t.rules[i]
+			reason, tierReason := r.reason, r.tierReason
+			if why := e.why[k]; why != causeNone {
+				reason, tierReason = r.unknownReason[why], r.unknownTierReason[why]
+			}
+			d.FiredRules[k] = FiredRule{ID: r.id, Effect: r.effect, Reason: reason}
+			if r.kind != effectRecord && rank(r.tier) > rank(d.Tier) {
+				d.Tier, d.Reason = r.tier, tierReason
+			}
+		}
+		e.release()
+	}
+	d.Action, _ = actionFor(d.Tier) // Load rejected every tier actionFor does not know
+	if d.Tier != TierLow || len(d.FiredRules) > 0 {
+		d.Replayable = false
+	}
+	return d, nil
+}
+
+// validToolName is toolNamePattern without the regexp machinery, as it runs
+// on every decision.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // GetToolRiskDecision decides against the embedded policy.

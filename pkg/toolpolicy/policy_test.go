@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -14,32 +15,46 @@ import (
 
 const courtFilingReason = "Irreversible external court filing that must not run without human approval."
 
+// runMeta is the metadata of a run on matter M-1 of Acme Corp, handled by
+// Smith Law.
+var runMeta = toolpolicy.Metadata{
+	FirmID: "firm-1", MatterID: "M-1", AgentKey: "matter_assistant", UserID: "u-1", Roles: []string{"associate"},
+	FirmDomains: []string{"smithlaw.com"}, ClientDomains: []string{"acme-corp.com"},
+}
+
+// The floors: each tool called inside the run's matter with nothing else
+// in its input, so no rule but the court filing's (which has no
+// conditions) fires.
 func TestEmbeddedReferenceTools(t *testing.T) {
 	p, err := toolpolicy.Embedded()
 	if err != nil {
 		t.Fatalf("Embedded: %v", err)
 	}
-	if got := p.Version(); got != "2026-12-01" {
-		t.Errorf("Version = %q, want 2026-12-01", got)
+	if got := p.Version(); got != "2026-12-03" {
+		t.Errorf("Version = %q, want 2026-12-03", got)
 	}
 	tests := []struct {
 		name       string
 		tier       toolpolicy.Tier
 		action     toolpolicy.Action
 		replayable bool
+		fired      []toolpolicy.FiredRule
 	}{
-		{"search_matter_documents", toolpolicy.TierLow, toolpolicy.ActionAllow, true},
-		{"get_matter_summary", toolpolicy.TierLow, toolpolicy.ActionAllow, true},
-		{"draft_document", toolpolicy.TierMedium, toolpolicy.ActionAllow, false},
-		{"send_client_email", toolpolicy.TierHigh, toolpolicy.ActionRequireApproval, false},
-		{"file_court_document", toolpolicy.TierHigh, toolpolicy.ActionRequireApproval, false},
-		{"delete_matter_document", toolpolicy.TierProhibited, toolpolicy.ActionDeny, false},
+		{"search_matter_documents", toolpolicy.TierLow, toolpolicy.ActionAllow, true, nil},
+		{"get_matter_summary", toolpolicy.TierLow, toolpolicy.ActionAllow, true, nil},
+		{"draft_document", toolpolicy.TierMedium, toolpolicy.ActionAllow, false, nil},
+		{"send_client_email", toolpolicy.TierHigh, toolpolicy.ActionRequireApproval, false, nil},
+		{"file_court_document", toolpolicy.TierHigh, toolpolicy.ActionRequireApproval, false, []toolpolicy.FiredRule{{
+			ID: "court.filing_requires_warrant", Effect: "raise:high",
+			Reason: "A court filing is irreversible and always needs counsel's warrant, whatever the tool's floor says.",
+		}}},
+		{"delete_matter_document", toolpolicy.TierProhibited, toolpolicy.ActionDeny, false, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := p.GetToolRiskDecision(tc.name, nil)
+			d, err := p.Decide(toolpolicy.Call{Tool: tc.name, Input: []byte(`{"matter_id":"M-1"}`), Meta: runMeta})
 			if err != nil {
-				t.Fatalf("GetToolRiskDecision: %v", err)
+				t.Fatalf("Decide: %v", err)
 			}
 			want := toolpolicy.Decision{
 				ToolName:      tc.name,
@@ -47,26 +62,64 @@ func TestEmbeddedReferenceTools(t *testing.T) {
 				Action:        tc.action,
 				Reason:        d.Reason,
 				MatchedPolicy: "tools." + tc.name,
-				PolicyVersion: "2026-12-01",
+				PolicyVersion: "2026-12-03",
 				Replayable:    tc.replayable,
+				FiredRules:    tc.fired,
 			}
-			if d != want {
+			if !reflect.DeepEqual(d, want) {
 				t.Errorf("decision = %+v\nwant       %+v", d, want)
 			}
-			if strings.TrimSpace(d.Reason) == "" {
-				t.Error("empty reason")
+			if strings.TrimSpace(d.Reason) == "" || strings.HasPrefix(d.Reason, "rule ") {
+				t.Errorf("reason %q is not the tool's", d.Reason)
 			}
 		})
 	}
 }
 
 func TestCourtFilingReasonIsExact(t *testing.T) {
-	d, err := toolpolicy.GetToolRiskDecision("file_court_document", nil)
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Decide(toolpolicy.Call{Tool: "file_court_document", Input: []byte(`{"matter_id":"M-1"}`), Meta: runMeta})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Reason != courtFilingReason {
 		t.Errorf("reason = %q, want %q", d.Reason, courtFilingReason)
+	}
+}
+
+// The name-only decision cannot see the input: every raise or deny rule
+// that reads it fires (fail-closed). Under the embedded policy the matter
+// wall lists every tool, so every name-only decision is a denial that says
+// why.
+func TestNameOnlyDecisionIsFailClosed(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"search_matter_documents", "get_matter_summary", "draft_document", "send_client_email",
+		"file_court_document", "delete_matter_document"} {
+		d, err := p.GetToolRiskDecision(name, map[string]string{"matter_id": "M-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Action != toolpolicy.ActionDeny || d.Tier != toolpolicy.TierProhibited || d.Replayable ||
+			d.MatchedPolicy != "tools."+name || len(d.FiredRules) == 0 || d.FiredRules[0].ID != "matter.wall" {
+			t.Errorf("%s: %+v", name, d)
+		}
+		if name != "delete_matter_document" && !strings.Contains(d.Reason, "rule matter.wall:") {
+			t.Errorf("%s: reason %q does not name the rule", name, d.Reason)
+		}
+		for _, fr := range d.FiredRules {
+			if fr.ID == "court.filing_requires_warrant" { // no conditions: it always fires
+				continue
+			}
+			if fr.Effect == "record" || !strings.Contains(fr.Reason, "could not be evaluated: the call has no input") {
+				t.Errorf("%s: fired rule %+v does not say it could not be evaluated", name, fr)
+			}
+		}
 	}
 }
 
@@ -83,15 +136,16 @@ func TestUnlistedToolFailsClosed(t *testing.T) {
 				Action:        toolpolicy.ActionDeny,
 				Reason:        "Tool is not listed in the risk policy; unlisted tools are denied (fail-closed).",
 				MatchedPolicy: "default",
-				PolicyVersion: "2026-12-01",
+				PolicyVersion: "2026-12-03",
 			}
-			if d != want {
+			if !reflect.DeepEqual(d, want) {
 				t.Errorf("decision = %+v\nwant       %+v", d, want)
 			}
 		})
 	}
 }
 
+// GetToolRiskDecision's metadata map is ignored.
 func TestMetadataDoesNotChangeDecision(t *testing.T) {
 	p, err := toolpolicy.Embedded()
 	if err != nil {
@@ -106,7 +160,7 @@ func TestMetadataDoesNotChangeDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain != withMeta {
+	if !reflect.DeepEqual(plain, withMeta) {
 		t.Errorf("metadata changed the decision: %+v vs %+v", plain, withMeta)
 	}
 }
@@ -296,5 +350,21 @@ func TestEmbeddedIsCached(t *testing.T) {
 		if p != got[0] {
 			t.Fatal("Embedded returned different policies")
 		}
+	}
+}
+
+// Floor reports what the file declares for a tool, independent of any call.
+func TestFloorIsTheListedTier(t *testing.T) {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]toolpolicy.Tier{"get_matter_summary": toolpolicy.TierLow, "send_client_email": toolpolicy.TierHigh} {
+		if tier, listed := p.Floor(name); !listed || tier != want {
+			t.Errorf("Floor(%s) = %q, %v; want %q, true", name, tier, listed, want)
+		}
+	}
+	if tier, listed := p.Floor("wire_funds"); listed || tier != toolpolicy.TierProhibited {
+		t.Errorf("Floor(wire_funds) = %q, %v; want the default prohibited, unlisted", tier, listed)
 	}
 }

@@ -81,10 +81,28 @@ func Reference(outbox Outbox, now func() time.Time) []Tool {
 		},
 		{
 			Name:        "send_client_email",
-			Description: "Send an e-mail to the client of the current matter. Requires counsel's approval.",
-			Schema:      schema(`"matter_id":{"type":"string","format":"uuid"},"to":{"type":"string","format":"email"},"subject":{"type":"string","minLength":1,"maxLength":300},"body":{"type":"string","minLength":1,"maxLength":100000}`, "matter_id", "to", "subject", "body"),
+			Description: "Send an e-mail to the client of the current matter, optionally copying others and attaching matter documents. Requires counsel's approval.",
+			Schema: schema(`"matter_id":{"type":"string","format":"uuid"},"to":{"type":"string","format":"email"},`+
+				`"cc":{"type":"array","maxItems":20,"items":{"type":"string","format":"email"}},`+
+				`"bcc":{"type":"array","maxItems":20,"items":{"type":"string","format":"email"}},`+
+				`"subject":{"type":"string","minLength":1,"maxLength":300},"body":{"type":"string","minLength":1,"maxLength":100000},`+
+				`"attachments":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,`+
+				`"properties":{"document_id":{"type":"string","minLength":1,"maxLength":100},"name":{"type":"string","minLength":1,"maxLength":300},`+
+				`"size_bytes":{"type":"integer","minimum":0,"maximum":104857600}},"required":["document_id","name","size_bytes"]}}`,
+				"matter_id", "to", "subject", "body"),
 			Summarize: func(in json.RawMessage) string {
-				return "E-mail " + plain(field(in, "to")) + " with the subject " + quoted(field(in, "subject")) + "."
+				s := "E-mail " + plain(field(in, "to"))
+				if cc := list(in, "cc"); len(cc) > 0 {
+					s += ", copying " + plain(strings.Join(cc, ", "))
+				}
+				if bcc := list(in, "bcc"); len(bcc) > 0 {
+					s += ", blind-copying " + plain(strings.Join(bcc, ", "))
+				}
+				s += " with the subject " + quoted(field(in, "subject"))
+				if n := count(in, "attachments"); n > 0 {
+					s += fmt.Sprintf(" and %d attachment(s)", n)
+				}
+				return s + "."
 			},
 			Execute: r.effect("client_email", "message_id"),
 		},
@@ -119,6 +137,28 @@ func field(in json.RawMessage, name string) string {
 	_ = json.Unmarshal(in, &m)
 	s, _ := m[name].(string)
 	return s
+}
+
+// list is a string-array field of the input (non-strings skipped).
+func list(in json.RawMessage, name string) []string {
+	var m map[string]any
+	_ = json.Unmarshal(in, &m)
+	a, _ := m[name].([]any)
+	var out []string
+	for _, v := range a {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// count is the length of an array field of the input.
+func count(in json.RawMessage, name string) int {
+	var m map[string]any
+	_ = json.Unmarshal(in, &m)
+	a, _ := m[name].([]any)
+	return len(a)
 }
 
 // quoted and plain put input text into a summary counsel reads: control and

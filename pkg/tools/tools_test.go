@@ -52,9 +52,8 @@ func TestEveryReferenceToolIsInThePolicy(t *testing.T) {
 	want := map[string]toolpolicy.Tier{"search_matter_documents": "low", "get_matter_summary": "low", "draft_document": "medium",
 		"send_client_email": "high", "file_court_document": "high", "delete_matter_document": "prohibited"}
 	for name, tl := range byName(t, nil) {
-		d, err := policy.GetToolRiskDecision(name, nil)
-		if err != nil || d.MatchedPolicy == "default" || d.Tier != want[name] {
-			t.Errorf("%s: %+v %v", name, d, err)
+		if tier, listed := policy.Floor(name); !listed || tier != want[name] {
+			t.Errorf("%s: floor %q listed=%v, want %q", name, tier, listed, want[name])
 		}
 		var schema map[string]any
 		if json.Unmarshal(tl.Schema, &schema) != nil || schema["type"] != "object" {
@@ -115,5 +114,24 @@ func TestSearchFindsFixtureDocuments(t *testing.T) {
 	}
 	if json.Unmarshal(out, &res) != nil || len(res.Documents) == 0 {
 		t.Fatalf("no hits: %s", out)
+	}
+}
+
+// TestEmailSummaryNamesEveryRecipient: counsel's one-line summary of an
+// e-mail names every recipient (to, cc, bcc) and counts its attachments,
+// with control and bidi characters made visible.
+func TestEmailSummaryNamesEveryRecipient(t *testing.T) {
+	email := byName(t, &outbox{effects: map[string]warrant.Outbound{}})["send_client_email"]
+	in := json.RawMessage(`{"attachments":[{"document_id":"doc-1","name":"a.pdf","size_bytes":10},{"document_id":"doc-2","name":"b.pdf","size_bytes":20}],` +
+		`"bcc":["audit@firm.example"],"body":"See attached.","cc":["partner@firm.example","x\u202e@evil.example"],` +
+		`"matter_id":"` + matter + `","subject":"Discovery","to":"gc@client.example"}`)
+	got := email.Summarize(in)
+	for _, want := range []string{"gc@client.example", "partner@firm.example", `x\u202E@evil.example`, "blind-copying audit@firm.example", "2 attachment(s)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary %q lacks %q", got, want)
+		}
+	}
+	if plain := email.Summarize(json.RawMessage(`{"body":"b","matter_id":"` + matter + `","subject":"s","to":"gc@client.example"}`)); strings.Contains(plain, "copying") || strings.Contains(plain, "attachment") {
+		t.Errorf("summary of a plain e-mail %q", plain)
 	}
 }

@@ -1,0 +1,271 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/internal/wire"
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy/policytest"
+)
+
+// emailEdit is the demo's e-mail as counsel edits it: the outside copy
+// dropped, the body reworded.
+func (h *harness) emailEdit() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"matter_id": h.matter, "to": bedrocktest.DemoClientAddress,
+		"subject": "Discovery update", "body": "We have moved to compel; I will call you after the hearing."})
+	return b
+}
+
+func (h *harness) decideEdit(res agent.Result, d warrant.CounselDecision) (warrant.Warrant, error) {
+	p := res.State.PendingApproval
+	if d.PresentedHash == "" {
+		d.PresentedHash = p.ToolInputHash
+	}
+	if d.DecidedBy == "" {
+		d.DecidedBy = uuid.NewString()
+	}
+	d.DecidedAs = contracts.RoleCounsel
+	return agent.Decider{Store: h.store, Heads: h.keys, Edits: h.brain}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID, d)
+}
+
+func firedIDs(rules []contracts.FiredRule) []string {
+	var ids []string
+	for _, r := range rules {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// The e-mail is held with the rules that fired on its arguments; counsel
+// approves an edit, and exactly the edited bytes run, once, with both hashes
+// in the ledger and the model told that its input did not run.
+func TestCounselEditRunsTheEditedCall(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	res := h.start("Please e-mail the client an update.", "")
+	p := res.State.PendingApproval
+	if res.State.Status != warrant.RunHeld || p == nil || p.ToolName != "send_client_email" {
+		t.Fatalf("not held on the e-mail: %+v", res.State)
+	}
+	if ids := firedIDs(p.FiredRules); !slices.Contains(ids, "email.copy_outside_firm") || !slices.Contains(ids, "email.recipient_outside_client") || p.PolicyVersion == "" {
+		t.Fatalf("hold: fired %v, policy version %q", ids, p.PolicyVersion)
+	}
+	edit := h.emailEdit()
+	w, err := h.decideEdit(res, warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: edit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, hash, _ := contracts.CanonicalInput(edit)
+	if w.EditedHash != hash || string(w.EditedInput) != string(canonical) || w.ToolInputHash != p.ToolInputHash {
+		t.Fatalf("warrant edit %q %s, want %q %s", w.EditedInput, w.EditedHash, canonical, hash)
+	}
+	var decided *contracts.ApprovalDecided
+	for _, l := range h.ledger(res.State.RunID) {
+		if d, ok := l.Event.(*contracts.ApprovalDecided); ok {
+			decided = d
+		}
+	}
+	if decided == nil || decided.ToolInputHash != p.ToolInputHash || decided.EditedInputSHA256 != hash || decided.EditedRiskTier != "high" ||
+		slices.Contains(firedIDs(decided.EditedFiredRules), "email.copy_outside_firm") || !slices.Contains(firedIDs(decided.EditedFiredRules), "email.recipient_outside_client") {
+		t.Fatalf("approval.decided = %+v", decided)
+	}
+
+	done, err := h.resume(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.State.Status != warrant.RunCompleted || done.State.FinalText != bedrocktest.DemoEmailedText {
+		t.Fatalf("after resume: %+v", done.State)
+	}
+	out := h.outbound(res.State.RunID)
+	if len(out) != 1 || out[0].Kind != "client_email" || strings.Contains(string(out[0].Body), bedrocktest.DemoCopyAddress) ||
+		!strings.Contains(string(out[0].Body), "I will call you after the hearing.") {
+		t.Fatalf("effects = %+v", out)
+	}
+	tcs := h.completions(res.State.RunID)
+	if len(tcs) != 1 || tcs[0].Status != contracts.ToolSuccess || tcs[0].InputSHA256 != p.ToolInputHash || tcs[0].ExecutedInputSHA256 != hash {
+		t.Fatalf("tool.completed = %+v", tcs)
+	}
+	reqs := h.fake.Requests()
+	if !lastRequestHasToolResult(reqs[len(reqs)-1], "success", agent.NoteEditedByCounsel) {
+		t.Fatal("the model was not told that counsel edited the call")
+	}
+	// The audit ties the executed input to counsel's edit.
+	prov, err := reducer.Audit(h.ledger(res.State.RunID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, pv := range prov {
+		if pv.ToolName == "send_client_email" {
+			found = pv.ExecutedInputSHA256 == hash && slices.Contains(firedIDs(pv.FiredRules), "email.copy_outside_firm")
+		}
+	}
+	if !found {
+		t.Fatalf("audit = %+v", prov)
+	}
+}
+
+// Every edit counsel may not make is refused before anything is written.
+func TestCounselEditRefusals(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	res := h.start("Please e-mail the client an update.", "")
+	p := res.State.PendingApproval
+	before := len(h.ledger(res.State.RunID))
+	walled, _ := json.Marshal(map[string]any{"matter_id": bedrocktest.DemoOtherMatter, "to": bedrocktest.DemoClientAddress,
+		"subject": "x", "body": "y"})
+	ssn, _ := json.Marshal(map[string]any{"matter_id": h.matter, "to": bedrocktest.DemoClientAddress,
+		"subject": "x", "body": "Her SSN is 123-45-6789."})
+	for _, c := range []struct {
+		name string
+		d    warrant.CounselDecision
+		kind failure.Kind
+		msg  string
+	}{
+		{"denial with an edit", warrant.CounselDecision{Decision: warrant.DecisionDenied, EditedInput: h.emailEdit()}, failure.KindInvalidRequest, "field edited_input: only an approval"},
+		{"the call as requested", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: p.ToolInput}, failure.KindInvalidRequest, "is the call as requested"},
+		{"the same call, other whitespace", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(" " + string(p.ToolInput) + "\n")}, failure.KindInvalidRequest, "is the call as requested"},
+		{"not JSON", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"to":`)}, failure.KindInvalidRequest, "field edited_input"},
+		{"duplicate keys", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"to":"a@b.example","to":"c@d.example"}`)}, failure.KindInvalidRequest, "field edited_input"},
+		{"not an object", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`["x"]`)}, failure.KindInvalidRequest, "must be a JSON object"},
+		{"the schema", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"matter_id":"` + h.matter + `"}`)}, failure.KindInvalidRequest, "does not match the tool's input schema"},
+		{"the matter wall", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: walled}, failure.KindPolicyDenied, "matter.wall"},
+		{"an SSN outside the firm", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: ssn}, failure.KindPolicyDenied, "email.ssn_outside_firm"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := h.decideEdit(res, c.d)
+			if failureKind(err) != c.kind || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want %s containing %q", err, c.kind, c.msg)
+			}
+			if strings.Contains(err.Error(), "123-45-6789") {
+				t.Fatalf("the error echoes the edit: %v", err)
+			}
+		})
+	}
+	if n := len(h.ledger(res.State.RunID)); n != before {
+		t.Fatalf("refused edits wrote %d lines", n-before)
+	}
+	w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID)
+	if err != nil || w.Status != warrant.WarrantPending || w.EditedHash != "" {
+		t.Fatalf("warrant after refusals: %+v %v", w, err)
+	}
+	// Without an edit checker, an edit is refused, never silently dropped.
+	_, err = agent.Decider{Store: h.store, Heads: h.keys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID,
+		warrant.CounselDecision{Decision: warrant.DecisionApproved, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString(), EditedInput: h.emailEdit()})
+	if failureKind(err) != failure.KindInvalidRequest {
+		t.Fatalf("edit without a checker: %v", err)
+	}
+}
+
+// A warrant item whose edit was changed, added or dropped behind the
+// ledger's back is refused at resume and nothing runs.
+func TestTamperedEditIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		edit   bool
+		update string
+		vals   map[string]types.AttributeValue
+	}{
+		// (minidyn ignores REMOVE; an empty edit reads as none.)
+		{"edit dropped", true, "SET edited_input = :e, edited_hash = :e", map[string]types.AttributeValue{":e": &types.AttributeValueMemberS{Value: ""}}},
+		{"edit changed", true, "SET edited_input = :i", map[string]types.AttributeValue{":i": &types.AttributeValueMemberS{Value: `{"body":"x","matter_id":"m","subject":"s","to":"evil@x.example"}`}}},
+		{"edit added", false, "SET edited_input = :i, edited_hash = :h", map[string]types.AttributeValue{
+			":i": &types.AttributeValueMemberS{Value: `{"body":"x"}`},
+			":h": &types.AttributeValueMemberS{Value: "d2d19a1e94ebb9a9b6b7d2fd2a8bbf0a4e4ab2d1f3b40e39c7d4c3c1c9b1b3a1"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, demo, options{})
+			res := h.start("Please e-mail the client an update.", "")
+			d := warrant.CounselDecision{Decision: warrant.DecisionApproved}
+			if c.edit {
+				d.EditedInput = h.emailEdit()
+			}
+			if _, err := h.decideEdit(res, d); err != nil {
+				t.Fatal(err)
+			}
+			_, err := h.ep.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+				TableName: aws.String(h.table),
+				Key: map[string]types.AttributeValue{
+					"PK": &types.AttributeValueMemberS{Value: "FIRM#" + h.firm + "#RUN#" + res.State.RunID},
+					"SK": &types.AttributeValueMemberS{Value: "APR#" + res.State.PendingApproval.ApprovalRequestID}},
+				UpdateExpression:          aws.String(c.update),
+				ExpressionAttributeValues: c.vals,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.resume(res); failureKind(err) != failure.KindConflict {
+				t.Fatalf("tampered resume: %v", err)
+			}
+			if n := len(h.outbound(res.State.RunID)); n != 0 {
+				t.Fatalf("%d effects", n)
+			}
+		})
+	}
+}
+
+// The policy is decided again at dispatch: a call the running policy now
+// denies is refused with policy_changed, recorded in one write (warrant
+// refused, run failed), and never executed.
+func TestPolicyChangedAtDispatch(t *testing.T) {
+	for _, edited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "as requested", true: "edited"}[edited], func(t *testing.T) {
+			h := newHarness(t, demo, options{})
+			res := h.start("Please e-mail the client an update.", "")
+			d := warrant.CounselDecision{Decision: warrant.DecisionApproved}
+			if edited {
+				d.EditedInput = h.emailEdit()
+			}
+			if _, err := h.decideEdit(res, d); err != nil {
+				t.Fatal(err)
+			}
+			stricter, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model,
+				Logger: failure.NewLogger(h.logs), Policy: policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := agent.ResumeRequest{FirmID: h.firm, RunID: res.State.RunID, ApprovalID: res.State.PendingApproval.ApprovalRequestID, UserID: h.user}
+			_, err = stricter.Resume(context.Background(), req)
+			if failureKind(err) != failure.KindPolicyChanged || !strings.Contains(err.Error(), "2026-12-04") {
+				t.Fatalf("resume under the stricter policy: %v", err)
+			}
+			if n := len(h.outbound(res.State.RunID)); n != 0 {
+				t.Fatalf("%d effects", n)
+			}
+			lines := h.ledger(res.State.RunID)
+			st, err := reducer.ReduceAgentRun(lines)
+			if err != nil || st.Status != warrant.RunFailed || st.FailureKind != string(failure.KindPolicyChanged) {
+				t.Fatalf("state = %+v, %v", st, err)
+			}
+			w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, req.ApprovalID)
+			if err != nil || w.Status != warrant.WarrantRefused {
+				t.Fatalf("warrant = %+v, %v", w, err)
+			}
+			// Neither brain can use the refused warrant afterwards.
+			for _, b := range []*agent.Brain{stricter, h.brain} {
+				if _, err := b.Resume(context.Background(), req); err == nil {
+					t.Fatal("a refused warrant resumed the run")
+				}
+			}
+			if n := len(h.outbound(res.State.RunID)); n != 0 || len(h.ledger(res.State.RunID)) != len(lines) {
+				t.Fatalf("after refusal: %d effects, %d lines (was %d)", n, len(h.ledger(res.State.RunID)), len(lines))
+			}
+			if !strings.Contains(h.logs.String(), `"failure_kind":"policy_changed"`) {
+				t.Fatalf("no policy_changed envelope in %s", h.logs.String())
+			}
+		})
+	}
+}

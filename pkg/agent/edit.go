@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+)
+
+// EditVerdict is the risk policy's decision on counsel's edit of a call.
+type EditVerdict struct {
+	RiskTier   string
+	FiredRules []contracts.FiredRule
+}
+
+// CheckEdit decides counsel's edit of a held call before the approval is
+// recorded: the edit must be a valid input of the same tool (its JSON
+// Schema), and the risk policy is run on it with the run's metadata. An
+// edit the policy denies is policy_denied; nothing is recorded. input is
+// canonical JSON.
+func (b *Brain) CheckEdit(ctx context.Context, run warrant.Run, tool string, input json.RawMessage) (EditVerdict, error) {
+	t, ok := b.tools[tool]
+	if !ok {
+		return EditVerdict{}, failure.New(failure.KindConflict, "the warranted tool is no longer available")
+	}
+	if !validInput(t.schema, input) {
+		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: does not match the tool's input schema")
+	}
+	meta, err := b.metadata(ctx, run.FirmID, run.MatterID, run.AgentKey, run.UserID)
+	if err != nil {
+		return EditVerdict{}, err
+	}
+	d := b.decide(tool, input, meta)
+	fired := firedRules(d.FiredRules)
+	if d.Action == toolpolicy.ActionDeny {
+		msg := "the risk policy denies the edited call"
+		if ids := ruleIDs(fired); ids != "" {
+			msg += " (fired rules: " + ids + ")"
+		}
+		return EditVerdict{}, failure.New(failure.KindPolicyDenied, msg)
+	}
+	return EditVerdict{RiskTier: string(d.Tier), FiredRules: fired}, nil
+}
+
+// decide is the risk policy's decision on one call of a run, its input
+// canonical JSON and meta what the store knows of the run (metadata).
+func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
+	d, err := b.policy.Decide(toolpolicy.Call{Tool: tool, Input: input, Meta: meta})
+	if err != nil {
+		// A name the policy cannot even read is denied like any unlisted
+		// tool.
+		return toolpolicy.Decision{ToolName: tool, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
+			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: b.policy.Version()}
+	}
+	return d
+}
+
+// policyMeta is the session's metadata for the policy, read once.
+func (s *session) policyMeta(ctx context.Context) (toolpolicy.Metadata, error) {
+	if s.pmeta == nil {
+		m, err := s.b.metadata(ctx, s.meta.FirmID, s.meta.MatterID, s.def.Key, s.meta.UserID)
+		if err != nil {
+			return m, err
+		}
+		s.pmeta = &m
+	}
+	return *s.pmeta, nil
+}
+
+// replayable reports whether the policy lets a recorded call run again (a
+// read with no effect, nothing fired), deciding it anew on its input.
+func (s *session) replayable(ctx context.Context, req *contracts.ToolRequested) bool {
+	meta, err := s.policyMeta(ctx)
+	return err == nil && s.b.decide(req.ToolName, req.Input, meta).Replayable
+}
+
+// metadata is what the policy's rules weigh beyond a call's input: the run's
+// firm, matter, agent and user, the firm's own e-mail domains and the
+// matter's client's. A matter with no record has no client domains (every
+// recipient is outside the client).
+func (b *Brain) metadata(ctx context.Context, firm, matter, agentKey, user string) (toolpolicy.Metadata, error) {
+	m := toolpolicy.Metadata{FirmID: firm, MatterID: matter, AgentKey: agentKey, UserID: user}
+	fs, err := b.store.GetFirmSettings(ctx, firm)
+	if err != nil {
+		return m, err
+	}
+	m.FirmDomains = slices.Clone(fs.Domains)
+	rec, err := b.store.GetMatter(ctx, firm, matter)
+	switch {
+	case err == nil:
+		m.ClientDomains = slices.Clone(rec.ClientDomains)
+	case !errors.Is(err, warrant.ErrNotFound):
+		return m, err
+	}
+	return m, nil
+}
+
+// firedRules is the ledger's record of the rules that fired.
+func firedRules(rules []toolpolicy.FiredRule) []contracts.FiredRule {
+	if len(rules) == 0 {
+		return nil
+	}
+	out := make([]contracts.FiredRule, len(rules))
+	for i, r := range rules {
+		out[i] = contracts.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason}
+	}
+	return out
+}
+
+// ruleIDs lists the fired rules' ids, comma separated (ids are the policy
+// file's names, never client text).
+func ruleIDs(rules []contracts.FiredRule) string {
+	ids := make([]string, 0, len(rules))
+	for _, r := range rules {
+		ids = append(ids, r.ID)
+	}
+	return strings.Join(ids, ", ")
+}

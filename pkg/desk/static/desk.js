@@ -1,0 +1,1316 @@
+/*
+ * The counsel's desk: the page counsel decide warrants on.
+ *
+ * A classic deferred script (no modules, no build step, no third-party code).
+ * The page is served with a strict Content-Security-Policy, so this file:
+ *   - builds every node with createElement and textContent (never innerHTML
+ *     or friends): everything the server sends is untrusted text;
+ *   - never sets inline styles (classes and the `hidden` attribute only);
+ *   - keeps the sign-in token in a variable of this closure: never in
+ *     localStorage, sessionStorage or a cookie. Only the PKCE verifier and
+ *     state (not tokens) cross the OIDC redirect in sessionStorage, and are
+ *     removed as soon as they are read.
+ * Navigation uses the URL hash (#/ the desk, #/runs/<run_id> a run), so the
+ * in-memory token survives it.
+ */
+'use strict';
+
+(() => {
+  // ---------------------------------------------------------------------
+  // Constants
+  // ---------------------------------------------------------------------
+
+  /**
+   * The API's base path: what precedes "/desk" in the page's own path, so
+   * the desk works under an API Gateway stage (https://host/prod/desk
+   * calls https://host/prod/v1/...). The page is served at <base>/desk.
+   */
+  const BASE = location.pathname.replace(/\/desk\/?$/, '');
+  const DESK_PATH = `${BASE}/desk`;
+  const CONFIG_URL = `${BASE}/desk/config.json`;
+  const PKCE_KEY = 'warrant.desk.pkce';
+  const NOTE_MAX = 2000;
+  const LONG_POLL_SECONDS = 20;
+  /** How long a run page keeps following a run that still reads "held" right after this page resumed it. */
+  const HELD_GRACE_MS = 30_000;
+  const EXPIRY_TICK_MS = 30_000;
+  const TERMINAL = new Set(['completed', 'failed', 'aborted']);
+  const TIERS = new Set(['low', 'medium', 'high', 'prohibited']);
+  const STATUS_TITLES = {
+    400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+    405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone',
+    413: 'Content Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Content',
+    429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway',
+    503: 'Service Unavailable', 504: 'Gateway Timeout',
+  };
+
+  // ---------------------------------------------------------------------
+  // State (memory only)
+  // ---------------------------------------------------------------------
+
+  /** The sign-in configuration from /desk/config.json. */
+  let config = null;
+
+  /**
+   * Who is signed in, or null.
+   *   OIDC: {kind: 'oidc', token, user, roles: string[]}
+   *   dev:  {kind: 'dev', firmId, userId, rolesHeader, user, roles: string[]}
+   */
+  let session = null;
+
+  /** The view on screen: its abort signal and timers (see newView). */
+  let current = null;
+
+  /** run_id -> approval_request_id this page has just resumed the run under. */
+  const justResumed = new Map();
+
+  /** Notes counsel typed, by approval_request_id, kept across a refresh of the list. */
+  const draftNotes = new Map();
+
+  const app = document.getElementById('app');
+
+  // ---------------------------------------------------------------------
+  // DOM helpers
+  // ---------------------------------------------------------------------
+
+  /**
+   * Creates an element. opts: class, text, on {event: fn}, disabled, hidden,
+   * and any other key as an attribute (null/undefined/false skipped).
+   * Children: nodes or strings (as text), null/false skipped.
+   */
+  function h(tag, opts = {}, ...children) {
+    const el = document.createElement(tag);
+    for (const [key, value] of Object.entries(opts)) {
+      if (value === null || value === undefined || value === false) continue;
+      switch (key) {
+        case 'class': el.className = value; break;
+        case 'text': el.textContent = String(value); break;
+        case 'on':
+          for (const [type, fn] of Object.entries(value)) el.addEventListener(type, fn);
+          break;
+        case 'disabled': el.disabled = Boolean(value); break;
+        case 'hidden': el.hidden = Boolean(value); break;
+        default: el.setAttribute(key, value === true ? '' : String(value));
+      }
+    }
+    appendAll(el, children);
+    return el;
+  }
+
+  function appendAll(el, children) {
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  }
+
+  /** A labelled value: <div class="kv"><span class="label">label</span> value</div>. */
+  function kv(label, valueEl, extraClass = '') {
+    return h('div', { class: `kv ${extraClass}`.trim() }, h('span', { class: 'label', text: label }), ' ', valueEl);
+  }
+
+  function byId(id) { return document.getElementById(id); }
+
+  // Control characters (C0 except \t and \n, DEL, C1) and bidi/invisible
+  // formatting characters are made visible as ⟨U+XXXX⟩, so what counsel
+  // reads is what the warrant covers. U+2028/U+2029 (line/paragraph
+  // separators) are included too: they would otherwise pass for newlines.
+  const HIDDEN_CHARS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/gu;
+
+  function codePointLabel(ch) {
+    return `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+
+  /** Appends text to el, with hidden characters as span.ctl "⟨U+XXXX⟩". Nothing is truncated. */
+  function appendVisible(el, text) {
+    const s = String(text);
+    let last = 0;
+    for (const m of s.matchAll(HIDDEN_CHARS)) {
+      if (m.index > last) el.append(document.createTextNode(s.slice(last, m.index)));
+      const label = codePointLabel(m[0]);
+      el.append(h('span', { class: 'ctl', title: `invisible or control character ${label}`, text: `⟨${label}⟩` }));
+      last = m.index + m[0].length;
+    }
+    if (last < s.length) el.append(document.createTextNode(s.slice(last)));
+    return el;
+  }
+
+  /** A class-name-safe token of untrusted text (for tier-<x>, status-<x>). */
+  function classToken(s) {
+    const t = String(s ?? '').toLowerCase();
+    return /^[a-z0-9_-]{1,32}$/.test(t) ? t : 'unknown';
+  }
+
+  function str(v, fallback = '') {
+    return typeof v === 'string' ? v : (typeof v === 'number' || typeof v === 'boolean') ? String(v) : fallback;
+  }
+
+  // ---------------------------------------------------------------------
+  // Errors
+  // ---------------------------------------------------------------------
+
+  /** An HTTP problem (or a network failure, status 0), shown in words. */
+  class Problem extends Error {
+    constructor({ status = 0, title = '', detail = '', kind = '', correlationId = '' } = {}) {
+      super(detail || title || 'request failed');
+      this.name = 'Problem';
+      this.status = status;
+      this.title = title;
+      this.detail = detail;
+      this.kind = kind;
+      this.correlationId = correlationId;
+    }
+
+    /** Worth trying again: the network, a timeout, throttling or the server. */
+    get retryable() {
+      return this.status === 0 || this.status === 408 || this.status === 429 || this.status >= 500;
+    }
+
+    /** "<status> <title>: <detail>", e.g. "409 Conflict: the warrant is not pending". */
+    get text() {
+      const head = this.status ? `${this.status} ${this.title || STATUS_TITLES[this.status] || 'Error'}` : (this.title || 'Network error');
+      return this.detail ? `${head}: ${this.detail}` : head;
+    }
+  }
+
+  function isAbort(err) {
+    return err instanceof DOMException && err.name === 'AbortError';
+  }
+
+  /** Words for any error: a Problem's text, else the message. */
+  function errorText(err) {
+    if (err instanceof Problem) return err.text;
+    if (err instanceof Error) return err.message;
+    return String(err);
+  }
+
+  /** Shows text in the page's #error region (role=alert); empty text hides it. */
+  function setError(text) {
+    const el = byId('error');
+    if (!el) return;
+    el.textContent = text || '';
+    el.hidden = !text;
+  }
+
+  /** Shows an error in #error, with a hint to sign in again on a 401. */
+  function showError(err) {
+    if (isAbort(err)) return;
+    let text = errorText(err);
+    if (err instanceof Problem && err.status === 401 && session) {
+      text += ' — your sign-in was not accepted; sign out and sign in again.';
+    }
+    setError(text);
+  }
+
+  // ---------------------------------------------------------------------
+  // Encoding helpers
+  // ---------------------------------------------------------------------
+
+  function randomBytes(n) {
+    return crypto.getRandomValues(new Uint8Array(n));
+  }
+
+  function base64url(bytes) {
+    let bin = '';
+    for (const b of bytes) bin += String.fromCharCode(b);
+    return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+
+  function base64urlDecode(s) {
+    const b64 = s.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(s.length / 4) * 4, '=');
+    const bin = atob(b64);
+    return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  }
+
+  async function sha256(bytes) {
+    if (!globalThis.crypto?.subtle) {
+      throw new Error('this browser offers no Web Crypto here (the desk needs HTTPS)');
+    }
+    return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  }
+
+  function hex(bytes) {
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+
+  /** SHA-256 of the UTF-8 bytes of a string, as lowercase hex. */
+  async function sha256HexOfText(text) {
+    return hex(await sha256(new TextEncoder().encode(text)));
+  }
+
+  /**
+   * The payload of a JWT, for display only: it is not verified here (the
+   * API's authorizer verifies every call). Anything unreadable is {}.
+   */
+  function jwtClaims(token) {
+    try {
+      const parts = String(token).split('.');
+      if (parts.length < 2) return {};
+      const claims = JSON.parse(new TextDecoder().decode(base64urlDecode(parts[1])));
+      return claims && typeof claims === 'object' && !Array.isArray(claims) ? claims : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /**
+   * Roles from a claim or header: a JSON array, a JSON array in a string,
+   * "[counsel associate]", "counsel associate" or "counsel, associate".
+   */
+  function parseRoles(value) {
+    let roles = [];
+    if (Array.isArray(value)) {
+      roles = value.flatMap((v) => (typeof v === 'string' ? parseRoles(v) : []));
+    } else if (typeof value === 'string') {
+      let s = value.trim();
+      if (s.startsWith('[') && s.endsWith(']')) {
+        try {
+          const list = JSON.parse(s);
+          if (Array.isArray(list)) return parseRoles(list);
+        } catch { /* not JSON: "[counsel associate]" */ }
+        s = s.slice(1, -1);
+      }
+      roles = s.split(/[\s,]+/).map((r) => r.replace(/^["']+|["']+$/g, '')).filter(Boolean);
+    }
+    return [...new Set(roles)];
+  }
+
+  function isCounsel() {
+    return Boolean(session?.roles.includes('counsel'));
+  }
+
+  // ---------------------------------------------------------------------
+  // HTTP
+  // ---------------------------------------------------------------------
+
+  /** The identity headers of every API call. */
+  function authHeaders() {
+    if (!session) return {};
+    if (session.kind === 'oidc') return { Authorization: `Bearer ${session.token}` };
+    return { 'X-Dev-Firm': session.firmId, 'X-Dev-User': session.userId, 'X-Dev-Roles': session.rolesHeader };
+  }
+
+  /** A Problem from a non-2xx answer: problem+json when it is one, else the status and the start of the body. */
+  async function problemFrom(res) {
+    let body = null;
+    let text = '';
+    try {
+      text = await res.text();
+      body = JSON.parse(text);
+    } catch { /* not JSON */ }
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
+      return new Problem({
+        status: res.status,
+        title: str(body.title) || STATUS_TITLES[res.status] || res.statusText,
+        detail: str(body.detail),
+        kind: str(body.kind),
+        correlationId: str(body.correlation_id) || res.headers.get('X-Correlation-Id') || '',
+      });
+    }
+    const snippet = text.trim().replace(/\s+/g, ' ');
+    return new Problem({
+      status: res.status,
+      title: STATUS_TITLES[res.status] || res.statusText || 'Error',
+      detail: snippet.length > 300 ? `${snippet.slice(0, 300)}…` : snippet,
+      correlationId: res.headers.get('X-Correlation-Id') || '',
+    });
+  }
+
+  /**
+   * Calls the API (same origin). Resolves to {status, headers, data} on a
+   * 2xx (data: parsed JSON, or the text when raw); throws a Problem on any
+   * other answer or a network failure (status 0), and an AbortError when
+   * signal aborts.
+   */
+  async function api(path, { method = 'GET', body, signal, raw = false, accept = 'application/json' } = {}) {
+    const headers = { Accept: accept, ...authHeaders() };
+    const init = { method, headers, signal, cache: 'no-store', credentials: 'omit', redirect: 'error' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await fetch(BASE + path, init);
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      throw new Problem({ title: 'Network error', detail: `${method} ${path} did not reach the API (${errorText(err)})` });
+    }
+    if (!res.ok) throw await problemFrom(res);
+    let data = null;
+    try {
+      if (raw) {
+        data = await res.text();
+      } else if (res.status !== 204) {
+        const text = await res.text();
+        data = text ? JSON.parse(text) : null;
+      }
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      throw new Problem({ status: res.status, title: 'Unreadable answer', detail: `${method} ${path}: ${errorText(err)}` });
+    }
+    return { status: res.status, headers: res.headers, data };
+  }
+
+  function enc(s) { return encodeURIComponent(s); }
+
+  // ---------------------------------------------------------------------
+  // Sign-in
+  // ---------------------------------------------------------------------
+
+  function redirectUri() {
+    return location.origin + DESK_PATH;
+  }
+
+  /** An absolute https URL (http on the loopback host, for local issuers), or an Error. */
+  function checkedUrl(raw, what) {
+    let u;
+    try {
+      u = new URL(String(raw));
+    } catch {
+      throw new Error(`The desk's sign-in configuration has no valid ${what}.`);
+    }
+    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback)) {
+      throw new Error(`The desk's sign-in configuration names a ${what} that is not https.`);
+    }
+    return u;
+  }
+
+  /** Starts the OIDC authorization code flow with PKCE (S256). */
+  async function startOidcSignIn() {
+    const authorize = checkedUrl(config.authorize_url, 'authorization endpoint');
+    const verifier = base64url(randomBytes(32));
+    const challenge = base64url(await sha256(new TextEncoder().encode(verifier)));
+    const state = base64url(randomBytes(16));
+    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state }));
+    const params = new URLSearchParams({
+      response_type: 'code',
+      client_id: str(config.client_id),
+      redirect_uri: redirectUri(),
+      scope: str(config.scope) || 'openid',
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const base = authorize.href;
+    location.assign(base + (base.includes('?') ? '&' : '?') + params.toString());
+  }
+
+  /** Reads and at once removes the PKCE verifier and state kept across the redirect. */
+  function takePkce() {
+    let stored = null;
+    try {
+      stored = JSON.parse(sessionStorage.getItem(PKCE_KEY) || 'null');
+    } catch { /* unreadable: treated as absent */ }
+    sessionStorage.removeItem(PKCE_KEY);
+    return stored && typeof stored === 'object' ? stored : null;
+  }
+
+  /** Drops the OIDC query (code, state, error) from the address bar. */
+  function dropQuery() {
+    history.replaceState(null, '', DESK_PATH + location.hash);
+  }
+
+  /**
+   * Finishes an OIDC redirect, if this load is one: exchanges the code for
+   * a token (kept in memory) or throws the identity provider's error.
+   * Returns true when counsel is now signed in.
+   */
+  async function finishOidcRedirect() {
+    const q = new URLSearchParams(location.search);
+    if (!q.has('code') && !q.has('state') && !q.has('error')) return false;
+    const stored = takePkce();
+    const code = q.get('code');
+    const state = q.get('state');
+    const error = q.get('error');
+    const errorDescription = q.get('error_description');
+    dropQuery(); // the code is single-use; keep it out of the address bar and history
+
+    if (error) {
+      throw new Error(`Sign-in failed: ${error}${errorDescription ? ` — ${errorDescription}` : ''}`);
+    }
+    if (config.auth !== 'oidc') {
+      throw new Error('Sign-in failed: this deployment does not sign in with an identity provider.');
+    }
+    if (!code || !state) {
+      throw new Error('Sign-in failed: the identity provider answered without a code and state.');
+    }
+    if (!stored || typeof stored.state !== 'string' || stored.state !== state || typeof stored.verifier !== 'string') {
+      throw new Error('Sign-in failed: the answer does not match a sign-in this browser started (state mismatch). Sign in again.');
+    }
+
+    const tokenUrl = checkedUrl(config.token_url, 'token endpoint');
+    let res;
+    try {
+      res = await fetch(tokenUrl.href, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: redirectUri(),
+          client_id: str(config.client_id),
+          code_verifier: stored.verifier,
+        }).toString(),
+        cache: 'no-store',
+        credentials: 'omit',
+      });
+    } catch (err) {
+      throw new Error(`Sign-in failed: the token endpoint could not be reached (${errorText(err)}).`);
+    }
+    let body = null;
+    try { body = await res.json(); } catch { /* not JSON */ }
+    if (!res.ok) {
+      const why = body && typeof body === 'object'
+        ? [str(body.error), str(body.error_description)].filter(Boolean).join(' — ')
+        : '';
+      throw new Error(`Sign-in failed: the token endpoint answered ${res.status}${why ? `: ${why}` : ''}.`);
+    }
+    const token = str(body?.access_token) || str(body?.id_token);
+    if (!token) throw new Error('Sign-in failed: the token endpoint answered without a token.');
+
+    // For display only: who and which roles (the API verifies the token).
+    const claims = jwtClaims(token);
+    const idClaims = body?.id_token ? jwtClaims(body.id_token) : {};
+    const rolesClaim = str(config.roles_claim) || 'roles';
+    session = {
+      kind: 'oidc',
+      token,
+      user: str(claims.email) || str(idClaims.email) || str(claims.sub) || str(idClaims.sub) || 'signed in',
+      roles: parseRoles(claims[rolesClaim] ?? idClaims[rolesClaim]),
+    };
+    return true;
+  }
+
+  /** A header value must be printable ASCII (fetch refuses anything else). */
+  function headerSafe(s) {
+    return /^[\x20-\x7E]*$/.test(s);
+  }
+
+  // ---------------------------------------------------------------------
+  // Page shell
+  // ---------------------------------------------------------------------
+
+  /** Rebuilds the whole page: banner, header, #error, and an empty #view. */
+  function renderShell() {
+    const parts = [];
+    if (config?.auth === 'dev') {
+      parts.push(h('p', { id: 'dev-banner', class: 'dev-banner', text: 'Local development sign-in: no real authentication' }));
+    }
+    const bar = h('header', { class: 'topbar' }, h('p', { class: 'brand' }, 'The counsel\u2019s desk ', h('span', { class: 'brand-sub', text: 'Warrant' })));
+    if (session) {
+      const whoami = h('p', { id: 'whoami' },
+        h('span', { class: 'who-user', text: session.user }), ' ',
+        h('span', { class: 'who-roles', text: session.roles.length ? session.roles.join(', ') : 'no roles' }));
+      const signout = h('button', { id: 'signout', type: 'button', class: 'secondary', text: 'Sign out', on: { click: signOut } });
+      bar.append(h('div', { class: 'session' }, whoami, signout));
+    }
+    parts.push(bar);
+    parts.push(h('p', { id: 'error', class: 'error', role: 'alert', hidden: true }));
+    parts.push(h('div', { id: 'view' }));
+    app.replaceChildren(...parts);
+    return byId('view');
+  }
+
+  /** The sign-in screen, as the configuration asks. */
+  function renderSignIn(errorMessage = '') {
+    leaveView();
+    const view = renderShell();
+    const box = h('section', { class: 'signin card' }, h('h1', { text: 'Sign in to the counsel\u2019s desk', tabindex: '-1' }));
+    view.append(box);
+
+    switch (config?.auth) {
+      case 'oidc': {
+        const button = h('button', { id: 'signin', type: 'button', class: 'primary', text: 'Sign in' });
+        button.addEventListener('click', async () => {
+          button.disabled = true;
+          setError('');
+          try {
+            await startOidcSignIn();
+          } catch (err) {
+            button.disabled = false;
+            showError(err);
+          }
+        });
+        box.append(h('p', { text: 'Counsel sign in with the firm\u2019s identity provider.' }), button);
+        break;
+      }
+      case 'dev':
+        box.append(devSignInForm());
+        break;
+      case 'none':
+        box.append(h('p', { id: 'signin-unavailable', text: 'Sign-in is not configured for this deployment.' }));
+        break;
+      default:
+        // No configuration (it failed to load: the error says why) or one this page does not know.
+        if (config) {
+          box.append(h('p', { id: 'signin-unavailable', text: 'Sign-in is not configured for this deployment.' }));
+          errorMessage ||= 'The desk\u2019s sign-in configuration is not one this page knows.';
+        }
+    }
+    if (errorMessage) setError(errorMessage);
+  }
+
+  /** LOCAL ONLY: the dev identities of the local stack, sent as X-Dev-* headers. */
+  function devSignInForm() {
+    const identities = Array.isArray(config.identities) ? config.identities.filter((i) => i && typeof i === 'object') : [];
+    const select = h('select', { id: 'dev-identity', name: 'identity' },
+      identities.map((ident, i) => h('option', { value: String(i), text: `${str(ident.label)} (${str(ident.roles)})` })));
+    const user = h('input', { id: 'dev-user', name: 'user', type: 'text', autocomplete: 'off', spellcheck: 'false', required: true });
+    const roles = h('input', { id: 'dev-roles', name: 'roles', type: 'text', autocomplete: 'off', spellcheck: 'false' });
+    const fill = () => {
+      const ident = identities[Number(select.value)];
+      user.value = str(ident?.user_id);
+      roles.value = str(ident?.roles);
+    };
+    select.addEventListener('change', fill);
+    fill();
+
+    const form = h('form', { id: 'dev-signin', class: 'stack', novalidate: true },
+      h('p', { class: 'muted' }, 'Firm ', h('code', { text: str(config.firm_id) })),
+      h('label', { for: 'dev-identity', text: 'Identity' }), select,
+      h('label', { for: 'dev-user', text: 'User id' }), user,
+      h('label', { for: 'dev-roles', text: 'Roles' }), roles,
+      h('div', { class: 'actions' }, h('button', { id: 'dev-signin-submit', type: 'submit', class: 'primary', text: 'Sign in (local)' })));
+
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const firmId = str(config.firm_id).trim();
+      const userId = user.value.trim();
+      const rolesHeader = roles.value.trim();
+      if (!userId) {
+        setError('Enter a user id.');
+        return;
+      }
+      if (![firmId, userId, rolesHeader].every(headerSafe)) {
+        setError('The firm, user and roles must be plain ASCII text.');
+        return;
+      }
+      session = { kind: 'dev', firmId, userId, rolesHeader, user: userId, roles: parseRoles(rolesHeader) };
+      signedIn();
+    });
+    return form;
+  }
+
+  function signedIn() {
+    renderShell();
+    route();
+  }
+
+  function signOut() {
+    session = null;
+    justResumed.clear();
+    draftNotes.clear();
+    history.replaceState(null, '', `${DESK_PATH}#/`);
+    renderSignIn();
+  }
+
+  // ---------------------------------------------------------------------
+  // Views and routing
+  // ---------------------------------------------------------------------
+
+  /** A view's lifetime: leaving it aborts its requests and clears its timers. */
+  function newView() {
+    const ctrl = new AbortController();
+    const timers = new Set();
+    const ctx = {
+      signal: ctrl.signal,
+      get alive() { return !ctrl.signal.aborted; },
+      every(fn, ms) { timers.add(setInterval(fn, ms)); },
+      leave() {
+        ctrl.abort();
+        for (const t of timers) clearInterval(t);
+        timers.clear();
+      },
+    };
+    return ctx;
+  }
+
+  function leaveView() {
+    current?.leave();
+    current = null;
+  }
+
+  /** Waits ms, or rejects with an AbortError when the view is left. */
+  function sleep(ms, signal) {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(new DOMException('left the view', 'AbortError'));
+      const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+      function onAbort() {
+        clearTimeout(t);
+        reject(new DOMException('left the view', 'AbortError'));
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  function parseRoute() {
+    const m = /^#\/runs\/([^/?#]+)\/?$/.exec(location.hash);
+    if (m) {
+      try {
+        return { name: 'run', runId: decodeURIComponent(m[1]) };
+      } catch { /* malformed escape: the desk */ }
+    }
+    return { name: 'desk' };
+  }
+
+  function runHash(runId) {
+    return `#/runs/${enc(runId)}`;
+  }
+
+  /** Shows the view the hash names (signed in only). */
+  function route() {
+    if (!session) return;
+    leaveView();
+    setError('');
+    const view = byId('view') || renderShell();
+    view.replaceChildren();
+    current = newView();
+    const r = parseRoute();
+    if (r.name === 'run') {
+      renderRun(view, r.runId, current);
+    } else {
+      renderDesk(view, current);
+    }
+    view.querySelector('h1')?.focus({ preventScroll: true });
+  }
+
+  window.addEventListener('hashchange', route);
+
+  // ---------------------------------------------------------------------
+  // The desk: pending warrants
+  // ---------------------------------------------------------------------
+
+  function renderDesk(view, ctx) {
+    const refresh = h('button', { id: 'refresh', type: 'button', class: 'secondary', text: 'Refresh' });
+    const updated = h('p', { class: 'updated muted', 'aria-live': 'polite' });
+    const list = h('ul', { id: 'warrants', class: 'warrants' });
+    view.append(
+      h('div', { class: 'view-head' }, h('h1', { text: 'Pending warrants', tabindex: '-1' }), refresh),
+      updated,
+      list);
+
+    let loadSeq = 0;
+    const load = async () => {
+      const seq = ++loadSeq;
+      refresh.disabled = true;
+      list.setAttribute('aria-busy', 'true');
+      updated.textContent = 'Loading…';
+      try {
+        const { data } = await api('/v1/approvals', { signal: ctx.signal });
+        if (!ctx.alive || seq !== loadSeq) return;
+        setError('');
+        renderWarrants(view, list, data?.approvals, ctx);
+        updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+      } catch (err) {
+        if (!ctx.alive || seq !== loadSeq) return;
+        updated.textContent = '';
+        showError(err);
+      } finally {
+        if (ctx.alive && seq === loadSeq) {
+          refresh.disabled = false;
+          list.removeAttribute('aria-busy');
+        }
+      }
+    };
+    refresh.addEventListener('click', load);
+    ctx.every(() => updateExpiries(list), EXPIRY_TICK_MS);
+    load();
+  }
+
+  /** Newest first by requested_at (ties: the server's later entry first). */
+  function newestFirst(approvals) {
+    const time = (w) => {
+      const t = Date.parse(str(w?.requested_at));
+      return Number.isNaN(t) ? -Infinity : t;
+    };
+    return approvals
+      .map((w, i) => ({ w, i, t: time(w) }))
+      .sort((a, b) => (b.t - a.t) || (b.i - a.i))
+      .map((x) => x.w);
+  }
+
+  function renderWarrants(view, list, approvals, ctx) {
+    // Keep notes typed into the list being replaced.
+    for (const li of list.querySelectorAll('li.warrant')) {
+      const note = li.querySelector('textarea.note');
+      if (note) draftNotes.set(li.dataset.approvalId, note.value);
+    }
+    byId('no-warrants')?.remove();
+    const warrants = Array.isArray(approvals) ? newestFirst(approvals.filter((w) => w && typeof w === 'object')) : [];
+    list.replaceChildren(...warrants.map((w) => renderWarrant(w, ctx)));
+    if (warrants.length === 0) {
+      list.after(h('p', { id: 'no-warrants', class: 'empty', text: 'No warrants are waiting for counsel.' }));
+    }
+  }
+
+  /** One pending warrant, with Approve / Decline for counsel. */
+  function renderWarrant(w, ctx) {
+    // What this page shows is what counsel signs: every value below comes
+    // from this one view, captured here and never refetched.
+    const approvalId = str(w.approval_request_id);
+    const runId = str(w.run_id);
+    const shownHash = str(w.tool_input_hash);
+    const canonical = typeof w.tool_input_canonical === 'string' ? w.tool_input_canonical : null;
+    const tier = str(w.risk_tier) || 'unknown';
+
+    const li = h('li', { class: 'warrant card', 'data-approval-id': approvalId });
+
+    // Heading: tool and tier.
+    li.append(h('div', { class: 'warrant-head' },
+      h('h2', { class: 'tool-heading' }, h('span', { class: 'tool', text: str(w.tool_name) })),
+      h('span', { class: `tier tier-${classToken(tier)}`, title: 'risk tier', text: tier })));
+
+    li.append(h('p', { class: 'summary' }, appendVisible(document.createDocumentFragment(), str(w.human_summary))));
+
+    li.append(kv('Why counsel is asked', h('span', { class: 'reason', text: str(w.reason) })));
+
+    // The risk policy's rules that fired.
+    const rules = Array.isArray(w.fired_rules) ? w.fired_rules.filter((r) => r && typeof r === 'object') : [];
+    const rulesList = h('ul', { class: 'fired-rules' }, rules.map((r) => h('li', {},
+      h('code', { class: 'rule-id', text: str(r.id) }), ' ',
+      h('span', { class: 'rule-effect', text: str(r.effect) }), ' ',
+      h('span', { class: 'rule-reason', text: str(r.reason) }))));
+    li.append(h('div', { class: 'rules-block' },
+      h('span', { class: 'label', text: 'Policy rules that fired' }),
+      rules.length ? null : h('span', { class: 'muted', text: ' none' }),
+      rulesList));
+
+    // The exact canonical arguments the warrant covers.
+    const pre = h('pre', { class: 'args', tabindex: '0', 'aria-label': 'Arguments as signed (canonical JSON)' });
+    if (canonical !== null) {
+      appendVisible(pre, canonical);
+    } else {
+      pre.classList.add('missing');
+      pre.textContent = 'The API sent no canonical arguments for this warrant.';
+    }
+    li.append(h('div', { class: 'args-block' },
+      h('span', { class: 'label', text: 'Arguments as signed (canonical JSON, exact bytes)' }), pre));
+
+    // The arguments' top-level fields, for reading.
+    const fields = h('dl', { class: 'fields' });
+    const input = w.tool_input;
+    if (input && typeof input === 'object' && !Array.isArray(input)) {
+      for (const [key, value] of Object.entries(input)) {
+        const shown = typeof value === 'string' ? value : JSON.stringify(value);
+        fields.append(
+          h('dt', {}, appendVisible(document.createDocumentFragment(), key)),
+          h('dd', { class: typeof value === 'string' ? 'field-string' : 'field-json' },
+            appendVisible(document.createDocumentFragment(), str(shown))));
+      }
+    }
+    li.append(h('details', { class: 'fields-block', open: true },
+      h('summary', { text: 'Fields' }), fields));
+
+    // The hash the decision is bound to, checked in this browser.
+    const hashCheck = h('span', { class: 'hash-check pending', text: 'checking the hash in your browser…' });
+    li.append(h('div', { class: 'kv hash-block' },
+      h('span', { class: 'label', text: 'SHA-256 of the arguments' }), ' ',
+      h('code', { class: 'hash', text: shownHash }), ' ', hashCheck));
+
+    // Who, what matter, when.
+    const expires = h('span', { class: 'expires', 'data-expires-at': str(w.expires_at), title: str(w.expires_at) });
+    renderExpiry(expires);
+    li.append(h('div', { class: 'meta' },
+      kv('Requested by', h('code', { class: 'requester', text: str(w.requested_by) })),
+      kv('Requested at', h('time', { class: 'requested', datetime: str(w.requested_at), text: str(w.requested_at) })),
+      kv('Matter', h('code', { class: 'matter', text: str(w.matter_id) })),
+      kv('Expires', expires),
+      kv('Policy version', h('code', { class: 'policy-version', text: str(w.policy_version) })),
+      kv('Run', h('a', { class: 'run-link', href: runHash(runId), text: runId || 'run' }))));
+
+    if (!isCounsel()) {
+      li.append(h('p', { class: 'muted not-counsel', text: 'Only counsel may decide a warrant.' }));
+      verifyShownHash(canonical, shownHash, hashCheck, () => {});
+      return li;
+    }
+
+    // Counsel's decision.
+    const note = h('textarea', {
+      class: 'note', maxlength: String(NOTE_MAX), placeholder: 'Note (optional)', rows: '2',
+      'aria-label': 'Note to the record (optional)',
+    });
+    note.value = draftNotes.get(approvalId) ?? '';
+    const approve = h('button', { type: 'button', class: 'approve primary', disabled: true, text: 'Approve and continue the run' });
+    const decline = h('button', { type: 'button', class: 'decline danger', disabled: true, text: 'Decline' });
+    const actions = h('div', { class: 'actions' }, approve, decline);
+    li.append(h('div', { class: 'decision' }, note, actions));
+
+    // hashOk: the shown hash matches the shown bytes. busy: a request is out.
+    // locked: this warrant may not be decided from this page any more.
+    const st = { hashOk: false, busy: false, locked: false, decided: '' };
+    const sync = () => {
+      const off = !st.hashOk || st.busy || st.locked;
+      approve.disabled = off;
+      decline.disabled = off;
+      note.readOnly = st.busy || st.locked;
+    };
+    verifyShownHash(canonical, shownHash, hashCheck, (ok) => { st.hashOk = ok; sync(); });
+
+    const resume = async () => {
+      await api(`/v1/runs/${enc(runId)}/resume`, { method: 'POST', body: { approval_request_id: approvalId } });
+      justResumed.set(runId, approvalId);
+      draftNotes.delete(approvalId);
+      // Follow the run, unless counsel has already gone elsewhere.
+      if (ctx.alive) location.hash = runHash(runId);
+    };
+
+    const decide = async (decision) => {
+      if (st.busy || st.locked || !st.hashOk) return;
+      const text = note.value;
+      if (text.length > NOTE_MAX) {
+        showProblem(li, new Problem({ title: 'Note too long', detail: `a note holds at most ${NOTE_MAX} characters` }));
+        return;
+      }
+      st.busy = true;
+      sync();
+      clearProblem(li);
+      const body = { decision, tool_input_hash: shownHash };
+      if (text.trim()) body.note = text;
+      try {
+        // Not tied to the view's signal: a decision once sent is not "cancelled" by navigating.
+        await api(`/v1/runs/${enc(runId)}/approvals/${enc(approvalId)}`, { method: 'POST', body });
+      } catch (err) {
+        showProblem(li, err);
+        st.busy = false;
+        // Try again only when the failure may be passing (network, 5xx);
+        // a 403, 404, 409, 410 or 422 stands.
+        if (!(err instanceof Problem && err.retryable)) st.locked = true;
+        sync();
+        return;
+      }
+      // The decision is recorded: it cannot be made again from this page.
+      st.decided = decision;
+      st.locked = true;
+      st.busy = false;
+      sync();
+      li.classList.add('decided');
+      actions.after(h('p', { class: 'decided-note', role: 'status', text: `Decision recorded: ${decision === 'approve' ? 'approved' : 'declined'}. Resuming the run…` }));
+      try {
+        await resume();
+      } catch (err) {
+        showProblem(li, err);
+        li.querySelector('.decided-note').textContent = `Decision recorded: ${decision === 'approve' ? 'approved' : 'declined'}. The run was not resumed.`;
+        if (err instanceof Problem && err.retryable) offerResumeRetry(li, resume);
+      }
+    };
+
+    approve.addEventListener('click', () => decide('approve'));
+    decline.addEventListener('click', () => decide('deny'));
+    return li;
+  }
+
+  /**
+   * Hashes the canonical bytes shown and compares them with the hash shown:
+   * the buttons stay disabled unless they match.
+   */
+  function verifyShownHash(canonical, shownHash, el, done) {
+    const bad = (text) => {
+      el.className = 'hash-check bad';
+      el.textContent = text;
+      done(false);
+    };
+    if (canonical === null) return bad('HASH NOT CHECKED: no canonical arguments to check; do not approve');
+    if (!/^[0-9a-fA-F]{64}$/.test(shownHash)) return bad('HASH MISMATCH: do not approve');
+    sha256HexOfText(canonical).then((got) => {
+      if (got === shownHash.toLowerCase()) {
+        el.className = 'hash-check ok';
+        el.textContent = 'hash verified in your browser';
+        done(true);
+      } else {
+        bad('HASH MISMATCH: do not approve');
+      }
+    }, (err) => bad(`HASH NOT CHECKED: ${errorText(err)}; do not approve`));
+  }
+
+  /** A problem in words inside one warrant: "<status> <title>: <detail>". */
+  function showProblem(li, err) {
+    clearProblem(li);
+    const text = errorText(err);
+    const p = h('p', { class: 'problem', role: 'alert', text });
+    if (err instanceof Problem) {
+      if (err.kind) p.dataset.kind = err.kind;
+      if (err.correlationId) {
+        p.dataset.correlationId = err.correlationId;
+        p.title = `correlation id ${err.correlationId}`;
+      }
+    }
+    (li.querySelector('.decision') || li).append(p);
+  }
+
+  function clearProblem(li) {
+    for (const el of li.querySelectorAll('.problem, .retry-resume')) el.remove();
+  }
+
+  /** After a recorded decision whose resume failed for a passing reason: resume again (never decide again). */
+  function offerResumeRetry(li, resume) {
+    const button = h('button', { type: 'button', class: 'retry-resume secondary', text: 'Try resuming the run again' });
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        await resume();
+      } catch (err) {
+        showProblem(li, err);
+        if (err instanceof Problem && err.retryable) offerResumeRetry(li, resume);
+      }
+    });
+    (li.querySelector('.decision') || li).append(button);
+  }
+
+  /** "23 h 59 min left", "12 min left", "expired". */
+  function timeLeft(expiresAt, now = Date.now()) {
+    const t = Date.parse(expiresAt);
+    if (Number.isNaN(t)) return { text: 'expiry unknown', expired: false };
+    const ms = t - now;
+    if (ms <= 0) return { text: 'expired', expired: true };
+    const minutes = Math.floor(ms / 60_000);
+    const hours = Math.floor(minutes / 60);
+    const mins = minutes % 60;
+    if (hours > 0) return { text: `${hours} h ${mins} min left`, expired: false };
+    if (minutes > 0) return { text: `${minutes} min left`, expired: false };
+    return { text: 'less than 1 min left', expired: false };
+  }
+
+  function renderExpiry(el) {
+    const { text, expired } = timeLeft(el.dataset.expiresAt || '');
+    el.textContent = text;
+    el.classList.toggle('expired', expired);
+  }
+
+  function updateExpiries(root) {
+    for (const el of root.querySelectorAll('.expires')) renderExpiry(el);
+  }
+
+  // ---------------------------------------------------------------------
+  // A run: status, cost, the server's chain check, the ledger
+  // ---------------------------------------------------------------------
+
+  function renderRun(view, runId, ctx) {
+    const refresh = h('button', { id: 'run-refresh', type: 'button', class: 'secondary', text: 'Refresh' });
+    const status = h('span', { id: 'run-status', class: 'run-status' });
+    const cost = h('span', { id: 'run-cost' });
+    const chain = h('span', { id: 'chain', class: 'chain' });
+    const details = h('div', { class: 'run-details' });
+    const held = h('p', { id: 'run-held', class: 'held-note', hidden: true });
+    const final = h('div', { id: 'run-final', class: 'final-text' });
+    const finalBlock = h('div', { class: 'run-final', hidden: true }, h('span', { class: 'label', text: 'Final answer' }), final);
+    const failure = h('p', { id: 'run-failure', class: 'run-failure', hidden: true });
+    const follow = h('p', { id: 'run-follow', class: 'muted', 'aria-live': 'polite' });
+    const timeline = h('ol', { id: 'timeline', class: 'timeline' });
+
+    view.append(
+      h('p', { class: 'back' }, h('a', { id: 'back', href: '#/', text: '\u2190 Pending warrants' })),
+      h('div', { class: 'view-head' }, h('h1', { class: 'run-title', text: `Run ${runId}`, tabindex: '-1' }), refresh),
+      h('section', { class: 'card run-summary' },
+        kv('Status', status),
+        kv('Cost', cost),
+        kv('Ledger', chain),
+        details),
+      held,
+      failure,
+      finalBlock,
+      follow,
+      h('h2', { text: 'Ledger' }),
+      timeline);
+
+    /** Everything the ledger has said so far, by seq. */
+    const events = new Map();
+    let lastSeq = 0;
+
+    const renderInfo = (run) => {
+      const s = str(run?.status) || 'unknown';
+      status.textContent = s;
+      status.className = `run-status status-${classToken(s)}`;
+
+      const costUsd = str(run?.cost_usd) || '0';
+      const cap = str(run?.cost_cap_usd);
+      cost.textContent = cap ? `$${costUsd} of $${cap} cap` : `$${costUsd} (no cap)`;
+
+      const ledger = run?.ledger && typeof run.ledger === 'object' ? run.ledger : null;
+      if (ledger) {
+        const seq = Number.isSafeInteger(ledger.head_seq) ? ledger.head_seq : null;
+        let text = 'chain verified';
+        if (seq !== null) text += ledger.verified === true ? ` (signed head seq ${seq}, MAC checked)` : ` (signed head seq ${seq})`;
+        chain.textContent = text;
+        chain.className = 'chain ok';
+        chain.title = [str(ledger.head_hash) && `head hash ${str(ledger.head_hash)}`, str(ledger.key_id) && `key ${str(ledger.key_id)}`]
+          .filter(Boolean).join(', ');
+      } else {
+        chain.textContent = 'chain not checked';
+        chain.className = 'chain';
+        chain.removeAttribute('title');
+      }
+
+      details.replaceChildren(
+        kv('Agent', h('code', { text: str(run?.agent_key) })),
+        kv('Model', h('code', { text: str(run?.model_id) })),
+        kv('Matter', h('code', { text: str(run?.matter_id) })),
+        kv('Tokens', h('span', { text: `${str(run?.input_tokens, '0')} in / ${str(run?.output_tokens, '0')} out` })));
+
+      const pending = s === 'held' && run?.pending_approval && typeof run.pending_approval === 'object' ? run.pending_approval : null;
+      held.hidden = !pending;
+      held.replaceChildren();
+      if (pending) {
+        held.append(`Held on a warrant for ${str(pending.tool_name) || 'a tool call'} (${str(pending.risk_tier) || 'unknown tier'}). `,
+          h('a', { href: '#/', text: 'Decide it on the desk' }));
+      }
+
+      const finalText = str(run?.final_text);
+      finalBlock.hidden = !finalText;
+      final.replaceChildren();
+      if (finalText) appendVisible(final, finalText);
+
+      const f = run?.failure && typeof run.failure === 'object' ? run.failure : null;
+      failure.hidden = !f;
+      failure.replaceChildren();
+      if (f) {
+        failure.append(h('strong', { class: 'failure-kind', text: str(f.kind) || 'failed' }),
+          str(f.stage) ? ` (${str(f.stage)})` : '',
+          str(f.user_visible_message) ? `: ${str(f.user_visible_message)}` : '');
+      }
+    };
+
+    /** Fetches the ledger lines after the last one seen, every page. */
+    const loadEvents = async () => {
+      let after = lastSeq;
+      for (let page = 0; page < 10_000; page++) {
+        const url = `/v1/runs/${enc(runId)}/events${after > 0 ? `?after_seq=${after}` : ''}`;
+        const res = await api(url, { signal: ctx.signal, raw: true, accept: 'application/x-ndjson' });
+        const lines = String(res.data).split('\n');
+        lines.forEach((line, i) => {
+          if (!line.trim()) return;
+          let ev;
+          try {
+            ev = JSON.parse(line);
+          } catch {
+            ev = null;
+          }
+          if (!ev || typeof ev !== 'object' || !Number.isSafeInteger(ev.seq)) {
+            // Show it rather than drop it: the ledger is the record.
+            const key = `unreadable-${after}-${i}`;
+            events.set(key, { seq: null, type: 'unreadable', created_at: '', payload: { line } });
+            return;
+          }
+          events.set(ev.seq, ev);
+          if (ev.seq > lastSeq) lastSeq = ev.seq;
+        });
+        const next = res.headers.get('X-Next-After-Seq');
+        if (next === null) break;
+        const n = Number(next);
+        if (!Number.isSafeInteger(n) || n <= after) {
+          throw new Problem({ status: res.status, title: 'Unreadable answer', detail: `the ledger's next page (X-Next-After-Seq: ${next}) does not move forward` });
+        }
+        after = n;
+      }
+      renderTimeline(timeline, [...events.values()]);
+    };
+
+    /** The run, long-polled while it runs; then one consistent read for the chain. */
+    const load = async () => {
+      refresh.disabled = true;
+      follow.textContent = 'Loading…';
+      try {
+        let run = (await api(`/v1/runs/${enc(runId)}?consistent=true`, { signal: ctx.signal })).data;
+        renderInfo(run);
+        await loadEvents();
+        setError('');
+
+        const resumedUnder = justResumed.get(runId);
+        justResumed.delete(runId);
+        const graceUntil = resumedUnder ? Date.now() + HELD_GRACE_MS : 0;
+        // Still the hold this page just released (the view may lag the resume)?
+        const staleHold = (r) => r?.status === 'held' && Date.now() < graceUntil &&
+          (!r.pending_approval || str(r.pending_approval.approval_request_id) === resumedUnder);
+        const following = (r) => r?.status === 'running' || staleHold(r);
+
+        let polled = false;
+        let failures = 0;
+        while (ctx.alive && following(run)) {
+          follow.textContent = run.status === 'running' ? 'Following the run…' : 'Waiting for the run to resume…';
+          try {
+            if (run.status === 'held') await sleep(1500, ctx.signal); // ?wait answers at once while held
+            run = (await api(`/v1/runs/${enc(runId)}?wait=${LONG_POLL_SECONDS}`, { signal: ctx.signal })).data;
+            polled = true;
+            failures = 0;
+            renderInfo(run);
+            await loadEvents();
+            setError('');
+          } catch (err) {
+            if (isAbort(err) || !ctx.alive) throw err;
+            showError(err);
+            if (!(err instanceof Problem && err.retryable) || ++failures >= 5) throw err;
+            await sleep(2000 * failures, ctx.signal);
+          }
+        }
+        if (!ctx.alive) return;
+        if (polled) {
+          // The run has stopped: the server's chain check of the whole ledger.
+          run = (await api(`/v1/runs/${enc(runId)}?consistent=true`, { signal: ctx.signal })).data;
+          renderInfo(run);
+          await loadEvents();
+        }
+        follow.textContent = TERMINAL.has(str(run?.status)) ? '' : `The run is ${str(run?.status) || 'in an unknown state'}.`;
+      } catch (err) {
+        if (!ctx.alive || isAbort(err)) return;
+        follow.textContent = 'Stopped following the run.';
+        showError(err);
+      } finally {
+        if (ctx.alive) refresh.disabled = false;
+      }
+    };
+
+    refresh.addEventListener('click', load);
+    load();
+  }
+
+  /** The ledger as a list; consecutive turn.delta lines of one turn are grouped. */
+  function renderTimeline(ol, events) {
+    const sorted = events.slice().sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
+    const items = [];
+    for (let i = 0; i < sorted.length; i++) {
+      const ev = sorted[i];
+      if (ev.type === 'turn.delta') {
+        const turn = ev.payload?.turn;
+        let j = i;
+        let text = '';
+        while (j < sorted.length && sorted[j].type === 'turn.delta' && sorted[j].payload?.turn === turn) {
+          text += str(sorted[j].payload?.text);
+          j++;
+        }
+        items.push(renderDeltaGroup(sorted.slice(i, j), text));
+        i = j - 1;
+        continue;
+      }
+      items.push(renderEvent(ev));
+    }
+    ol.replaceChildren(...items);
+  }
+
+  function eventHead(ev, summary) {
+    return [
+      h('span', { class: 'seq', text: ev.seq === null || ev.seq === undefined ? '?' : `#${ev.seq}` }), ' ',
+      h('time', { class: 'created', datetime: str(ev.created_at), text: str(ev.created_at) }), ' ',
+      h('span', { class: 'summary-line' }, h('span', { class: 'type', text: str(ev.type) || 'unknown' }), summary ? `: ${summary}` : ''),
+    ];
+  }
+
+  function renderEvent(ev) {
+    const { summary, note, text } = summarize(ev);
+    const li = h('li', {
+      class: `event event-${classToken(str(ev.type).replace(/\./g, '-'))}`,
+      'data-type': str(ev.type),
+      'data-seq': ev.seq === null || ev.seq === undefined ? null : String(ev.seq),
+    }, eventHead(ev, summary));
+    if (note) li.append(appendVisible(h('div', { class: 'event-note' }), note));
+    if (text) li.append(appendVisible(h('div', { class: 'event-text' }), text));
+    return li;
+  }
+
+  function renderDeltaGroup(group, text) {
+    const first = group[0];
+    const last = group[group.length - 1];
+    const turn = first.payload?.turn;
+    const summary = `${group.length} fragment${group.length === 1 ? '' : 's'}${turn !== undefined ? ` of turn ${str(turn)}` : ''}` +
+      (group.length > 1 ? ` (seq ${first.seq}\u2013${last.seq})` : '');
+    const li = h('li', { class: 'event event-turn-delta', 'data-type': 'turn.delta', 'data-seq': String(first.seq), 'data-seq-last': String(last.seq) },
+      eventHead(first, summary));
+    if (text) li.append(appendVisible(h('div', { class: 'event-text streamed' }), text));
+    return li;
+  }
+
+  function decisionWord(d) {
+    const s = str(d);
+    return s === 'approve' ? 'approved' : s === 'deny' ? 'denied' : s || 'decided';
+  }
+
+  /** A one-line summary of a ledger line; every payload field may be absent. */
+  function summarize(ev) {
+    const p = ev.payload && typeof ev.payload === 'object' ? ev.payload : {};
+    const join = (parts) => parts.filter(Boolean).join(', ');
+    switch (ev.type) {
+      case 'run.started':
+        return { summary: join([str(p.agent_key) && `agent ${str(p.agent_key)}`, str(p.model_id) && `model ${str(p.model_id)}`, str(p.matter_id) && `matter ${str(p.matter_id)}`, str(p.cost_cap_usd) && `cap $${str(p.cost_cap_usd)}`]), text: str(p.counsel_message) };
+      case 'turn.completed':
+        return { summary: join([p.turn !== undefined && `turn ${str(p.turn)}`, str(p.stop_reason) && `stop: ${str(p.stop_reason)}`]), text: str(p.text) };
+      case 'model.usage': {
+        const inTok = p.input_tokens ?? p.usage?.input_tokens;
+        const outTok = p.output_tokens ?? p.usage?.output_tokens;
+        return { summary: `${str(inTok, '?')} in / ${str(outTok, '?')} out, $${str(p.cost_usd, '?')}` };
+      }
+      case 'tool.requested': {
+        const rules = Array.isArray(p.fired_rules) ? p.fired_rules.map((r) => str(r?.id)).filter(Boolean) : [];
+        const tags = join([str(p.risk_tier), str(p.action)]);
+        return {
+          summary: `${str(p.tool_name) || 'a tool'}${tags ? ` (${tags})` : ''}`,
+          note: join([str(p.reason), rules.length && `rules: ${rules.join(' ')}`]),
+        };
+      }
+      case 'tool.completed':
+        return {
+          summary: `${str(p.tool_name) || 'a tool'} ${str(p.status) || ''}`.trim() +
+            (str(p.effect_ref) ? ` (effect ${str(p.effect_ref)})` : '') +
+            (str(p.executed_input_sha256) ? `, edited input ${str(p.executed_input_sha256).slice(0, 12)}\u2026` : ''),
+        };
+      case 'run.blocked': {
+        const a = p.approval && typeof p.approval === 'object' ? p.approval : {};
+        return { summary: `waiting for a warrant on ${str(a.tool_name) || 'a tool call'}${str(a.approval_request_id) ? ` (${str(a.approval_request_id)})` : ''}` };
+      }
+      case 'approval.decided':
+        return {
+          summary: `${decisionWord(p.decision)}${str(p.decided_by) ? ` by ${str(p.decided_by)}` : ''}` +
+            (str(p.edited_input_sha256) ? `, edited input ${str(p.edited_input_sha256).slice(0, 12)}\u2026` : ''),
+          note: str(p.note) && `Note: ${str(p.note)}`,
+        };
+      case 'run.released':
+        return { summary: `${decisionWord(p.decision)}${str(p.effect_ref) ? `, effect ${str(p.effect_ref)}` : ''}` };
+      case 'run.completed':
+        return { summary: str(p.stop_reason) && `stop: ${str(p.stop_reason)}`, text: str(p.final_text) };
+      case 'run.failed': {
+        const kind = str(p.failure_kind) || str(p.kind) || str(p.failure?.kind) || 'failed';
+        const msg = str(p.user_visible_message) || str(p.failure?.user_visible_message);
+        return { summary: `${kind}${msg ? ` \u2014 ${msg}` : ''}` };
+      }
+      case 'effect.reconciled':
+        return {
+          summary: join([`${str(p.tool_name) || 'an effect'} ${str(p.outcome)}`.trim(), str(p.reconciled_by) && `by ${str(p.reconciled_by)}`, str(p.external_ref) && `ref ${str(p.external_ref)}`]),
+          note: str(p.note) && `Note: ${str(p.note)}`,
+        };
+      case 'unreadable':
+        return { summary: 'a ledger line this page could not read', text: str(p.line) };
+      default:
+        return { summary: '' };
+    }
+  }
+
+  // ---------------------------------------------------------------------
+  // Start
+  // ---------------------------------------------------------------------
+
+  async function start() {
+    try {
+      const res = await fetch(CONFIG_URL, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
+      if (!res.ok) throw await problemFrom(res);
+      config = await res.json();
+      if (!config || typeof config !== 'object') throw new Error('the sign-in configuration is not a JSON object');
+    } catch (err) {
+      config = null;
+      renderSignIn(`The desk could not load its sign-in configuration: ${errorText(err)}`);
+      return;
+    }
+
+    let redirectError = '';
+    try {
+      if (await finishOidcRedirect()) {
+        signedIn();
+        return;
+      }
+    } catch (err) {
+      redirectError = errorText(err);
+    }
+    renderSignIn(redirectError);
+  }
+
+  start();
+})();

@@ -1,0 +1,44 @@
+// Package policytest builds risk policies for tests: the embedded policy
+// with some of its rules changed, as a deployment might change it.
+package policytest
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+)
+
+// Denying is the embedded policy with the named rules' effect turned to
+// deny, under version, as a policy changed after a hold would be.
+func Denying(t testing.TB, version string, ruleIDs ...string) *toolpolicy.Policy {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(toolpolicy.EmbeddedDocument(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, r := range doc["rules"].([]any) {
+		rule := r.(map[string]any)
+		for _, id := range ruleIDs {
+			if rule["id"] == id {
+				rule["then"] = "deny"
+				delete(rule, "restates_floor") // a deny restates no floor
+				found++
+			}
+		}
+	}
+	if found != len(ruleIDs) {
+		t.Fatalf("policytest: the embedded policy lacks some of %v", ruleIDs)
+	}
+	doc["version"] = version
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := toolpolicy.LoadDocument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
