@@ -418,11 +418,29 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	effects, err := reducer.Audit(lines)
 	for _, p := range effects {
-		fmt.Fprintf(stdout, "effect %s %s (seq %d, %s): requested at seq %d, input %s, policy %s (%s, %s)",
-			p.EffectRef, p.ToolName, p.CompletedSeq, p.Status, p.RequestedSeq, p.InputSHA256[:16], p.Action, p.RiskTier, p.MatchedPolicy)
+		policy := p.RiskTier + ", " + p.MatchedPolicy
+		if p.PolicyVersion != "" {
+			policy += ", version " + p.PolicyVersion
+		}
+		if len(p.FiredRules) > 0 {
+			ids := make([]string, len(p.FiredRules))
+			for i, r := range p.FiredRules {
+				ids[i] = r.ID
+			}
+			policy += ", fired " + strings.Join(ids, " ")
+		}
+		fmt.Fprintf(stdout, "effect %s %s (seq %d, %s): requested at seq %d, input %s, policy %s (%s)",
+			p.EffectRef, p.ToolName, p.CompletedSeq, p.Status, p.RequestedSeq, p.InputSHA256[:16], p.Action, policy)
 		if p.ApprovalID != "" {
-			fmt.Fprintf(stdout, "; warrant %s: asked at seq %d, approved at seq %d by %s as %s (separation %s), released at seq %d",
-				p.ApprovalID, p.BlockedSeq, p.DecidedSeq, p.DecidedBy, p.DecidedAs, p.Separation, p.ReleasedSeq)
+			approved := "approved"
+			if p.ExecutedInputSHA256 != "" {
+				approved = "approved as edited"
+			}
+			fmt.Fprintf(stdout, "; warrant %s: asked at seq %d, %s at seq %d by %s as %s (separation %s), released at seq %d",
+				p.ApprovalID, p.BlockedSeq, approved, p.DecidedSeq, p.DecidedBy, p.DecidedAs, p.Separation, p.ReleasedSeq)
+		}
+		if p.ExecutedInputSHA256 != "" {
+			fmt.Fprintf(stdout, "; ran counsel's edit %s, not the requested %s", p.ExecutedInputSHA256[:16], p.InputSHA256[:16])
 		}
 		if p.Reuses > 0 {
 			fmt.Fprintf(stdout, "; answered %d more time(s) from its record", p.Reuses)
