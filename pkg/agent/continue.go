@@ -56,7 +56,7 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	meta := contracts.InvokeMeta{RunID: runID, FirmID: firm, UserID: view.started.UserID,
 		MatterID: view.started.MatterID, CorrelationID: correlationID}
 	s := b.newSession(ctx, def, meta)
-	s.owner, s.lease = owner, lease
+	s.owner, s.lease, s.roles = owner, lease, view.started.UserRoles
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now = b.cfg.Now
 	s.state, s.msgs = folded.State, view.msgs

@@ -269,3 +269,51 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 		})
 	}
 }
+
+// The starting user's roles are recorded in run.started and are metadata
+// for the policy's rules at every step: a rule that denies paralegals the
+// document search denies it in a paralegal's run only.
+func TestRolesAreRuleMetadata(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	policy := policytest.WithRule(t, "2026-12-04", `{"id": "search.no_paralegals", "tools": ["search_matter_documents"],
+		"when": [{"meta": "roles", "op": "in", "value": ["paralegal"]}], "then": "deny",
+		"reason": "Paralegals do not search matter documents through the agent."}`)
+	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model, Logger: failure.NewLogger(h.logs), Policy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(roles ...string) agent.Result {
+		inv := contracts.AgentInvoke{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke,
+			Meta:    contracts.InvokeMeta{RunID: uuid.NewString(), FirmID: h.firm, UserID: h.user, MatterID: h.matter},
+			History: []contracts.HistoryMessage{}, CounselMessage: "Please file the motion to compel."}
+		res, err := brain.Run(context.Background(), inv, agent.StartOptions{CostCapUSD: "1.00", UserRoles: roles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	searches := func(runID string) (action string, fired []string, roles []string) {
+		for _, l := range h.ledger(runID) {
+			switch e := l.Event.(type) {
+			case *contracts.RunStarted:
+				roles = e.UserRoles
+			case *contracts.ToolRequested:
+				if e.ToolName == "search_matter_documents" {
+					action, fired = e.Action, firedIDs(e.FiredRules)
+				}
+			}
+		}
+		return action, fired, roles
+	}
+	para := start("paralegal")
+	if action, fired, roles := searches(para.State.RunID); action != "deny" || !slices.Contains(fired, "search.no_paralegals") || !slices.Equal(roles, []string{"paralegal"}) {
+		t.Fatalf("paralegal's run: search %s, fired %v, run.started roles %v", action, fired, roles)
+	}
+	assoc := start("associate")
+	if action, fired, roles := searches(assoc.State.RunID); action != "allow" || slices.Contains(fired, "search.no_paralegals") || !slices.Equal(roles, []string{"associate"}) {
+		t.Fatalf("associate's run: search %s, fired %v, run.started roles %v", action, fired, roles)
+	}
+	if st, err := reducer.ReduceAgentRun(h.ledger(assoc.State.RunID)); err != nil || !slices.Equal(st.UserRoles, []string{"associate"}) {
+		t.Fatalf("folded roles %v, %v", st.UserRoles, err)
+	}
+}

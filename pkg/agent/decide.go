@@ -35,7 +35,7 @@ type Decider struct {
 
 // EditChecker validates an edited call and runs the risk policy on it.
 type EditChecker interface {
-	CheckEdit(ctx context.Context, run warrant.Run, tool string, input json.RawMessage) (EditVerdict, error)
+	CheckEdit(ctx context.Context, run reducer.RunState, tool string, input json.RawMessage) (EditVerdict, error)
 }
 
 // Decide records counsel's signature (approved) or refusal (denied) of a pending
@@ -73,15 +73,15 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	if err != nil {
 		return warrant.Warrant{}, err
 	}
-	var verdict EditVerdict
-	if len(d.EditedInput) > 0 {
-		if verdict, err = dc.checkEdit(ctx, r, approvalID, &d); err != nil {
-			return warrant.Warrant{}, err
-		}
-	}
 	folded, err := reducer.Fold(ctx, dc.Store, firm, run, reducer.FoldOptions{Head: &r.Head, Keys: dc.Heads})
 	if err != nil {
 		return warrant.Warrant{}, err
+	}
+	var verdict EditVerdict
+	if len(d.EditedInput) > 0 {
+		if verdict, err = dc.checkEdit(ctx, folded.State, approvalID, &d); err != nil {
+			return warrant.Warrant{}, err
+		}
 	}
 	settings, err := dc.Store.GetFirmSettings(ctx, firm)
 	if err != nil {
@@ -112,7 +112,7 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 // checkEdit canonicalizes counsel's edit into d and has the policy decide
 // it. It reads the warrant for the tool and the requested hash; the store's
 // conditional write still guards the decision itself.
-func (dc Decider) checkEdit(ctx context.Context, r warrant.Run, approvalID string, d *warrant.CounselDecision) (EditVerdict, error) {
+func (dc Decider) checkEdit(ctx context.Context, r reducer.RunState, approvalID string, d *warrant.CounselDecision) (EditVerdict, error) {
 	if d.Decision != warrant.DecisionApproved {
 		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: only an approval may edit the call")
 	}

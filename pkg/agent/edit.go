@@ -10,6 +10,7 @@ import (
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -24,7 +25,7 @@ type EditVerdict struct {
 // Schema), and the risk policy is run on it with the run's metadata. An
 // edit the policy denies is policy_denied; nothing is recorded. input is
 // canonical JSON.
-func (b *Brain) CheckEdit(ctx context.Context, run warrant.Run, tool string, input json.RawMessage) (EditVerdict, error) {
+func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string, input json.RawMessage) (EditVerdict, error) {
 	t, ok := b.tools[tool]
 	if !ok {
 		return EditVerdict{}, failure.New(failure.KindConflict, "the warranted tool is no longer available")
@@ -32,7 +33,7 @@ func (b *Brain) CheckEdit(ctx context.Context, run warrant.Run, tool string, inp
 	if !validInput(t.schema, input) {
 		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: does not match the tool's input schema")
 	}
-	meta, err := b.metadata(ctx, run.FirmID, run.MatterID, run.AgentKey, run.UserID)
+	meta, err := b.metadata(ctx, run.FirmID, run.MatterID, run.AgentKey, run.UserID, run.UserRoles)
 	if err != nil {
 		return EditVerdict{}, err
 	}
@@ -64,7 +65,7 @@ func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metad
 // policyMeta is the session's metadata for the policy, read once.
 func (s *session) policyMeta(ctx context.Context) (toolpolicy.Metadata, error) {
 	if s.pmeta == nil {
-		m, err := s.b.metadata(ctx, s.meta.FirmID, s.meta.MatterID, s.def.Key, s.meta.UserID)
+		m, err := s.b.metadata(ctx, s.meta.FirmID, s.meta.MatterID, s.def.Key, s.meta.UserID, s.roles)
 		if err != nil {
 			return m, err
 		}
@@ -81,11 +82,11 @@ func (s *session) replayable(ctx context.Context, req *contracts.ToolRequested) 
 }
 
 // metadata is what the policy's rules weigh beyond a call's input: the run's
-// firm, matter, agent and user, the firm's own e-mail domains and the
+// firm, matter, agent, user and the user's roles when starting it, the firm's own e-mail domains and the
 // matter's client's. A matter with no record has no client domains (every
 // recipient is outside the client).
-func (b *Brain) metadata(ctx context.Context, firm, matter, agentKey, user string) (toolpolicy.Metadata, error) {
-	m := toolpolicy.Metadata{FirmID: firm, MatterID: matter, AgentKey: agentKey, UserID: user}
+func (b *Brain) metadata(ctx context.Context, firm, matter, agentKey, user string, roles []string) (toolpolicy.Metadata, error) {
+	m := toolpolicy.Metadata{FirmID: firm, MatterID: matter, AgentKey: agentKey, UserID: user, Roles: slices.Clone(roles)}
 	fs, err := b.store.GetFirmSettings(ctx, firm)
 	if err != nil {
 		return m, err

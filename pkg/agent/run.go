@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ type Result struct {
 // StartOptions are the broker's choices for a new run.
 type StartOptions struct {
 	CostCapUSD string // decimal string, already bounded by the broker
+	// UserRoles are the starting user's roles from the token's claims:
+	// recorded in run.started, and metadata for the risk policy's rules.
+	UserRoles []string
 }
 
 // Run starts a run and drives it in this process until it completes, fails or
@@ -76,10 +80,11 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 	}
 	started := &contracts.RunStarted{AgentKey: def.Key, Mode: contracts.ModeInvoke, ModelID: def.ModelID,
 		PromptVersion: def.PromptVersion, SchemaVersion: contracts.SchemaVersion, CostCapUSD: opts.CostCapUSD,
-		MaxTokens: int64(b.cfg.MaxTokens), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
+		MaxTokens: int64(b.cfg.MaxTokens), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID, UserRoles: slices.Clone(opts.UserRoles),
 		CorrelationID: inv.Meta.CorrelationID, ChatSessionID: inv.Meta.ChatSessionID, FormID: inv.Meta.FormID,
 		History: append([]contracts.HistoryMessage{}, inv.History...), CounselMessage: inv.CounselMessage}
 	s := b.newSession(ctx, def, inv.Meta)
+	s.roles = started.UserRoles
 	first, err := s.chain.Next(started)
 	if err != nil {
 		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
@@ -112,6 +117,8 @@ type session struct {
 	// limit is the firm's monthly budget as this session last read it
 	// (nil: not read yet).
 	limit *warrant.BudgetLimit
+	// roles are the starting user's roles (run.started), for the policy.
+	roles []string
 	// allow is the warrant mounted for the resumed step (nil otherwise).
 	allow *warrant.Warrant
 	// pmeta is what the policy's rules weigh beyond a call (read once).

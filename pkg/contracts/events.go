@@ -66,15 +66,19 @@ var eventTypes = map[EventType]reflect.Type{
 // RunStarted is line 1 of every run. It carries the opening conversation, so a
 // resume rebuilds the transcript from the ledger alone.
 type RunStarted struct {
-	AgentKey       string           `json:"agent_key"`
-	Mode           string           `json:"mode"`
-	ModelID        string           `json:"model_id"`
-	PromptVersion  string           `json:"prompt_version"`
-	SchemaVersion  string           `json:"schema_version"`
-	CostCapUSD     string           `json:"cost_cap_usd"`
-	MaxTokens      int64            `json:"max_tokens"`
-	MatterID       string           `json:"matter_id"`
-	UserID         string           `json:"user_id"`
+	AgentKey      string `json:"agent_key"`
+	Mode          string `json:"mode"`
+	ModelID       string `json:"model_id"`
+	PromptVersion string `json:"prompt_version"`
+	SchemaVersion string `json:"schema_version"`
+	CostCapUSD    string `json:"cost_cap_usd"`
+	MaxTokens     int64  `json:"max_tokens"`
+	MatterID      string `json:"matter_id"`
+	UserID        string `json:"user_id"`
+	// UserRoles are the roles the user held when starting the run (the
+	// token's roles claim, as the API checked it): metadata the risk
+	// policy's rules may weigh for every call of the run.
+	UserRoles      []string         `json:"user_roles,omitempty"`
 	CorrelationID  string           `json:"correlation_id,omitempty"`
 	ChatSessionID  string           `json:"chat_session_id,omitempty"`
 	FormID         string           `json:"form_id,omitempty"`
@@ -332,6 +336,11 @@ func (e *RunStarted) validate() error {
 	}
 	if err := CheckUUID(p+"user_id", e.UserID); err != nil {
 		return err
+	}
+	for i, r := range e.UserRoles {
+		if !isShortKey(r) {
+			return fieldErr(p+"user_roles["+itoa(i)+"]", "must be a role name (letters, digits, '_' or '-')")
+		}
 	}
 	for i, h := range e.History {
 		if err := h.Validate(p + "history[" + itoa(i) + "]"); err != nil {

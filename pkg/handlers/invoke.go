@@ -98,7 +98,7 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	// Only a validated matter id goes into the identity: envelopes log it
 	// as-is, and an unchecked one is arbitrary client text.
 	id.MatterID = inv.Meta.MatterID
-	res, err := h.Brain.Start(ctx, inv, agent.StartOptions{CostCapUSD: capUSD})
+	res, err := h.Brain.Start(ctx, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles})
 	if key != "" && errors.Is(err, warrant.ErrRunExists) {
 		return h.replay(ctx, req, inv, capUSD, id)
 	}

@@ -26,8 +26,9 @@ type RunState struct {
 	AgentKey string `json:"agent_key"`
 	ModelID  string `json:"model_id"`
 	MatterID string `json:"matter_id"`
-	// UserID started the run (run.started).
-	UserID string `json:"user_id,omitempty"`
+	// UserID started the run (run.started), holding UserRoles.
+	UserID    string   `json:"user_id,omitempty"`
+	UserRoles []string `json:"user_roles,omitempty"`
 
 	InputTokens           int64        `json:"input_tokens"`
 	OutputTokens          int64        `json:"output_tokens"`
@@ -313,7 +314,7 @@ func start(l contracts.Line) (RunState, string, error) {
 	return RunState{
 		RunID: l.RunID, FirmID: l.FirmID, Status: warrant.RunRunning,
 		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID, UserID: ev.UserID,
-		CostCap: limit,
+		UserRoles: ev.UserRoles, CostCap: limit,
 	}, "", nil
 }
 

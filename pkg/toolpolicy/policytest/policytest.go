@@ -42,3 +42,28 @@ func Denying(t testing.TB, version string, ruleIDs ...string) *toolpolicy.Policy
 	}
 	return p
 }
+
+// WithRule is the embedded policy with rule (a rule object of the policy
+// file, as JSON) appended, under version.
+func WithRule(t testing.TB, version, rule string) *toolpolicy.Policy {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(toolpolicy.EmbeddedDocument(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var r any
+	if err := json.Unmarshal([]byte(rule), &r); err != nil {
+		t.Fatal(err)
+	}
+	doc["rules"] = append(doc["rules"].([]any), r)
+	doc["version"] = version
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := toolpolicy.LoadDocument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
