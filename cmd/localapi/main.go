@@ -336,6 +336,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	for _, r := range routeList(st.Template.Routes) {
 		fmt.Fprintf(stderr, "  %s\n", r)
 	}
+	fmt.Fprintf(stderr, "desk: %s/desk (the counsel's desk; local sign-in as Counsel or Associate)\n", base)
 	if !o.headless {
 		fmt.Fprint(stderr, curlExamples(base))
 	}
