@@ -261,24 +261,37 @@ func TestTamperedWarrantIsRefused(t *testing.T) {
 	res := h.start("Please file the motion.", "")
 	h.decide(res, warrant.DecisionApproved)
 	// Someone edits the stored input behind the warrant's back.
-	p := res.State.PendingApproval
+	h.tamperWarrant(res, "SET #i = :i", map[string]string{"#i": "input"},
+		map[string]types.AttributeValue{":i": &types.AttributeValueMemberS{Value: `{"court":"elsewhere"}`}})
+	h.wantResumeRefused(res)
+}
+
+// tamperWarrant updates the held run's warrant item directly, as someone
+// with write access to the table might.
+func (h *harness) tamperWarrant(res agent.Result, update string, names map[string]string, vals map[string]types.AttributeValue) {
+	h.t.Helper()
 	_, err := h.ep.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
 		TableName: aws.String(h.table),
 		Key: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: "FIRM#" + h.firm + "#RUN#" + res.State.RunID},
-			"SK": &types.AttributeValueMemberS{Value: "APR#" + p.ApprovalRequestID}},
-		UpdateExpression:          aws.String("SET #i = :i"),
-		ExpressionAttributeNames:  map[string]string{"#i": "input"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":i": &types.AttributeValueMemberS{Value: `{"court":"elsewhere"}`}},
+			"SK": &types.AttributeValueMemberS{Value: "APR#" + res.State.PendingApproval.ApprovalRequestID}},
+		UpdateExpression:          aws.String(update),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: vals,
 	})
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
+}
+
+// wantResumeRefused: the resume is a conflict and nothing executes.
+func (h *harness) wantResumeRefused(res agent.Result) {
+	h.t.Helper()
 	if _, err := h.resume(res); failureKind(err) != failure.KindConflict {
-		t.Fatalf("tampered resume: %v", err)
+		h.t.Fatalf("tampered resume: %v", err)
 	}
 	if n := len(h.outbound(res.State.RunID)); n != 0 {
-		t.Fatalf("%d effects", n)
+		h.t.Fatalf("%d effects", n)
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -196,23 +194,8 @@ func TestTamperedEditIsRefused(t *testing.T) {
 			if _, err := h.decideEdit(res, d); err != nil {
 				t.Fatal(err)
 			}
-			_, err := h.ep.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-				TableName: aws.String(h.table),
-				Key: map[string]types.AttributeValue{
-					"PK": &types.AttributeValueMemberS{Value: "FIRM#" + h.firm + "#RUN#" + res.State.RunID},
-					"SK": &types.AttributeValueMemberS{Value: "APR#" + res.State.PendingApproval.ApprovalRequestID}},
-				UpdateExpression:          aws.String(c.update),
-				ExpressionAttributeValues: c.vals,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := h.resume(res); failureKind(err) != failure.KindConflict {
-				t.Fatalf("tampered resume: %v", err)
-			}
-			if n := len(h.outbound(res.State.RunID)); n != 0 {
-				t.Fatalf("%d effects", n)
-			}
+			h.tamperWarrant(res, c.update, nil, c.vals)
+			h.wantResumeRefused(res)
 		})
 	}
 }

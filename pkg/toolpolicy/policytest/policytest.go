@@ -31,16 +31,7 @@ func Denying(t testing.TB, version string, ruleIDs ...string) *toolpolicy.Policy
 	if found != len(ruleIDs) {
 		t.Fatalf("policytest: the embedded policy lacks some of %v", ruleIDs)
 	}
-	doc["version"] = version
-	b, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := toolpolicy.LoadDocument(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return load(t, doc, version)
 }
 
 // WithRule is the embedded policy with rule (a rule object of the policy
@@ -56,6 +47,12 @@ func WithRule(t testing.TB, version, rule string) *toolpolicy.Policy {
 		t.Fatal(err)
 	}
 	doc["rules"] = append(doc["rules"].([]any), r)
+	return load(t, doc, version)
+}
+
+// load loads doc, the embedded policy changed, under version.
+func load(t testing.TB, doc map[string]any, version string) *toolpolicy.Policy {
+	t.Helper()
 	doc["version"] = version
 	b, err := json.Marshal(doc)
 	if err != nil {
