@@ -33,7 +33,11 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 	if !validInput(t.schema, input) {
 		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: does not match the tool's input schema")
 	}
-	meta, err := b.metadata(ctx, run.FirmID, run.MatterID, run.AgentKey, run.UserID, run.UserRoles)
+	fs, err := b.store.GetFirmSettings(ctx, run.FirmID)
+	if err != nil {
+		return EditVerdict{}, err
+	}
+	meta, err := b.metadata(ctx, run.FirmID, fs, run.MatterID, run.AgentKey, run.UserID, run.UserRoles)
 	if err != nil {
 		return EditVerdict{}, err
 	}
@@ -65,7 +69,11 @@ func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metad
 // policyMeta is the session's metadata for the policy, read once.
 func (s *session) policyMeta(ctx context.Context) (toolpolicy.Metadata, error) {
 	if s.pmeta == nil {
-		m, err := s.b.metadata(ctx, s.meta.FirmID, s.meta.MatterID, s.def.Key, s.meta.UserID, s.roles)
+		fs, err := s.firmSettings(ctx)
+		if err != nil {
+			return toolpolicy.Metadata{}, err
+		}
+		m, err := s.b.metadata(ctx, s.meta.FirmID, fs, s.meta.MatterID, s.def.Key, s.meta.UserID, s.roles)
 		if err != nil {
 			return m, err
 		}
@@ -81,17 +89,14 @@ func (s *session) replayable(ctx context.Context, req *contracts.ToolRequested) 
 	return err == nil && s.b.decide(req.ToolName, req.Input, meta).Replayable
 }
 
-// metadata is what the policy's rules weigh beyond a call's input: the run's
-// firm, matter, agent, user and the user's roles when starting it, the firm's own e-mail domains and the
+// metadata is what the policy's rules weigh beyond a call's input (fs: the
+// firm's settings, as read): the run's firm, matter, agent, user and the
+// user's roles when starting it, the firm's own e-mail domains and the
 // matter's client's. A matter with no record has no client domains (every
 // recipient is outside the client).
-func (b *Brain) metadata(ctx context.Context, firm, matter, agentKey, user string, roles []string) (toolpolicy.Metadata, error) {
-	m := toolpolicy.Metadata{FirmID: firm, MatterID: matter, AgentKey: agentKey, UserID: user, Roles: slices.Clone(roles)}
-	fs, err := b.store.GetFirmSettings(ctx, firm)
-	if err != nil {
-		return m, err
-	}
-	m.FirmDomains = slices.Clone(fs.Domains)
+func (b *Brain) metadata(ctx context.Context, firm string, fs warrant.FirmSettings, matter, agentKey, user string, roles []string) (toolpolicy.Metadata, error) {
+	m := toolpolicy.Metadata{FirmID: firm, MatterID: matter, AgentKey: agentKey, UserID: user, Roles: slices.Clone(roles),
+		FirmDomains: slices.Clone(fs.Domains)}
 	rec, err := b.store.GetMatter(ctx, firm, matter)
 	switch {
 	case err == nil:

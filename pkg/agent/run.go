@@ -119,6 +119,8 @@ type session struct {
 	limit *warrant.BudgetLimit
 	// roles are the starting user's roles (run.started), for the policy.
 	roles []string
+	// fs caches the firm's settings for the session (firmSettings).
+	fs *warrant.FirmSettings
 	// allow is the warrant mounted for the resumed step (nil otherwise).
 	allow *warrant.Warrant
 	// pmeta is what the policy's rules weigh beyond a call (read once).
@@ -418,7 +420,7 @@ func (s *session) reserve(ctx context.Context, turn int64, worst pricing.Nano) (
 		AmountNano: int64(worst), ExpiresAt: s.leaseUntil(ctx)}
 	for attempt := 0; ; attempt++ {
 		if s.limit == nil {
-			fs, err := s.b.store.GetFirmSettings(ctx, s.meta.FirmID)
+			fs, err := s.firmSettings(ctx)
 			if err != nil {
 				return warrant.Reservation{}, err
 			}
@@ -429,8 +431,21 @@ func (s *session) reserve(ctx context.Context, turn int64, worst pricing.Nano) (
 		if !errors.Is(err, warrant.ErrBudgetLimitChanged) || attempt == 2 {
 			return res, err
 		}
-		s.limit = nil
+		s.limit, s.fs = nil, nil // read the settings again
 	}
+}
+
+// firmSettings are the firm's settings, read once per session (the
+// budget's limit and the policy's firm domains come from the same read).
+func (s *session) firmSettings(ctx context.Context) (warrant.FirmSettings, error) {
+	if s.fs == nil {
+		fs, err := s.b.store.GetFirmSettings(ctx, s.meta.FirmID)
+		if err != nil {
+			return fs, err
+		}
+		s.fs = &fs
+	}
+	return *s.fs, nil
 }
 
 // settle stores the call's model.usage line and settles its reservation to
