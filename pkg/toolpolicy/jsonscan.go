@@ -119,24 +119,13 @@ func (p *tapeParser) value(depth int) bool {
 			}
 			n := &p.tape[child]
 			n.kstart, n.kend, n.kesc = int32(ks+1), int32(ke-1), kesc
-			if prev >= 0 {
-				p.tape[prev].next = child
-			}
-			prev = child
-			p.tape[idx].count++
-			p.ws()
-			if p.i >= len(p.d) {
+			more, ok := p.member(idx, &prev, child, '}')
+			if !ok {
 				return false
 			}
-			if p.d[p.i] == ',' {
-				p.i++
-				continue
+			if !more {
+				break
 			}
-			if p.d[p.i] != '}' {
-				return false
-			}
-			p.i++
-			break
 		}
 	case c == '[':
 		if depth >= maxInputDepth {
@@ -156,24 +145,13 @@ func (p *tapeParser) value(depth int) bool {
 			if !p.value(depth + 1) {
 				return false
 			}
-			if prev >= 0 {
-				p.tape[prev].next = child
-			}
-			prev = child
-			p.tape[idx].count++
-			p.ws()
-			if p.i >= len(p.d) {
+			more, ok := p.member(idx, &prev, child, ']')
+			if !ok {
 				return false
 			}
-			if p.d[p.i] == ',' {
-				p.i++
-				continue
+			if !more {
+				break
 			}
-			if p.d[p.i] != ']' {
-				return false
-			}
-			p.i++
-			break
 		}
 	case c == '"':
 		p.tape[idx].kind = kString
@@ -207,6 +185,29 @@ func (p *tapeParser) value(depth int) bool {
 	}
 	p.tape[idx].end = int32(p.i)
 	return true
+}
+
+// member links child, the container idx's newest member (after *prev),
+// and reads what follows it: ',' (more members) or the container's close
+// byte (the end). ok is false on anything else.
+func (p *tapeParser) member(idx int, prev *int32, child int32, close byte) (more, ok bool) {
+	if *prev >= 0 {
+		p.tape[*prev].next = child
+	}
+	*prev = child
+	p.tape[idx].count++
+	p.ws()
+	switch {
+	case p.i >= len(p.d):
+		return false, false
+	case p.d[p.i] == ',':
+		p.i++
+		return true, true
+	case p.d[p.i] == close:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 func (p *tapeParser) literal(lit string) bool {
