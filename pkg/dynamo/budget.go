@@ -43,13 +43,7 @@ func resSK(month, run, id string) string {
 func resShardOf(id string) string { return resShardPrefix + id[:1] }
 
 // ReservationShards are the GSI2 partitions of open reservations.
-func ReservationShards() []string {
-	out := make([]string, 0, runShards)
-	for _, c := range "0123456789abcdef" {
-		out = append(out, resShardPrefix+string(c))
-	}
-	return out
-}
+func ReservationShards() []string { return shards(resShardPrefix) }
 
 type budgetItem struct {
 	PK           string `dynamodbav:"PK"`

@@ -47,10 +47,14 @@ func ownerFrom(stored string) string {
 func shardOf(run string) string { return gsi2Prefix + run[:1] }
 
 // Shards are the GSI2 partitions a sweep reads.
-func Shards() []string {
+func Shards() []string { return shards(gsi2Prefix) }
+
+// shards are the runShards GSI2 partitions under prefix, one per first hex
+// digit of the id that places an item (shardOf, resShardOf).
+func shards(prefix string) []string {
 	out := make([]string, 0, runShards)
 	for _, c := range "0123456789abcdef" {
-		out = append(out, gsi2Prefix+string(c))
+		out = append(out, prefix+string(c))
 	}
 	return out
 }
