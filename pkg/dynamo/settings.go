@@ -77,7 +77,13 @@ func (s *Store) PutFirmSettings(ctx context.Context, fs warrant.FirmSettings) er
 		}
 		it.MonthlyBudgetUSD = pricing.FormatUSD(pricing.Nano(*fs.MonthlyBudgetNano))
 	}
-	item, err := marshal(it)
+	return s.putWhole(ctx, op, it)
+}
+
+// putWhole saves v as one whole item (a firm's own record: settings, a
+// matter), unconditionally: the last save wins.
+func (s *Store) putWhole(ctx context.Context, op string, v any) error {
+	item, err := marshal(v)
 	if err != nil {
 		return wrap(op, err)
 	}
@@ -135,14 +141,6 @@ func (s *Store) PutMatter(ctx context.Context, m warrant.Matter) error {
 	if err := warrant.CheckDomains("client_domains", m.ClientDomains); err != nil {
 		return invalid(op, "%v", err)
 	}
-	item, err := marshal(matterItem{PK: firmPK(m.FirmID), SK: skMatter + m.MatterID, FirmID: m.FirmID, MatterID: m.MatterID,
+	return s.putWhole(ctx, op, matterItem{PK: firmPK(m.FirmID), SK: skMatter + m.MatterID, FirmID: m.FirmID, MatterID: m.MatterID,
 		Title: m.Title, ClientDomains: m.ClientDomains, UpdatedAt: fmtTime(s.nowUTC())})
-	if err != nil {
-		return wrap(op, err)
-	}
-	err = s.withConflictRetry(ctx, func() error {
-		_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item})
-		return err
-	})
-	return wrap(op, err)
 }
