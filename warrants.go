@@ -65,8 +65,15 @@ type Warrant struct {
 	PolicyVersion string
 }
 
-// FiredRule is one risk-policy rule that fired on a call's arguments.
-type FiredRule struct{ ID, Effect, Reason string }
+// FiredRule is one risk-policy rule that fired on a call: its id in the
+// policy file, its effect (raise:<tier>, deny or record) and its reason. The
+// ledger (contracts.FiredRule), the warrant item and the API's views carry
+// it in this one shape.
+type FiredRule struct {
+	ID     string `json:"id"`
+	Effect string `json:"effect"`
+	Reason string `json:"reason"`
+}
 
 // Executes is the call the warrant lets run: counsel's edit, or the call as
 // requested.

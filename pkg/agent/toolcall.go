@@ -244,9 +244,7 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Attempt: attempt, Input: req.Input,
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL), PolicyVersion: req.PolicyVersion}
-	for _, r := range req.FiredRules {
-		w.FiredRules = append(w.FiredRules, warrant.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
-	}
+	w.FiredRules = slices.Clone(req.FiredRules)
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,
 		ToolName: w.ToolName, ToolInput: w.Input, ToolInputHash: w.ToolInputHash, Attempt: attemptField(attempt),
 		RiskTier: w.RiskTier, Reason: w.Reason,

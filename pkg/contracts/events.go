@@ -154,11 +154,7 @@ type ToolRequested struct {
 }
 
 // FiredRule is one risk-policy rule that fired on a call's arguments.
-type FiredRule struct {
-	ID     string `json:"id"`
-	Effect string `json:"effect"` // raise:<tier>, deny or record
-	Reason string `json:"reason"`
-}
+type FiredRule = warrant.FiredRule
 
 // Tool call outcomes (closed).
 const (

@@ -140,33 +140,19 @@ func (w warrantItem) warrant() warrant.Warrant {
 	return out
 }
 
-// firedRule is a fired rule as the warrant item stores it (a JSON array).
-type firedRule struct {
-	ID     string `json:"id"`
-	Effect string `json:"effect"`
-	Reason string `json:"reason"`
-}
-
+// firedRulesAttr is the warrant item's fired_rules attribute: a JSON array.
 func firedRulesAttr(rules []warrant.FiredRule) string {
 	if len(rules) == 0 {
 		return ""
 	}
-	out := make([]firedRule, len(rules))
-	for i, r := range rules {
-		out[i] = firedRule(r)
-	}
-	b, _ := json.Marshal(out)
+	b, _ := json.Marshal(rules) // plain strings: always marshals
 	return string(b)
 }
 
 func firedRulesFrom(attr string) []warrant.FiredRule {
-	var in []firedRule
-	if attr == "" || json.Unmarshal([]byte(attr), &in) != nil {
+	var out []warrant.FiredRule
+	if attr == "" || json.Unmarshal([]byte(attr), &out) != nil {
 		return nil
-	}
-	out := make([]warrant.FiredRule, len(in))
-	for i, r := range in {
-		out[i] = warrant.FiredRule(r)
 	}
 	return out
 }

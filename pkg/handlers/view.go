@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
@@ -86,11 +87,7 @@ type WarrantView struct {
 }
 
 // FiredRuleView is one risk-policy rule that fired on a call.
-type FiredRuleView struct {
-	ID     string `json:"id"`
-	Effect string `json:"effect"`
-	Reason string `json:"reason"`
-}
+type FiredRuleView = warrant.FiredRule
 
 // runView renders a folded state; the run item fills what the fold has not
 // reached yet (a projection that lags the ledger).
@@ -111,9 +108,7 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 			HumanSummary: contracts.Printable(p.HumanSummary),
 			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending",
 			PolicyVersion: p.PolicyVersion}
-		for _, r := range p.FiredRules {
-			v.PendingApproval.FiredRules = append(v.PendingApproval.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
-		}
+		v.PendingApproval.FiredRules = slices.Clone(p.FiredRules)
 	}
 	return v
 }
@@ -125,9 +120,7 @@ func warrantView(w warrant.Warrant) WarrantView {
 		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		Status: string(w.Status), DecidedBy: w.DecidedBy, PolicyVersion: w.PolicyVersion,
 		EditedInput: w.EditedInput, EditedInputHash: w.EditedHash}
-	for _, r := range w.FiredRules {
-		v.FiredRules = append(v.FiredRules, FiredRuleView{ID: r.ID, Effect: r.Effect, Reason: r.Reason})
-	}
+	v.FiredRules = slices.Clone(w.FiredRules)
 	if !w.RequestedAt.IsZero() {
 		v.RequestedAt = contracts.FormatTime(w.RequestedAt)
 	}
