@@ -61,6 +61,10 @@ func TestLedgerVerifyWithKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	headOnly := bytes.SplitAfter(signed, []byte("\n"))[len(good)]
+	// Issue 17, item 1: every line, then a head the key really signed at
+	// line 7: line 8 runs past it, unsigned.
+	head7 := bytes.SplitAfter(signedExport(t, key, good[:len(good)-1]), []byte("\n"))[len(good)-1]
+	pastHead := append(join(good), head7...)
 	forged := append(join(append(append([][]byte{}, good[:len(good)-1]...), rewritten.Raw)), headOnly...)
 
 	for _, tc := range []struct {
@@ -78,6 +82,8 @@ func TestLedgerVerifyWithKey(t *testing.T) {
 		{"ledger cut short", append(join(good[:len(good)-1]), headOnly...), nil, 1, "line 8: "},
 		{"rewritten last line", forged, []string{"--key", key}, 1, "line 9: "},
 		{"rewritten last line, no key", forged, nil, 1, "line 9: "},
+		{"a line past the signed head", pastHead, []string{"--key", key}, 1, "line 9: "},
+		{"a line past the head, no key", pastHead, nil, 1, "line 9: "},
 		{"line after the head", append(bytes.Clone(signed), append(good[0], '\n')...), []string{"--key", key}, 1, "line 10: "},
 		{"bad key spec", signed, []string{"--key", "hmac:beef"}, 2, "--key"},
 	} {

@@ -39,10 +39,11 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	if err != nil {
 		return Result{}, err
 	}
-	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Head: &run.Head, Keys: b.cfg.Heads})
+	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads})
 	if err != nil {
 		return Result{}, err
 	}
+	run = folded.Run
 	lines := folded.Lines
 	view, err := rebuild(lines)
 	if err != nil {
@@ -111,15 +112,11 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 
 // standing is the Result of a run Continue had nothing to do for.
 func (b *Brain) standing(ctx context.Context, firm, runID string) (Result, error) {
-	run, err := b.store.GetRun(ctx, firm, runID)
+	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{Keys: b.cfg.Heads})
 	if err != nil {
 		return Result{}, err
 	}
-	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{Head: &run.Head, Keys: b.cfg.Heads})
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{State: folded.State, Run: run}, nil
+	return Result{State: folded.State, Run: folded.Run}, nil
 }
 
 // releasedCall answers the call a just-released warrant decided. The

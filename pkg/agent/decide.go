@@ -69,11 +69,7 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	if !contracts.IsHash(d.PresentedHash) {
 		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field tool_input_hash: must be a lowercase hex SHA-256 digest")
 	}
-	r, err := dc.Store.GetRun(ctx, firm, run)
-	if err != nil {
-		return warrant.Warrant{}, err
-	}
-	folded, err := reducer.Fold(ctx, dc.Store, firm, run, reducer.FoldOptions{Head: &r.Head, Keys: dc.Heads})
+	folded, err := reducer.Fold(ctx, dc.Store, firm, run, reducer.FoldOptions{Keys: dc.Heads})
 	if err != nil {
 		return warrant.Warrant{}, err
 	}

@@ -70,11 +70,7 @@ func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string,
 	if r.By == "" {
 		return zero, failure.New(failure.KindInvalidRequest, "the reconciling counsel is not named")
 	}
-	item, err := rc.Store.GetRun(ctx, firm, run)
-	if err != nil {
-		return zero, err
-	}
-	folded, err := reducer.Fold(ctx, rc.Store, firm, run, reducer.FoldOptions{KeepLines: true, Head: &item.Head, Keys: rc.Heads})
+	folded, err := reducer.Fold(ctx, rc.Store, firm, run, reducer.FoldOptions{KeepLines: true, Keys: rc.Heads})
 	if err != nil {
 		return zero, err
 	}

@@ -50,12 +50,12 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	}
 	// The ledger must be the one the store signed: a rewritten, re-chained
 	// ledger (or one cut short) does not fold, so nothing below acts on it.
-	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true, Head: &run.Head, Keys: b.cfg.Heads})
+	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads})
 	if err != nil {
 		return Result{}, err
 	}
-	state, lines := folded.State, folded.Lines
-	if state.Status != warrant.RunHeld || state.HeldOn != w.ApprovalID {
+	state, lines, run := folded.State, folded.Lines, folded.Run
+	if state.Status != warrant.RunHeld || state.HeldOn != w.ApprovalID || run.Status != warrant.RunHeld || run.HeldOn != w.ApprovalID {
 		return Result{}, failure.New(failure.KindConflict, "the run's ledger is not held on this warrant")
 	}
 	view, err := rebuild(lines)

@@ -60,9 +60,15 @@ func (b *Brain) Sweep(ctx context.Context, firm, runID string) (SweepAction, err
 	if run.Status != warrant.RunHeld && run.Status != warrant.RunRunning {
 		return SweepNone, nil
 	}
-	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Head: &run.Head, Keys: b.cfg.Heads})
+	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads})
 	if err != nil {
 		return SweepNone, err
+	}
+	// What the sweep acts on is the run as read after its ledger: the
+	// state the ledger's signed head ends at.
+	run = folded.Run
+	if run.Lease.Until.IsZero() || !run.Lease.Until.Before(now) {
+		return SweepNone, nil
 	}
 	view, err := rebuild(folded.Lines)
 	if err != nil {

@@ -131,6 +131,48 @@ func ParseEventLine(raw []byte) (Line, error) {
 	return l, nil
 }
 
+// ParseLineHeader reads a ledger line's header and checks the line's own
+// hash, whatever its type or schema version: a reader that halts on an event
+// it does not know (ErrUnknownEvent from ParseEventLine) can still follow
+// the chain past it to the run's signed head. The payload is not checked.
+func ParseLineHeader(raw []byte) (Line, error) {
+	root, _, err := parseCanonical(raw)
+	if err != nil {
+		return Line{}, err
+	}
+	if root.kind != '{' {
+		return Line{}, fieldErr("", "a ledger line must be an object")
+	}
+	var hashNode *node
+	for i, k := range root.keys {
+		if k == "hash" {
+			hashNode = root.vals[i]
+		}
+		if v := root.vals[i]; k != "payload" && k != "seq" && v.kind != '"' {
+			return Line{}, fieldErr(k, "must be a string")
+		}
+	}
+	if hashNode == nil {
+		return Line{}, fieldErr("hash", "required field is missing")
+	}
+	l, err := headerOf(raw, root)
+	if err != nil {
+		return Line{}, err
+	}
+	l.Raw = raw
+	if err := l.validateHeader(); err != nil {
+		return Line{}, err
+	}
+	sum, err := hashWithout(raw, root, hashNode)
+	if err != nil {
+		return Line{}, err
+	}
+	if sum != l.Hash {
+		return Line{}, fmt.Errorf("seq %d: %w", l.Seq, ErrHashMismatch)
+	}
+	return l, nil
+}
+
 // cutMember returns a compact object's bytes without member i.
 func cutMember(raw []byte, obj *node, i int) []byte {
 	start, end := obj.keyStarts[i], obj.vals[i].end

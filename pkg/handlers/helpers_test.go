@@ -113,6 +113,8 @@ type stack struct {
 	worker  *handlers.Worker
 	sweeper *handlers.Sweeper
 	queue   *memQueue
+	// keys signs the ledger heads the store moves.
+	keys *anchor.Keyring
 }
 
 // memQueue is the worker queue of the handler tests: it keeps what the
@@ -277,7 +279,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	dr.Config = runsCfg
 	runs := wire.Runs(dr)
 	runs.Poll = 10 * time.Millisecond
-	s := &stack{t: t, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
+	s := &stack{t: t, keys: keys, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
 		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
 		worker: worker, sweeper: sweeper, queue: queue}
 	t.Cleanup(func() {

@@ -173,14 +173,11 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if !sameRequest(started, inv, capUSD) {
 		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
 	}
-	run, err := h.Store.GetRun(ctx, firm, runID)
+	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{Keys: h.Keys})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{Head: &run.Head, Keys: h.Keys})
-	if err != nil {
-		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
-	}
+	run := folded.Run
 	if folded.State.Status.Terminal() {
 		return httpapi.JSON(200, runView(folded.State, run), id.CorrelationID), nil
 	}

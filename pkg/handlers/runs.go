@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -166,10 +167,11 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 	if consistent == "true" {
 		// The ledger itself, folded and held to its signed head: the view
 		// says so, and a ledger that does not match is an error, not a view.
-		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{Head: &run.Head, Keys: h.Keys})
+		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{Keys: h.Keys})
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
+		run = folded.Run
 		v := runView(folded.State, run)
 		v.Ledger = &LedgerView{HeadSeq: run.Head.Seq, HeadHash: run.Head.Hash, KeyID: run.Head.KeyID, Verified: h.Keys != nil}
 		return httpapi.JSON(200, v, id.CorrelationID), nil
@@ -233,18 +235,23 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	}
 	// The run item, not the ledger, decides existence: an empty page of a real
 	// run is 200, another firm's run is 404.
-	run, err := h.Store.GetRun(ctx, p.FirmID, runID)
-	if err != nil {
+	if _, err := h.Store.GetRun(ctx, p.FirmID, runID); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	items, more, err := h.Store.ReadLedger(ctx, p.FirmID, runID, after, int(limit))
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	var head *warrant.LedgerHead
+	if withHead == "true" && !more {
+		if items, more, head, err = h.toHead(ctx, p.FirmID, runID, after, int(limit), items); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+	}
 	// The page ends at limit lines or before the body would pass
 	// maxEventsBodyBytes, whichever comes first, and always holds a line
 	// when one exists.
-	lines := make([][]byte, 0, len(items))
+	lines := make([][]byte, 0, len(items)+1)
 	size := 0
 	for _, it := range items {
 		n := escapedLineLen(it.Raw)
@@ -259,14 +266,60 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	if more && len(lines) > 0 {
 		extra["X-Next-After-Seq"] = strconv.FormatInt(items[len(lines)-1].Seq, 10)
 	}
-	if withHead == "true" && !more {
-		// The last page ends with the run's signed head (read before the
-		// lines, so at or before the last of them): an export a holder of
-		// the ledger key can check offline (warrant ledger verify --key).
+	if head != nil && !more {
+		// The last page ends with the run's signed head, which its last
+		// line is: an export a holder of the ledger key can check offline
+		// (warrant ledger verify --key).
 		lines = append(lines, contracts.EncodeHeadLine(contracts.HeadLine{FirmID: p.FirmID, RunID: runID,
-			Seq: run.Head.Seq, Hash: run.Head.Hash, MAC: run.Head.MAC, KeyID: run.Head.KeyID}))
+			Seq: head.Seq, Hash: head.Hash, MAC: head.MAC, KeyID: head.KeyID}))
 	}
 	return httpapi.NDJSON(200, lines, id.CorrelationID, extra), nil
+}
+
+// toHead ends an export's last page exactly at the run's signed head, read
+// after the lines: a head that moved on while they were read (a concurrent
+// append) is followed, a few rounds at most (then store_conflict,
+// retryable), and a line past the head, which nobody signed, is
+// ledger_corrupt rather than exported as if the head covered it. A page
+// that fills up before the head is no longer the last (more).
+func (h *Runs) toHead(ctx context.Context, firm, runID string, after int64, limit int, items []warrant.LedgerItem) ([]warrant.LedgerItem, bool, *warrant.LedgerHead, error) {
+	for round := 1; ; round++ {
+		run, err := h.Store.GetRun(ctx, firm, runID)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		last := after
+		if len(items) > 0 {
+			last = items[len(items)-1].Seq
+		}
+		head := run.Head
+		switch {
+		case head.Seq == last:
+			return items, false, &head, nil
+		case head.Seq > last && len(items) >= limit:
+			return items, true, nil, nil
+		case round == 4 && head.Seq > last:
+			return nil, false, nil, failure.New(failure.KindStoreConflict, "the run's ledger kept moving while it was read; try again")
+		case head.Seq < last && round > 1:
+			return nil, false, nil, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not match its signed head",
+				fmt.Errorf("the ledger runs to seq %d, its signed head is seq %d", last, head.Seq))
+		case head.Seq > last:
+			more, moreItems := false, []warrant.LedgerItem(nil)
+			if moreItems, more, err = h.Store.ReadLedger(ctx, firm, runID, last, limit-len(items)); err != nil {
+				return nil, false, nil, err
+			}
+			if len(moreItems) == 0 {
+				return nil, false, nil, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not match its signed head",
+					fmt.Errorf("the signed head is seq %d, the ledger ends at %d", head.Seq, last))
+			}
+			items = append(items, moreItems...)
+			if more {
+				return items, true, nil, nil
+			}
+		}
+		// head.Seq < last in the first round: a line visible before the
+		// head that covers it; read the run item once more.
+	}
 }
 
 // maxEventsBodyBytes bounds the NDJSON body of one events page as the

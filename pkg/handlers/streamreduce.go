@@ -100,7 +100,7 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 	if st.LastSeq != prev {
 		return fmt.Errorf("stored projection is inconsistent: state seq %d, last_seq %d", st.LastSeq, prev)
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Head: &item.Head, Keys: h.Keys})
+	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Keys: h.Keys})
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,13 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
-// Source reads a run's stored ledger: the lines after afterSeq in seq order,
-// all of them when limit <= 0 (pkg/dynamo's Store is one, reading
-// consistently).
+// Source reads a run's stored ledger and its run item, both consistently
+// (pkg/dynamo's Store is one): the lines after afterSeq in seq order, all
+// of them when limit <= 0, and the run item whose Head is the ledger's
+// signed head.
 type Source interface {
 	ReadLedger(ctx context.Context, firm, run string, afterSeq int64, limit int) ([]warrant.LedgerItem, bool, error)
+	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 }
 
 // HeadVerifier checks the MAC of a run's signed ledger head (pkg/anchor's
@@ -28,23 +30,28 @@ type FoldOptions struct {
 	// From is the state to continue from (a stored projection); the zero
 	// state folds from line 1.
 	From RunState
-	// HaltOnUnknown stops at the first line of an unknown type or schema
-	// version instead of failing, and reports it in Folded.Halt: the stream
-	// reducer must not block a shard on an event a newer writer added.
+	// HaltOnUnknown stops folding at the first line of an unknown type or
+	// schema version instead of failing, and reports it in Folded.Halt: the
+	// stream reducer must not block a shard on an event a newer writer
+	// added. The lines after it are still followed, by their headers, to
+	// the signed head.
 	HaltOnUnknown bool
 	// KeepLines returns every parsed line (a resume rebuilds the transcript
 	// from them).
 	KeepLines bool
-	// Head is the run's signed head as the run item holds it (read before
-	// the ledger). The fold then requires the line at Head.Seq to have
-	// Head.Hash and every line up to it to be there, and, with Keys, the
-	// head's MAC to verify: a ledger rewritten and re-chained by someone with
-	// table access, or cut short, does not fold.
-	Head *warrant.LedgerHead
+	// Keys verifies the signed head's MAC (nil: its seq and hash are still
+	// held to, not its MAC).
 	Keys HeadVerifier
 }
 
-var errHeadMismatch = errors.New("reducer: the ledger does not match the run's signed head")
+var (
+	errHeadMismatch = errors.New("reducer: the ledger does not match the run's signed head")
+	errPastHead     = errors.New("reducer: the ledger has lines past the run's signed head")
+)
+
+// foldRounds bounds how often a fold reads on after a head that moved
+// while it read (a writer appending concurrently).
+const foldRounds = 4
 
 // Folded is the outcome of a Fold.
 type Folded struct {
@@ -54,6 +61,10 @@ type Folded struct {
 	Last contracts.Line
 	// Lines are the lines read, when FoldOptions.KeepLines.
 	Lines []contracts.Line
+	// Run is the run item as read after the lines: its Head is the line the
+	// fold ended at, and what a caller acts on (status, lease, held_on) is
+	// as of that read.
+	Run warrant.Run
 	// Halt is why the fold stopped early (an unknown event at HaltSeq);
 	// nil when it read to the end.
 	Halt    error
@@ -63,77 +74,111 @@ type Folded struct {
 // Fold reads a run's ledger after opt.From, parses every line
 // (contracts.ParseEventLine re-checks each line's hash and shape) and applies
 // it (chain links, lifecycle, money). It is the one read-parse-fold of the
-// service: run views, invoke replays, resume, counsel's decision and the
-// stream reducer all use it, so they cannot disagree about a ledger.
+// service: run views, invoke replays, resume, counsel's decision, the
+// worker, the sweeper and the stream reducer all use it, so they cannot
+// disagree about a ledger.
 //
-// Errors: the source's own errors as they are; a run with no ledger at all
-// is warrant.ErrNotFound; a line that does not parse or fold is a
-// failure of kind ledger_corrupt whose cause names the seq and the rule.
+// A fold ends exactly at the run's signed head. The run item is read after
+// the lines: the line at the head's seq must carry the head's hash, no line
+// up to it may be missing, and no line may lie past it (a table writer
+// without the ledger key can add lines, never sign them). A head that moved
+// on while the lines were read is a concurrent append: the fold reads on,
+// a few rounds at most (then store_conflict, retryable), and never trusts
+// a line the head does not cover.
+//
+// Errors: the source's own errors as they are; a run with no run item or no
+// ledger at all is warrant.ErrNotFound; a line that does not parse or fold,
+// or a ledger that does not end at its verified head, is a failure of kind
+// ledger_corrupt whose cause names the seq and the rule.
 func Fold(ctx context.Context, src Source, firm, run string, opt FoldOptions) (Folded, error) {
-	if h := opt.Head; h != nil && opt.Keys != nil {
-		if err := opt.Keys.VerifyHead(ctx, firm, run, h.Seq, h.Hash, h.MAC, h.KeyID); err != nil {
-			return Folded{}, err
+	out := Folded{State: opt.From}
+	// tip is the last line followed, by its header when the fold halted
+	// before it: what the head must match.
+	tip := contracts.Line{Seq: opt.From.LastSeq, Hash: opt.From.HeadHash, RunID: opt.From.RunID, FirmID: opt.From.FirmID}
+	if opt.KeepLines {
+		out.Lines = []contracts.Line{}
+	}
+	for round := 1; ; round++ {
+		items, _, err := src.ReadLedger(ctx, firm, run, tip.Seq, 0)
+		if err != nil {
+			return out, err
+		}
+		if len(items) == 0 && tip.Seq == 0 {
+			return out, failure.Wrap(failure.KindNotFound, "run not found", warrant.ErrNotFound)
+		}
+		for _, it := range items {
+			if tip, err = out.fold(it, tip, opt); err != nil {
+				return out, err
+			}
+		}
+		r, err := src.GetRun(ctx, firm, run)
+		if err != nil {
+			return out, err
+		}
+		out.Run = r
+		h := r.Head
+		switch {
+		case h.Seq == tip.Seq:
+			if h.Hash != tip.Hash {
+				return out, headMismatch(errHeadMismatch, "seq %d has another hash than the signed head", h.Seq)
+			}
+			if opt.Keys != nil {
+				if err := opt.Keys.VerifyHead(ctx, firm, run, h.Seq, h.Hash, h.MAC, h.KeyID); err != nil {
+					return out, err
+				}
+			}
+			return out, nil
+		case h.Seq < opt.From.LastSeq:
+			return out, headMismatch(errHeadMismatch, "the signed head (seq %d) is behind a state already folded to %d", h.Seq, opt.From.LastSeq)
+		case h.Seq > tip.Seq && len(items) == 0 && round > 1:
+			// The head covers lines a second read still does not find:
+			// the ledger was cut short.
+			return out, headMismatch(errHeadMismatch, "the signed head is seq %d, the ledger ends at %d", h.Seq, tip.Seq)
+		case round == foldRounds && h.Seq > tip.Seq:
+			return out, failure.New(failure.KindStoreConflict, "the run's ledger kept moving while it was read; try again")
+		case round == foldRounds:
+			// Read after the lines, the head must cover them: an append
+			// moves both in one transaction. Lines it still does not
+			// cover after every round were never signed.
+			return out, headMismatch(errPastHead, "the ledger runs to seq %d, its signed head is seq %d", tip.Seq, h.Seq)
 		}
 	}
-	items, _, err := src.ReadLedger(ctx, firm, run, opt.From.LastSeq, 0)
-	if err != nil {
-		return Folded{}, err
-	}
-	if len(items) == 0 && opt.From.LastSeq == 0 {
-		return Folded{}, failure.Wrap(failure.KindNotFound, "run not found", warrant.ErrNotFound)
-	}
-	out := Folded{State: opt.From}
-	if opt.KeepLines {
-		out.Lines = make([]contracts.Line, 0, len(items))
-	}
-	for _, it := range items {
+}
+
+// fold applies one stored line after tip and returns the new tip. After a
+// halt the lines are followed by their headers only (own hash and link).
+func (out *Folded) fold(it warrant.LedgerItem, tip contracts.Line, opt FoldOptions) (contracts.Line, error) {
+	if out.Halt == nil {
 		l, err := contracts.ParseEventLine(it.Raw)
 		if opt.HaltOnUnknown && errors.Is(err, contracts.ErrUnknownEvent) {
 			out.Halt, out.HaltSeq = err, it.Seq
-			return out, nil
-		}
-		if err != nil {
-			return out, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not parse",
-				fmt.Errorf("seq %d: %w", it.Seq, err))
-		}
-		next, err := Apply(out.State, l)
-		if err != nil {
-			return out, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
-		}
-		if h := opt.Head; h != nil && l.Seq == h.Seq && l.Hash != h.Hash {
-			return out, headMismatch("seq %d has another hash than the signed head", h.Seq)
-		}
-		out.State, out.Last = next, l
-		if opt.KeepLines {
-			out.Lines = append(out.Lines, l)
+		} else {
+			if err != nil {
+				return tip, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not parse",
+					fmt.Errorf("seq %d: %w", it.Seq, err))
+			}
+			next, err := Apply(out.State, l)
+			if err != nil {
+				return tip, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
+			}
+			out.State, out.Last = next, l
+			if opt.KeepLines {
+				out.Lines = append(out.Lines, l)
+			}
+			return l, nil
 		}
 	}
-	if err := checkHead(opt, out.State); err != nil {
-		return out, err
+	l, err := contracts.ParseLineHeader(it.Raw)
+	if err == nil {
+		err = contracts.CheckLink(tip.Seq, tip.Hash, tip.RunID, tip.FirmID, l)
 	}
-	return out, nil
+	if err != nil {
+		return tip, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", fmt.Errorf("seq %d: %w", it.Seq, err))
+	}
+	return l, nil
 }
 
-func headMismatch(format string, args ...any) error {
+func headMismatch(sentinel error, format string, args ...any) error {
 	return failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not match its signed head",
-		fmt.Errorf("%w: "+format, append([]any{errHeadMismatch}, args...)...))
-}
-
-// checkHead holds a fold that read to the ledger's end to the signed head.
-// The head was read before the ledger, so lines may have been added since;
-// none may be missing up to it, and a head at the seq the fold started from
-// must carry that state's hash.
-func checkHead(opt FoldOptions, st RunState) error {
-	h := opt.Head
-	switch {
-	case h == nil:
-		return nil
-	case st.LastSeq < h.Seq:
-		return headMismatch("the signed head is seq %d, the ledger ends at %d", h.Seq, st.LastSeq)
-	case h.Seq < opt.From.LastSeq:
-		return headMismatch("the signed head (seq %d) is behind a state already folded to %d", h.Seq, opt.From.LastSeq)
-	case h.Seq == opt.From.LastSeq && h.Seq > 0 && h.Hash != opt.From.HeadHash:
-		return headMismatch("seq %d has another hash than the signed head", h.Seq)
-	}
-	return nil
+		fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...))
 }

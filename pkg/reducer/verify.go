@@ -13,9 +13,9 @@ import (
 // state: every line is parsed and chain-checked by contracts.ReadExport and
 // applied with Apply, so an export passes only if the ledger it came from
 // could have been written. An export that ends with the run's signed head
-// (events?head=true) must match it: the line at the head's seq carries its
-// hash, and no line up to it is missing; its MAC is checked only by
-// VerifySigned. It is what `warrant ledger verify` runs.
+// (events?head=true) must end exactly at it: its last line is the head's
+// seq with the head's hash (no line missing before it, none after it); its
+// MAC is checked only by VerifySigned. It is what `warrant ledger verify` runs.
 //
 // A bad line is a *contracts.LineError naming the line number (wrapping
 // Apply's *RuleError when the reducer refused it), and the state returned is
@@ -35,15 +35,12 @@ func VerifySigned(ctx context.Context, r io.Reader, keys HeadVerifier) (RunState
 
 func verify(ctx context.Context, r io.Reader, keys HeadVerifier, signed bool) (RunState, *contracts.HeadLine, error) {
 	var state RunState
-	var atHead *contracts.Line
-	var lines []contracts.Line // seq and hash of each: the head line comes last
 	head, err := contracts.ReadExport(r, func(l contracts.Line) error {
 		next, err := Apply(state, l)
 		if err != nil {
 			return err
 		}
 		state = next
-		lines = append(lines, contracts.Line{Seq: l.Seq, Hash: l.Hash})
 		return nil
 	})
 	if err != nil {
@@ -58,17 +55,18 @@ func verify(ctx context.Context, r io.Reader, keys HeadVerifier, signed bool) (R
 		}
 		return state, nil, nil
 	}
-	for i := range lines {
-		if lines[i].Seq == head.Seq {
-			atHead = &lines[i]
-		}
-	}
 	if head.FirmID != state.FirmID || head.RunID != state.RunID {
 		return state, head, &contracts.LineError{LineNo: head.LineNo(), Err: fmt.Errorf("%w: the head names another run", errHeadMismatch)}
 	}
-	if atHead == nil || atHead.Hash != head.Hash {
+	// The ledger is what the head signed, no more and no less: a line past
+	// it was never signed, and one missing before it was cut.
+	switch {
+	case state.LastSeq > head.Seq:
 		return state, head, &contracts.LineError{LineNo: head.LineNo(),
-			Err: headMismatch("the ledger does not reach seq %d with the head's hash", head.Seq)}
+			Err: headMismatch(errPastHead, "the ledger runs to seq %d, its signed head is seq %d", state.LastSeq, head.Seq)}
+	case state.LastSeq < head.Seq || state.HeadHash != head.Hash:
+		return state, head, &contracts.LineError{LineNo: head.LineNo(),
+			Err: headMismatch(errHeadMismatch, "the ledger does not end at seq %d with the head's hash", head.Seq)}
 	}
 	if signed {
 		if keys == nil {
