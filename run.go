@@ -1,6 +1,9 @@
 package warrant
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // RunStatus is where a run is in its life cycle. The same type is stored on
 // the run item, folded by the reducer and shown in run views. The zero value
@@ -52,6 +55,37 @@ type RunRef struct{ FirmID, RunID string }
 type Lease struct {
 	Owner string // empty: no worker holds it
 	Until time.Time
+	// Epoch counts the leases a worker took (AcquireRun): with Owner, the
+	// fencing token of the worker that holds the run.
+	Epoch int64
+}
+
+// Fence is a worker's lease as it took it: the run's lease owner and epoch.
+// Every write a worker makes to its run (lines, the run's end, claims,
+// holds, settlements) is conditioned on the run still being running under
+// exactly this lease, so a worker that outlived its lease (a stalled or
+// partitioned Lambda, a clock that disagrees) writes nothing once another
+// worker or the sweeper took the run over: the store answers ErrLeaseHeld.
+type Fence struct {
+	Owner string
+	Epoch int64
+}
+
+type fenceKey struct{}
+
+// NewFenceContext returns ctx carrying a worker's fence; the store
+// conditions the run writes made under it on the fence (pkg/dynamo). The
+// API's writers (a new run, counsel's decision, a resume, a
+// reconciliation) and the sweeper hold no lease and carry none: their
+// writes have conditions of their own.
+func NewFenceContext(ctx context.Context, f Fence) context.Context {
+	return context.WithValue(ctx, fenceKey{}, f)
+}
+
+// FenceFromContext is the fence ctx carries, if any.
+func FenceFromContext(ctx context.Context) (Fence, bool) {
+	f, ok := ctx.Value(fenceKey{}).(Fence)
+	return f, ok && f.Owner != ""
 }
 
 // LedgerHead is a run's last ledger line (its seq and hash) with the MAC the

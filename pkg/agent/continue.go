@@ -39,6 +39,10 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	if err != nil {
 		return Result{}, err
 	}
+	// Every write of this invocation is fenced by the lease it took: once
+	// another worker or the sweeper takes the run over, nothing of it is
+	// this worker's to write (warrant.ErrLeaseHeld).
+	ctx = warrant.NewFenceContext(ctx, warrant.Fence{Owner: owner, Epoch: run.Lease.Epoch})
 	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads})
 	if err != nil {
 		return Result{}, err

@@ -218,3 +218,20 @@ func lastRequestHasToolResult(req bedrocktest.Request, status, contains string) 
 	}
 	return false
 }
+
+// brainWith is the harness's brain (the worker's wiring) on another model.
+func (h *harness) brainWith(model agent.Converser) *agent.Brain {
+	h.t.Helper()
+	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: model, Logger: failure.NewLogger(h.logs)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return brain
+}
+
+// invoke is the command that starts runID with the user's text.
+func (h *harness) invoke(runID, text string) contracts.AgentInvoke {
+	return contracts.AgentInvoke{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke,
+		Meta:    contracts.InvokeMeta{RunID: runID, FirmID: h.firm, UserID: h.user, MatterID: h.matter},
+		History: []contracts.HistoryMessage{}, CounselMessage: text}
+}

@@ -81,3 +81,47 @@ func TestUnsignedLinesPastTheHeadAreRefused(t *testing.T) {
 		t.Fatalf("the sweeper restarted the forged run %d times", run.Restarts)
 	}
 }
+
+// Issue 17, item 1: a worker's writes are fenced by the lease it took. While
+// worker 1 waits on the model, its lease passes and worker 2 takes the run
+// (having written nothing yet, so the ledger's head alone would still let
+// worker 1 append). Worker 1 then writes nothing: not the call's usage, not
+// the turn, not a failure; the run is worker 2's, as it found it.
+func TestWorkerWritesNothingOnceItsLeaseIsTaken(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	ctx := context.Background()
+	model := &hookModel{Converser: h.model}
+	brain := h.brainWith(model)
+	runID := uuid.NewString()
+	if _, err := brain.Start(ctx, h.invoke(runID, summarize), agent.StartOptions{CostCapUSD: "1.00"}); err != nil {
+		t.Fatal(err)
+	}
+	var ledger []contracts.Line
+	model.after = func(call int) {
+		if call != 1 {
+			return
+		}
+		past := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000000000Z")
+		dynamotest.Update(t, h.ep.Client, h.table, dynamo.RunKey(h.firm, runID), "RUN", "SET lease_until = :past",
+			nil, map[string]any{":past": past})
+		if _, err := h.store.AcquireRun(ctx, h.firm, runID, "worker-2", time.Now().Add(time.Hour)); err != nil {
+			t.Errorf("worker 2 takes over: %v", err)
+		}
+		ledger = h.ledger(runID)
+	}
+	res, err := brain.Continue(ctx, h.firm, runID, "")
+	if err != nil {
+		t.Fatalf("continue: %v", err)
+	}
+	after := h.ledger(runID)
+	if len(ledger) == 0 || len(after) != len(ledger) {
+		t.Fatalf("worker 1 wrote %d lines after its lease was taken over (from %d)", len(after)-len(ledger), len(ledger))
+	}
+	run, err := h.store.GetRun(ctx, h.firm, runID)
+	if err != nil || run.Status != warrant.RunRunning || run.Lease.Owner != "worker-2" {
+		t.Fatalf("the run after worker 1: %+v %v", run, err)
+	}
+	if res.State.Status != warrant.RunRunning {
+		t.Fatalf("worker 1's result: %+v", res.State)
+	}
+}

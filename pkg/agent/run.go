@@ -205,6 +205,13 @@ func (s *session) fail(ctx context.Context, err error, stage failure.Stage) {
 	if errors.Is(err, errRunEnded) {
 		return // already ended, with its own lines
 	}
+	if errors.Is(err, warrant.ErrLeaseHeld) {
+		// This worker's lease passed and the run is another's (a new
+		// worker's, or the sweeper's): nothing of it is this worker's to
+		// write, its failure included.
+		s.b.logger.Log(ctx, failure.Build(err, stage, "agent", s.scope()))
+		return
+	}
 	env := failure.Build(err, stage, "agent", s.scope())
 	s.b.logger.Log(ctx, env)
 	if werr := s.commit(ctx, nil, runFailed(err, env)); werr != nil {
@@ -262,13 +269,6 @@ func (s *session) step(ctx context.Context) bool {
 	}
 	turn := s.state.Turns + 1
 	res, err := s.reserve(ctx, turn, worst)
-	if errors.Is(err, warrant.ErrLeaseHeld) {
-		// This worker's lease passed and the run is another's (a new
-		// worker's, or the sweeper's): nothing of it is this worker's to
-		// write, its failure included.
-		s.b.logger.Log(ctx, failure.Build(err, failure.StageModelCall, "agent", s.scope()))
-		return false
-	}
 	if err != nil {
 		s.fail(ctx, err, failure.StageModelCall)
 		return false

@@ -126,12 +126,10 @@ func (s *Store) Reserve(ctx context.Context, r warrant.Reservation, limit warran
 	if err != nil {
 		return warrant.Reservation{}, wrap(op, err)
 	}
-	const runCond = "#status = :running AND #lease_owner = :owner"
+	runCond, runVals := leaseHeldBy(ctx, r.Owner)
 	lease := &types.ConditionCheck{
 		TableName: aws.String(s.table), Key: key(runPK(r.FirmID, r.RunID), skRun), ConditionExpression: aws.String(runCond),
-		ExpressionAttributeNames: names(runCond),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":running": str(string(warrant.RunRunning)), ":owner": str(r.Owner)},
+		ExpressionAttributeNames: names(runCond), ExpressionAttributeValues: runVals,
 	}
 	settingsCond, settingsVals := "attribute_not_exists(#monthly_budget_usd)", map[string]types.AttributeValue(nil)
 	if limit.FirmUSD != "" {

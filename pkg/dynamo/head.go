@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"maps"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -24,12 +25,18 @@ func WithHeadSigner(h HeadSigner) Option { return func(s *Store) { s.signer = h 
 type head struct {
 	prev, seq        int64
 	hash, mac, keyID string
+	// fence is the writing worker's lease (warrant.FenceFromContext), nil
+	// for a writer that holds none.
+	fence *warrant.Fence
 }
 
 // headOf signs the head after lines (the lines of one write, consecutive).
 func (s *Store) headOf(ctx context.Context, firm, run string, lines []contracts.Line) (head, error) {
 	last := lines[len(lines)-1]
 	h := head{prev: lines[0].Seq - 1, seq: last.Seq, hash: last.Hash}
+	if f, ok := warrant.FenceFromContext(ctx); ok {
+		h.fence = &f
+	}
 	if s.signer != nil {
 		var err error
 		if h.mac, h.keyID, err = s.signer.SignHead(ctx, firm, run, h.seq, h.hash); err != nil {
@@ -46,9 +53,30 @@ func (h head) set(u *update) *update {
 
 // cond is the condition that the stored head is still h.prev: the head moves
 // only from the line this write extends, so it is always the ledger's last
-// line, never one a racing or replayed writer overtook.
+// line, never one a racing or replayed writer overtook. A worker's write is
+// fenced too: the run is running under exactly the worker's lease (owner
+// and epoch), so a worker whose lease was taken over writes nothing.
 func (h head) cond() (string, map[string]types.AttributeValue) {
-	return "#head_seq = :head_prev", map[string]types.AttributeValue{":head_prev": num(h.prev)}
+	c, v := "#head_seq = :head_prev", map[string]types.AttributeValue{":head_prev": num(h.prev)}
+	if h.fence != nil {
+		fc, fv := fenceCond(*h.fence)
+		c += " AND " + fc
+		maps.Copy(v, fv)
+	}
+	return c, v
+}
+
+// fenceCond is the run item condition of a worker's write under fence f.
+func fenceCond(f warrant.Fence) (string, map[string]types.AttributeValue) {
+	return "#status = :fence_running AND #lease_owner = :fence_owner AND #lease_epoch = :fence_epoch",
+		map[string]types.AttributeValue{":fence_running": str(string(warrant.RunRunning)), ":fence_owner": str(f.Owner), ":fence_epoch": num(f.Epoch)}
+}
+
+// fenced reports whether the run item it still runs under the fence ctx
+// carries (true when ctx carries none).
+func fenced(ctx context.Context, it runItem) bool {
+	f, ok := warrant.FenceFromContext(ctx)
+	return !ok || (it.Status == string(warrant.RunRunning) && it.LeaseOwner == f.Owner && it.LeaseEpoch == f.Epoch)
 }
 
 // headUpdate is the run item update of a write that only appends lines.
@@ -70,6 +98,11 @@ func (s *Store) runRefused(ctx context.Context, old map[string]types.AttributeVa
 		return fail(warrant.ErrNotFound, cause, "run %s", run)
 	}
 	it, _ := unmarshal[runItem](old)
+	if !fenced(ctx, it) {
+		f, _ := warrant.FenceFromContext(ctx)
+		return fail(warrant.ErrLeaseHeld, cause, "run %s is %s, leased by %s (epoch %d), not by %s (epoch %d)",
+			run, it.Status, it.LeaseOwner, it.LeaseEpoch, f.Owner, f.Epoch)
+	}
 	if inState != nil && !inState(it) {
 		return fail(warrant.ErrRunNotInState, cause, "run %s is %s (held on %q)", run, it.Status, it.HeldOn)
 	}

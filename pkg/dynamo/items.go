@@ -46,6 +46,7 @@ type runItem struct {
 	GSI2PK     string `dynamodbav:"GSI2PK,omitempty"`
 	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
 	Restarts   int    `dynamodbav:"restarts,omitempty"`
+	LeaseEpoch int64  `dynamodbav:"lease_epoch,omitempty"`
 }
 
 type projItem struct {
@@ -69,7 +70,7 @@ func (r runItem) run() warrant.Run {
 		out.HeldOn = r.HeldOn
 	}
 	out.Head = warrant.LedgerHead{Seq: r.HeadSeq, Hash: r.HeadHash, MAC: r.HeadMAC, KeyID: r.HeadKey}
-	out.Lease, out.Restarts = warrant.Lease{Until: parseTime(r.LeaseUntil)}, r.Restarts
+	out.Lease, out.Restarts = warrant.Lease{Until: parseTime(r.LeaseUntil), Epoch: r.LeaseEpoch}, r.Restarts
 	if r.LeaseOwner != noOwner {
 		out.Lease.Owner = r.LeaseOwner
 	}

@@ -87,7 +87,12 @@ func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until t
 	now := s.nowUTC()
 	pk := runPK(firm, run)
 	const cond = "#status = :running AND (#lease_owner = :none OR #lease_owner = :me OR #lease_until < :now)"
-	upd := s.txUpdate(key(pk, skRun), setLease(newUpdate(), owner, until), cond, map[string]types.AttributeValue{
+	u := setLease(newUpdate(), owner, until)
+	// Each lease taken is a new epoch: with the owner, the fence every
+	// write of this worker is conditioned on.
+	u.sets = append(u.sets, "#lease_epoch = if_not_exists(#lease_epoch, :zero) + :one")
+	u.values[":zero"], u.values[":one"] = num(0), num(1)
+	upd := s.txUpdate(key(pk, skRun), u, cond, map[string]types.AttributeValue{
 		":running": str(string(warrant.RunRunning)), ":none": str(noOwner), ":me": str(owner), ":now": str(fmtTime(now))})
 	err := s.updateItem(ctx, upd)
 	if old, ok := conditionFailed(err); ok {
@@ -110,6 +115,18 @@ func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until t
 	return s.GetRun(ctx, firm, run)
 }
 
+// leaseHeldBy is the run item condition that owner holds the running run's
+// lease, in the epoch ctx's fence names when it is owner's.
+func leaseHeldBy(ctx context.Context, owner string) (string, map[string]types.AttributeValue) {
+	c, v := "#status = :running AND #lease_owner = :owner", map[string]types.AttributeValue{
+		":running": str(string(warrant.RunRunning)), ":owner": str(owner)}
+	if f, ok := warrant.FenceFromContext(ctx); ok && f.Owner == owner {
+		c += " AND #lease_epoch = :epoch"
+		v[":epoch"] = num(f.Epoch)
+	}
+	return c, v
+}
+
 // TakeClaim makes owner the executor of a reserved effect claim (one a
 // resume reserved, owned by nobody) until until. Only the worker holding the
 // run's lease may (a ConditionCheck on the run item in the same
@@ -130,12 +147,10 @@ func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.Effec
 		return invalid(op, "a claim needs an owner and a lease")
 	}
 	pk, sk := runPK(firm, run), effSK(k)
-	const runCond = "#status = :running AND #lease_owner = :owner"
+	runCond, runVals := leaseHeldBy(ctx, owner)
 	check := &types.ConditionCheck{
 		TableName: aws.String(s.table), Key: key(pk, skRun), ConditionExpression: aws.String(runCond),
-		ExpressionAttributeNames: names(runCond),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":running": str(string(warrant.RunRunning)), ":owner": str(owner)},
+		ExpressionAttributeNames: names(runCond), ExpressionAttributeValues: runVals,
 	}
 	const cond = "#state = :claimed AND #owner = :none"
 	upd := s.txUpdate(key(pk, sk), newUpdate().set("owner", str(owner)).set("lease_until", str(fmtTime(until))), cond,

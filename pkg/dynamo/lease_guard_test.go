@@ -1,6 +1,7 @@
 package dynamo_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ func TestLeaseGuards(t *testing.T) {
 			t.Run("CompleteOwnerNone", func(t *testing.T) { testCompleteOwnerNone(t, ep) })
 			t.Run("ReconcileLineMismatch", func(t *testing.T) { testReconcileLineMismatch(t, ep) })
 			t.Run("TakeClaimNeedsTheRunLease", func(t *testing.T) { testTakeClaimNeedsTheRunLease(t, ep) })
+			t.Run("FencedWorkerWritesNothingAfterItsLease", func(t *testing.T) { testFencedWorker(t, ep) })
 		})
 	}
 }
@@ -129,4 +131,70 @@ func testTakeClaimNeedsTheRunLease(t *testing.T, ep *dynamotest.Endpoint) {
 	if err != nil || got.Owner != "worker-a" || !got.Taken() {
 		t.Fatalf("claim %+v %v", got, err)
 	}
+}
+
+// Issue 17, item 1: a worker's writes are fenced by its lease (owner and
+// epoch), not by the head alone. Worker 1 takes the run, makes a claim and
+// a reservation; its lease passes and worker 2 takes the run over, having
+// written nothing yet (so the head alone would still let worker 1 extend
+// the ledger). Every write worker 1 then makes under its fence is
+// ErrLeaseHeld (or, for its own unknown-outcome end, not in state) and
+// writes nothing; worker 2 writes. A worker that takes the run again under
+// the same owner id is a new epoch: the old fence is still refused.
+func testFencedWorker(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	r := e.newRun(id())
+	lease := func(owner string) warrant.Fence {
+		run, err := e.store.AcquireRun(e.ctx, r.firm, r.id, owner, e.clock.Now().Add(time.Minute))
+		must(t, err)
+		if run.Lease.Owner != owner || run.Lease.Epoch < 1 {
+			t.Fatalf("lease %+v, want %s with an epoch", run.Lease, owner)
+		}
+		return warrant.Fence{Owner: owner, Epoch: run.Lease.Epoch}
+	}
+	f1 := lease("worker-1")
+	ctx1 := warrant.NewFenceContext(e.ctx, f1)
+	// Worker 1's claim (with its tool.requested line) and reservation,
+	// while it holds the lease.
+	tc := newToolCall(t, "send_email")
+	in := e.claimInput(r, tc, "worker-1")
+	claimed, _, err := e.store.ClaimToolEffectOnce(ctx1, in, e.line(r, requested(tc, "allow")))
+	if err != nil || !claimed {
+		t.Fatalf("claim under the lease: %v %v", claimed, err)
+	}
+	res, err := e.store.Reserve(ctx1, e.reservation(r, "worker-1", 1000), warrant.BudgetLimit{Nano: 1_000_000})
+	must(t, err)
+
+	e.clock.Advance(2 * time.Minute)
+	f2 := lease("worker-2")
+	before := e.partition(r.firm, r.id)
+	k := warrant.EffectKey{ToolName: tc.name, InputSHA256: tc.hash}
+	other := newToolCall(t, "file_court_document")
+	zombie := map[string]error{
+		"append": e.store.AppendEvents(ctx1, r.firm, r.id, e.next(r, delta("late"))),
+		"finish": e.store.FinishRun(ctx1, r.firm, r.id, warrant.RunCompleted, e.next(r, &contracts.RunCompleted{StopReason: "end_turn", FinalText: "x"})),
+		"complete": e.store.CompleteEffect(ctx1, r.firm, r.id, k, "worker-1",
+			warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: json.RawMessage(`{}`)}, e.next(r, completed(tc, in.EffectRef))),
+		"settle": e.store.SettleUsage(ctx1, res, "", e.usageLine(r, 10)),
+	}
+	_, _, zombie["claim"] = e.store.ClaimToolEffectOnce(ctx1, e.claimInput(r, other, "worker-1"), e.next(r, requested(other, "allow")))
+	hw := e.warrant(&held{run: r, approval: id(), tool: other, expires: e.clock.Now().Add(time.Hour)})
+	zombie["hold"] = e.store.CreateWarrantRequest(ctx1, hw, e.next(r, requested(other, "require_approval")))
+	for what, err := range zombie {
+		wantErr(t, err, warrant.ErrLeaseHeld, "worker 1 after its lease: "+what)
+	}
+	wantErr(t, e.store.SweepFail(ctx1, warrant.SweepFailure{FirmID: r.firm, RunID: r.id, Owner: "worker-1", Flag: &k},
+		e.next(r, unknownOutcome(tc, in.EffectRef))), warrant.ErrRunNotInState, "worker 1's unknown-outcome end after its lease")
+	e.unchanged(before, r.firm, r.id, "worker 1 after its lease")
+
+	must(t, e.store.AppendEvents(warrant.NewFenceContext(e.ctx, f2), r.firm, r.id, e.line(r, delta("worker 2"))))
+	// The same owner id taking the run again is a new epoch.
+	e.clock.Advance(2 * time.Minute)
+	f3 := lease("worker-2")
+	if f3.Epoch <= f2.Epoch {
+		t.Fatalf("epoch %d after %d", f3.Epoch, f2.Epoch)
+	}
+	wantErr(t, e.store.AppendEvents(warrant.NewFenceContext(e.ctx, f2), r.firm, r.id, e.next(r, delta("stale epoch"))),
+		warrant.ErrLeaseHeld, "an older epoch of the same owner")
+	must(t, e.store.AppendEvents(warrant.NewFenceContext(e.ctx, f3), r.firm, r.id, e.line(r, delta("worker 2 again"))))
 }

@@ -276,7 +276,8 @@ func testAcquireRun(t *testing.T, ep *dynamotest.Endpoint) {
 	// it is handed carries its lease.
 	got, err := e.store.AcquireRun(e.ctx, firm, r.id, "worker-a", t0.Add(time.Minute))
 	must(t, err)
-	if want := (warrant.Lease{Owner: "worker-a", Until: t0.Add(time.Minute)}); got.Lease != want ||
+	// Each lease taken is a new epoch (the fence of the worker's writes).
+	if want := (warrant.Lease{Owner: "worker-a", Until: t0.Add(time.Minute), Epoch: 1}); got.Lease != want ||
 		got.RunID != r.id || got.FirmID != firm || got.Status != warrant.RunRunning || got.Head.Seq != 1 {
 		t.Errorf("acquired run = %+v, want running with lease %+v", got, want)
 	}
@@ -288,7 +289,7 @@ func testAcquireRun(t *testing.T, ep *dynamotest.Endpoint) {
 	// The holder renews.
 	got, err = e.store.AcquireRun(e.ctx, firm, r.id, "worker-a", t0.Add(2*time.Minute))
 	must(t, err)
-	if want := (warrant.Lease{Owner: "worker-a", Until: t0.Add(2 * time.Minute)}); got.Lease != want || e.getRun(r).Lease != want {
+	if want := (warrant.Lease{Owner: "worker-a", Until: t0.Add(2 * time.Minute), Epoch: 2}); got.Lease != want || e.getRun(r).Lease != want {
 		t.Errorf("renewed lease %+v, want %+v", got.Lease, want)
 	}
 
@@ -305,7 +306,7 @@ func testAcquireRun(t *testing.T, ep *dynamotest.Endpoint) {
 	e.clock.Advance(time.Millisecond)
 	got, err = e.store.AcquireRun(e.ctx, firm, r.id, "worker-b", e.clock.Now().Add(time.Minute))
 	must(t, err)
-	if want := (warrant.Lease{Owner: "worker-b", Until: e.clock.Now().Add(time.Minute)}); got.Lease != want {
+	if want := (warrant.Lease{Owner: "worker-b", Until: e.clock.Now().Add(time.Minute), Epoch: 3}); got.Lease != want {
 		t.Errorf("lease taken over: %+v, want %+v", got.Lease, want)
 	}
 	before = e.partition(firm, r.id)
@@ -577,7 +578,7 @@ func testRestartRun(t *testing.T, ep *dynamotest.Endpoint) {
 	pickup := e.clock.Now().Add(5 * time.Minute)
 	must(t, restart(pickup, 2))
 	got := e.getRun(r)
-	if got.Status != warrant.RunRunning || got.Lease != (warrant.Lease{Until: pickup}) || got.Restarts != 1 {
+	if got.Status != warrant.RunRunning || got.Lease.Owner != "" || !got.Lease.Until.Equal(pickup) || got.Restarts != 1 {
 		t.Errorf("restarted run: %s, lease %+v, restarts %d; want running, owner-less until %v, 1 restart", got.Status, got.Lease, got.Restarts, pickup)
 	}
 	if it := e.runItem(r); it["lease_owner"] != "none" {

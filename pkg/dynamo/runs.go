@@ -3,6 +3,7 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"maps"
 	"strconv"
 	"time"
 
@@ -215,7 +216,7 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunS
 		hc, hv := h.cond()
 		h.set(u)
 		cond += " AND " + hc
-		vals[":head_prev"] = hv[":head_prev"]
+		maps.Copy(vals, hv)
 		firstSeq = parsed[0].Seq
 	}
 	items := []types.TransactWriteItem{{Update: s.txUpdate(key(pk, skRun), u, cond, vals)}}
