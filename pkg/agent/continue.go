@@ -100,7 +100,7 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 			if _, ok := done[id]; ok {
 				continue
 			}
-			tc, err := s.inFlight(ctx, req)
+			tc, err := s.inFlight(ctx, req, view.claimedHash(req))
 			if err != nil {
 				s.fail(ctx, err, stageOf(err))
 				return s.result(run), nil
@@ -187,8 +187,8 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 // its claim: the stored result when it completed, a re-run for a replayable
 // read, otherwise (taken, no outcome) the end of the run with
 // effect_outcome_unknown. The tool.requested line is already stored.
-func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested) (*contracts.ToolCompleted, error) {
-	c, err := s.b.store.LatestEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256)
+func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested, claimed string) (*contracts.ToolCompleted, error) {
+	c, err := s.b.store.LatestEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, claimed)
 	if err != nil {
 		return nil, staged(failure.StageEffectClaim, err)
 	}
@@ -218,6 +218,9 @@ func (s *session) unknownOutcome(ctx context.Context, req *contracts.ToolRequest
 	s.b.logger.Log(ctx, env)
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 		Status: contracts.ToolUnknown, EffectRef: effectRef, Result: errorResult("outcome unknown: flagged for reconciliation")}
+	if key.InputSHA256 != req.InputSHA256 {
+		tc.ExecutedInputSHA256 = key.InputSHA256 // counsel's edit was what may have run
+	}
 	cond.FirmID, cond.RunID, cond.Flag = s.meta.FirmID, s.meta.RunID, &key
 	err := s.commit(ctx, func(ls []contracts.Line) error { return s.b.store.SweepFail(ctx, cond, ls...) }, tc, runFailed(reason, env))
 	if err != nil {

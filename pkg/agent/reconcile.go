@@ -90,14 +90,20 @@ func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string,
 	if !open {
 		return zero, warrant.ErrNotReconcilable
 	}
-	claim, err := rc.Store.LatestEffect(ctx, firm, run, unknown.ToolName, unknown.InputSHA256)
+	// The effect is the call that may have run: counsel's edit when the
+	// unknown line names one, and its claim is keyed by that hash.
+	executed := unknown.InputSHA256
+	if unknown.ExecutedInputSHA256 != "" {
+		executed = unknown.ExecutedInputSHA256
+	}
+	claim, err := rc.Store.LatestEffect(ctx, firm, run, unknown.ToolName, executed)
 	if err != nil {
 		return zero, err
 	}
 	if claim == nil || claim.EffectRef != effectRef {
 		return zero, failure.New(failure.KindLedgerCorrupt, "the effect's claim does not match the ledger")
 	}
-	ev := contracts.EffectReconciled{EffectRef: effectRef, ToolName: unknown.ToolName, InputSHA256: unknown.InputSHA256,
+	ev := contracts.EffectReconciled{EffectRef: effectRef, ToolName: unknown.ToolName, InputSHA256: executed,
 		Outcome: r.Outcome, ExternalRef: r.ExternalRef, ReconciledBy: r.By, Note: r.Note}
 	chain := contracts.ChainAfter(folded.Last)
 	if rc.Now != nil {

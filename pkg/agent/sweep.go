@@ -141,7 +141,7 @@ func (s *session) openEffect(ctx context.Context, view ledgerView) (*contracts.T
 		}
 	}
 	for _, req := range open {
-		c, err := s.b.store.LatestEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, req.InputSHA256)
+		c, err := s.b.store.LatestEffect(ctx, s.meta.FirmID, s.meta.RunID, req.ToolName, view.claimedHash(req))
 		if err != nil {
 			return nil, nil, err
 		}

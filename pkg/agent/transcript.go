@@ -12,6 +12,8 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // openingMessages turns history + counsel_message into Converse messages.
@@ -180,12 +182,27 @@ type ledgerView struct {
 	lastTurn  *contracts.TurnCompleted
 	requested map[string]*contracts.ToolRequested
 	done      map[string]*contracts.ToolCompleted
+	// executed is the input hash a released warrant claimed for its call
+	// (by tool_use_id), where it is not the requested one: counsel's edit.
+	executed map[string]string
+}
+
+// claimedHash is the input hash under which req's effect was claimed: the
+// edit counsel approved for it, or the requested input. Every lookup of a
+// call's claim (recovery, the sweeper, reconciliation) goes by it.
+func (v ledgerView) claimedHash(req *contracts.ToolRequested) string {
+	if h, ok := v.executed[req.ToolUseID]; ok {
+		return h
+	}
+	return req.InputSHA256
 }
 
 // rebuild replays the ledger into a transcript. It is the only copy of the
 // conversation a resume uses.
 func rebuild(lines []contracts.Line) (ledgerView, error) {
-	v := ledgerView{lines: lines}
+	v := ledgerView{lines: lines, executed: map[string]string{}}
+	blocked := map[string]string{} // approval id -> tool_use_id
+	edits := map[string]string{}   // approval id -> counsel's edit's hash
 	flush := func() {
 		if v.lastTurn == nil {
 			return
@@ -222,6 +239,16 @@ func rebuild(lines []contracts.Line) (ledgerView, error) {
 			v.requested[e.ToolUseID] = e
 		case *contracts.ToolCompleted:
 			v.done[e.ToolUseID] = e
+		case *contracts.RunBlocked:
+			blocked[e.Approval.ApprovalRequestID] = e.Approval.ToolUseID
+		case *contracts.ApprovalDecided:
+			if e.EditedInputSHA256 != "" {
+				edits[e.ApprovalRequestID] = e.EditedInputSHA256
+			}
+		case *contracts.RunReleased:
+			if h, ok := edits[e.ApprovalRequestID]; ok && e.Decision == warrant.DecisionApproved {
+				v.executed[blocked[e.ApprovalRequestID]] = h
+			}
 		}
 	}
 	if v.started == nil {

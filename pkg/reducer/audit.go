@@ -47,8 +47,9 @@ func (e *AuditError) Error() string {
 // Audit traces every executed effect of a verified ledger (lines as Verify
 // read them, in order) to its provenance. An executed effect is the first
 // tool.completed carrying an effect_ref with status success or error (the
-// tool ran); a later one with the same effect_ref must be the same call (an
-// answer from the record, counted as a reuse). Every executed effect needs
+// tool ran); a later one with the same effect_ref must be the call that ran
+// (an answer from the record, counted as a reuse; the model may propose
+// exactly counsel's edit). Every executed effect needs
 // the tool.requested of its tool_use_id with its tool and input hash, an
 // action that allowed it, and when that action was require_approval: the
 // run.released that carried this effect_ref, after the approval.decided of the
@@ -87,8 +88,11 @@ func Audit(lines []contracts.Line) ([]Provenance, error) {
 				return &AuditError{Seq: l.Seq, EffectRef: ev.EffectRef, ToolName: ev.ToolName, Reason: fmt.Sprintf(format, args...)}
 			}
 			if i, seen := index[ev.EffectRef]; seen {
+				// A reuse is the same call as what ran: the effect's input,
+				// or counsel's edit of it when the edit is what ran (the
+				// model may later propose exactly the edit).
 				p := &out[i]
-				if p.ToolName != ev.ToolName || p.InputSHA256 != ev.InputSHA256 {
+				if p.ToolName != ev.ToolName || executedHash(p.InputSHA256, p.ExecutedInputSHA256) != executedHash(ev.InputSHA256, ev.ExecutedInputSHA256) {
 					return out, fail("its effect_ref already names another call (seq %d)", p.CompletedSeq)
 				}
 				p.Reuses++
@@ -119,6 +123,14 @@ func Audit(lines []contracts.Line) ([]Provenance, error) {
 		}
 	}
 	return out, nil
+}
+
+// executedHash is the hash of the input that ran: the edit when there is one.
+func executedHash(requested, executed string) string {
+	if executed != "" {
+		return executed
+	}
+	return requested
 }
 
 // at is an event and the seq of its line.
