@@ -134,6 +134,9 @@ type Config struct {
 	FirmBudget *int64
 	Now        func() time.Time
 	NewID      func() string
+	// OutcomeBackoff are the pauses between the retries of an executed
+	// effect's outcome write (nil: 50 ms, 200 ms, 800 ms).
+	OutcomeBackoff []time.Duration
 }
 
 // Brain runs agents. Build it with New; it is safe for concurrent use.
@@ -151,6 +154,13 @@ type Brain struct {
 type registeredTool struct {
 	tools.Tool
 	schema *jsonschema.Schema
+}
+
+func (b *Brain) outcomeBackoff() []time.Duration {
+	if b.cfg.OutcomeBackoff != nil {
+		return b.cfg.OutcomeBackoff
+	}
+	return outcomeBackoff
 }
 
 // New builds a brain. Every tool schema is compiled and every agent's tools must

@@ -18,6 +18,8 @@ type DecideStore interface {
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
 	GetWarrant(ctx context.Context, firm, run, approvalID string) (warrant.Warrant, error)
+	// LatestEffect is the latest claim of a call in the run (nil: none).
+	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
 	DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error)
 }
 
@@ -105,6 +107,16 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	return dc.Store.DecideWarrant(ctx, firm, run, approvalID, d, line)
 }
 
+func claimWord(s warrant.ClaimState) string {
+	switch s {
+	case warrant.ClaimDeclined:
+		return "declined"
+	case warrant.ClaimCompleted, warrant.ClaimFailed:
+		return "executed"
+	}
+	return "claimed"
+}
+
 // checkEdit canonicalizes counsel's edit into d and has the policy decide
 // it. It reads the warrant for the tool and the requested hash; the store's
 // conditional write still guards the decision itself.
@@ -132,6 +144,16 @@ func (dc Decider) checkEdit(ctx context.Context, r reducer.RunState, approvalID 
 	}
 	if hash == w.ToolInputHash {
 		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: is the call as requested; approve it without an edit")
+	}
+	// An edit that was already claimed in this run (executed, declined, or
+	// of unknown outcome) could never be released: its claim exists, so the
+	// resume would be refused and the run would wait on this warrant until
+	// it expired. Refused now, before anything is written.
+	if c, err := dc.Store.LatestEffect(ctx, r.FirmID, r.RunID, w.ToolName, hash); err != nil {
+		return EditVerdict{}, err
+	} else if c != nil {
+		return EditVerdict{}, failure.New(failure.KindConflict,
+			"field edited_input: this exact call was already "+claimWord(c.State)+" in this run; approve the call as requested or edit it differently")
 	}
 	v, err := dc.Edits.CheckEdit(ctx, r, w.ToolName, canonical)
 	if err != nil {

@@ -133,3 +133,72 @@ func TestModelRepeatingCounselsEditIsAReuse(t *testing.T) {
 		t.Fatalf("provenance %+v", prov)
 	}
 }
+
+// Issue 17, item 8: the same edit approved on a second warrant could never
+// run (its claim exists: the edit was executed in this run) and used to
+// wedge the run until the warrant expired. It is refused at decision time,
+// 409, and nothing is written.
+func TestSameEditOnASecondWarrantIsRefused(t *testing.T) {
+	email := func(body string) func(h *harness) []bedrocktest.ToolUse {
+		return func(h *harness) []bedrocktest.ToolUse {
+			return []bedrocktest.ToolUse{toolUse("send_client_email", map[string]any{"matter_id": h.matter, "to": bedrocktest.DemoClientAddress,
+				"cc": []string{bedrocktest.DemoCopyAddress}, "subject": "Discovery update", "body": body})}
+		}
+	}
+	h := newHarness(t, thenAgain(email("We moved to compel."), email("A second update.")), options{})
+	res := h.start("E-mail the client.", "")
+	if _, err := h.decideEdit(res, warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: h.emailEdit()}); err != nil {
+		t.Fatal(err)
+	}
+	second := h.mustResume(res)
+	if second.State.Status != warrant.RunHeld || second.State.PendingApproval == nil {
+		t.Fatalf("the second e-mail is not held: %+v", second.State)
+	}
+	before := len(h.ledger(res.State.RunID))
+	_, err := h.decideEdit(second, warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: h.emailEdit()})
+	if failureKind(err) != failure.KindConflict {
+		t.Fatalf("the same edit on a second warrant: %v, want conflict", err)
+	}
+	if after := len(h.ledger(res.State.RunID)); after != before {
+		t.Fatalf("a refused decision wrote %d lines", after-before)
+	}
+	w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, second.State.PendingApproval.ApprovalRequestID)
+	if err != nil || w.Status != warrant.WarrantPending {
+		t.Fatalf("the second warrant after the refusal: %s %v", w.Status, err)
+	}
+}
+
+// Issue 17, item 11: reconciliation follows the firm's separation of
+// duties. The user who started the run, holding counsel, cannot record
+// what became of its effect (403 self_approval, nothing written); where the
+// firm waived separation, the line says so.
+func TestReconciliationSeparationOfDuties(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	res, _ := h.lostWhileEditRuns(0)
+	ctx := context.Background()
+	runID := res.State.RunID
+	if action, err := h.brain.Sweep(ctx, h.firm, runID); err != nil || action != agent.SweepOutcomeUnknown {
+		t.Fatalf("sweep %s %v", action, err)
+	}
+	tcs := h.completions(runID)
+	ref := tcs[len(tcs)-1].EffectRef
+	rc := agent.Reconciler{Store: h.store, Heads: h.keys}
+	before := len(h.ledger(runID))
+	_, err := rc.Reconcile(ctx, h.firm, runID, ref, warrant.Reconciliation{Outcome: warrant.OutcomeNotExecuted, By: h.user})
+	if failureKind(err) != failure.KindSelfApproval {
+		t.Fatalf("the requester reconciling its own run's effect: %v, want self_approval", err)
+	}
+	if n := len(h.ledger(runID)); n != before {
+		t.Fatalf("a refused reconciliation wrote %d lines", n-before)
+	}
+	if err := h.store.PutFirmSettings(ctx, warrant.FirmSettings{FirmID: h.firm, SeparationOfDuties: false}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := rc.Reconcile(ctx, h.firm, runID, ref, warrant.Reconciliation{Outcome: warrant.OutcomeExecuted, ExternalRef: "MSG-7", By: h.user})
+	if err != nil || ev.Separation != contracts.SeparationWaived || ev.RequestedBy != h.user {
+		t.Fatalf("reconciled where the firm waived separation: %+v %v", ev, err)
+	}
+	if _, err := reducer.Audit(h.ledger(runID)); err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+}

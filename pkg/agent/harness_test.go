@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -234,4 +235,15 @@ func (h *harness) invoke(runID, text string) contracts.AgentInvoke {
 	return contracts.AgentInvoke{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke,
 		Meta:    contracts.InvokeMeta{RunID: runID, FirmID: h.firm, UserID: h.user, MatterID: h.matter},
 		History: []contracts.HistoryMessage{}, CounselMessage: text}
+}
+
+func newID() string { return uuid.NewString() }
+
+// expireLease makes the run's lease have passed an hour ago (the store
+// keeps real time here).
+func (h *harness) expireLease(runID string) {
+	h.t.Helper()
+	past := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04:05.000000000Z")
+	dynamotest.Update(h.t, h.ep.Client, h.table, dynamo.RunKey(h.firm, runID), "RUN", "SET lease_until = :past",
+		nil, map[string]any{":past": past})
 }

@@ -16,6 +16,7 @@ type ReconcileStore interface {
 	reducer.Source
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
 	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
+	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
 	ReconcileEffect(ctx context.Context, firm, run string, k warrant.EffectKey, r warrant.Reconciliation, line contracts.Line) error
 }
 
@@ -43,10 +44,14 @@ const (
 // Nothing is executed, whatever the outcome: a not_executed effect stays not
 // executed until a new run asks for it (and counsel signs again).
 //
+// Under the firm's separation of duties (as for counsel's decision), the
+// user who started the run does not reconcile its effects; the line records
+// the requester and whether separation applied.
+//
 // Errors (failure kinds): invalid_request (outcome, external_ref, note),
 // not_found (no such run in this firm, no effect of unknown outcome with
-// that effect_ref), conflict (already reconciled, a concurrent write),
-// ledger_corrupt.
+// that effect_ref), self_approval, conflict (already reconciled, a
+// concurrent write), ledger_corrupt.
 func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string, r warrant.Reconciliation) (contracts.EffectReconciled, error) {
 	var zero contracts.EffectReconciled
 	switch r.Outcome {
@@ -103,8 +108,25 @@ func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string,
 	if claim == nil || claim.EffectRef != effectRef {
 		return zero, failure.New(failure.KindLedgerCorrupt, "the effect's claim does not match the ledger")
 	}
+	// The firm's separation of duties holds here as for the warrant: the
+	// user who started the run does not record what became of its effect
+	// (a requester who is also counsel could otherwise clear the record of
+	// a filing that went out).
+	settings, err := rc.Store.GetFirmSettings(ctx, firm)
+	if err != nil {
+		return zero, err
+	}
+	separation := contracts.SeparationWaived
+	if settings.SeparationOfDuties {
+		separation = contracts.SeparationEnforced
+		if r.By == folded.State.UserID {
+			return zero, failure.New(failure.KindSelfApproval,
+				"separation of duties: the counsel who reconciles an effect must not be the user who started the run")
+		}
+	}
 	ev := contracts.EffectReconciled{EffectRef: effectRef, ToolName: unknown.ToolName, InputSHA256: executed,
-		Outcome: r.Outcome, ExternalRef: r.ExternalRef, ReconciledBy: r.By, Note: r.Note}
+		Outcome: r.Outcome, ExternalRef: r.ExternalRef, ReconciledBy: r.By, Note: r.Note,
+		RequestedBy: folded.State.UserID, Separation: separation}
 	chain := contracts.ChainAfter(folded.Last)
 	if rc.Now != nil {
 		chain.Now = rc.Now

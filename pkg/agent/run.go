@@ -205,6 +205,9 @@ func (s *session) fail(ctx context.Context, err error, stage failure.Stage) {
 	if errors.Is(err, errRunEnded) {
 		return // already ended, with its own lines
 	}
+	if errors.Is(err, errEffectUnrecorded) {
+		return // logged; the sweeper ends the run once the lease passed
+	}
 	if errors.Is(err, warrant.ErrLeaseHeld) {
 		// This worker's lease passed and the run is another's (a new
 		// worker's, or the sweeper's): nothing of it is this worker's to
@@ -459,7 +462,9 @@ func (s *session) settle(ctx context.Context, res warrant.Reservation, u *contra
 	if st.Status.Terminal() {
 		finish = st.Status
 	}
-	if err := s.b.store.SettleUsage(ctx, res, finish, lines[0]); err != nil {
+	// The call was made and billed: its usage is written until it is
+	// counted, or the failure is not one a retry can change.
+	if err := s.retryWrite(ctx, func() error { return s.b.store.SettleUsage(ctx, res, finish, lines[0]) }); err != nil {
 		return err
 	}
 	return s.advance(lines[0])

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -201,13 +202,86 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 		tc.Status, tc.Result = contracts.ToolError, errorResult("tool failed (ref "+env.InternalDebugRef+")")
 		completion = warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError, Result: tc.Result}
 	}
-	err := s.commit(ctx, func(lines []contracts.Line) error {
-		return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, k, s.owner, completion, lines...)
-	}, tc)
-	if err != nil {
-		return nil, false, staged(failure.StageToolExecute, err)
+	if err := s.recordOutcome(ctx, req, k, effectRef, completion, tc); err != nil {
+		return nil, false, err
 	}
 	return tc, false, nil
+}
+
+// Outcome writes of an executed effect are retried this often, after these
+// pauses, while the store's failure is transient (throttled, unavailable).
+var outcomeBackoff = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond}
+
+// recordOutcome stores the outcome of an effect that was executed (its claim
+// completed with the tool.completed line). The effect went out, so the
+// write is retried, the same lines each time, while the store's failure is
+// transient; if it still cannot be written, the run ends through the
+// unknown-outcome path (tool.completed unknown, the claim flagged,
+// effect_outcome_unknown) and never with the store's kind, which would
+// tell the client to try again and hide the effect. If even that cannot be
+// written, nothing is: the claim stays taken, and once this worker's lease
+// passed the sweeper ends the run the same way.
+func (s *session) recordOutcome(ctx context.Context, req *contracts.ToolRequested, k warrant.EffectKey, effectRef string,
+	completion warrant.Completion, tc *contracts.ToolCompleted) error {
+	lines, _, err := s.build(tc)
+	if err != nil {
+		return staged(failure.StageToolExecute, err)
+	}
+	err = s.retryWrite(ctx, func() error {
+		return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, k, s.owner, completion, lines...)
+	})
+	if err == nil {
+		for _, l := range lines {
+			if err := s.advance(l); err != nil {
+				return staged(failure.StageToolExecute, err)
+			}
+		}
+		return nil
+	}
+	if errors.Is(err, warrant.ErrLeaseHeld) {
+		return err // the run is another's now: whoever holds it flags the claim
+	}
+	s.b.logger.Log(ctx, failure.Build(err, failure.StageToolExecute, "agent", s.scope()))
+	if uerr := s.unknownOutcome(ctx, req, effectRef, k); !errors.Is(uerr, errRunEnded) {
+		s.b.logger.Log(ctx, failure.Build(uerr, failure.StageLedgerWrite, "agent", s.scope()))
+		return errEffectUnrecorded
+	}
+	return errRunEnded
+}
+
+// errEffectUnrecorded says an executed effect's outcome could be written
+// neither as it was nor as unknown: the run is left as it stands for the
+// sweeper (a failure of the store's kind would hide the effect).
+var errEffectUnrecorded = errors.New("agent: an executed effect's outcome could not be recorded")
+
+// retryWrite runs a write of something that already happened (an executed
+// effect's outcome, a model call's usage) until it succeeds, fails for a
+// reason a retry cannot change, or the backoff runs out. The write must be
+// the same bytes each time, so a retry of a write that was applied with its
+// answer lost is recognized by the store as done.
+func (s *session) retryWrite(ctx context.Context, write func() error) error {
+	backoff := s.b.outcomeBackoff()
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if err == nil || errors.Is(err, warrant.ErrLeaseHeld) {
+			return err
+		}
+		if _, retryable, _ := failure.Classify(err); !retryable || attempt == len(backoff) || !sleep(ctx, backoff[attempt]) {
+			return err
+		}
+	}
+}
+
+// sleep waits d, or less if ctx ends first (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 var errToolResultNotJSON = errors.New("agent: the tool's result is not JSON")

@@ -276,6 +276,12 @@ type EffectReconciled struct {
 	ExternalRef  string `json:"external_ref,omitempty"`
 	ReconciledBy string `json:"reconciled_by"`
 	Note         string `json:"note,omitempty"`
+	// RequestedBy is the user who started the run, and Separation whether
+	// the firm's separation of duties applied to this reconciliation, as
+	// approval.decided records them (absent on lines written before:
+	// read as enforced).
+	RequestedBy string `json:"requested_by,omitempty"`
+	Separation  string `json:"separation,omitempty"`
 }
 
 func (*RunStarted) EventType() EventType       { return TypeRunStarted }
@@ -472,6 +478,11 @@ func (e *EffectReconciled) validate() error {
 	}
 	if e.Outcome == "not_executed" && e.ExternalRef != "" {
 		return fieldErr("payload.external_ref", "an effect that was not executed has no external reference")
+	}
+	if e.Separation != "" {
+		if err := oneOf("payload.separation", e.Separation, SeparationEnforced, SeparationWaived); err != nil {
+			return err
+		}
 	}
 	return mustNotEmpty("payload.reconciled_by", e.ReconciledBy)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 )
@@ -145,10 +146,27 @@ func (c *crashWalk) outcome() string {
 	if len(out) > 1 {
 		c.t.Errorf("%d effects: executed twice", len(out))
 	}
+	// Every effect that went out is on the record: a tool.completed with
+	// its effect_ref, success or unknown (flagged for counsel), never lost
+	// behind a failure of the store's kind.
+	answered, toolFailed := map[string]string{}, false
+	for _, l := range c.s.ledgerLines(c.runID) {
+		if tc, ok := l.Event.(*contracts.ToolCompleted); ok && tc.EffectRef != "" {
+			answered[tc.EffectRef] = tc.Status
+			toolFailed = toolFailed || tc.Status == contracts.ToolError
+		}
+	}
+	for _, o := range out {
+		if st := answered[o.EffectRef]; st != contracts.ToolSuccess && st != contracts.ToolUnknown {
+			c.t.Errorf("effect %s went out and the ledger says %q of it (run %s)", o.EffectRef, st, v.Status)
+		}
+	}
 	desc := v.Status
 	switch v.Status {
 	case "completed":
-		if len(out) != 1 || v.FinalText == "" {
+		// The filing ran once, or its tool failed (a transient fault on
+		// the downstream record: nothing went out) and the model was told.
+		if (len(out) != 1 && !toolFailed) || v.FinalText == "" {
 			c.t.Errorf("completed with %d effects: %+v", len(out), v)
 		}
 	case "failed":
@@ -188,7 +206,8 @@ func (c *crashWalk) budgetSettled() {
 
 // TestCrashInjection kills the process at every write of the walk, in both
 // ways a write can die (failed before it applied; applied with its answer
-// lost), on minidyn and on moto. Every time: no effect executes twice, the
+// lost), and refuses every write once, transiently (a throttle that outlasts
+// the SDK's retries, the process living on), on minidyn and on moto. Every time: no effect executes twice, the
 // run settles (completed, failed or held) after at most one sweeper pass,
 // its chain verifies against the signed head and audits, and a retried
 // request gets its answer or a precise 409.
@@ -207,7 +226,7 @@ func TestCrashInjection(t *testing.T) {
 			}
 			t.Logf("%s: %d writes in the walk, %d injection points: %s", ep.name, len(ops), 2*len(ops), strings.Join(ops, " "))
 			for k := 1; k <= len(ops); k++ {
-				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose} {
+				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose, dynamotest.FaultTransient} {
 					t.Run(fmt.Sprintf("%02d-%s-%s", k, ops[k-1], mode), func(t *testing.T) {
 						c := newCrashWalk(t, ep.new(t))
 						c.f.Arm(k, mode)

@@ -265,3 +265,21 @@ func TestWorkerRedelivery(t *testing.T) {
 	}
 	s.auditRun(runID)
 }
+
+// ledgerLines is the run's stored ledger, parsed (not held to its head).
+func (s *stack) ledgerLines(runID string) []contracts.Line {
+	s.t.Helper()
+	items, _, err := s.store.ReadLedger(context.Background(), fixFirm, runID, 0, 0)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out := make([]contracts.Line, 0, len(items))
+	for _, it := range items {
+		l, err := contracts.ParseEventLine(it.Raw)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}

@@ -71,3 +71,26 @@ func lastDecision(t *testing.T, s *stack, runID string) *contracts.ApprovalDecid
 	}
 	return d
 }
+
+// Issue 17, item 11: reconciliation follows the same rule: the user who
+// started the run, holding counsel, cannot record what became of its
+// effect (403 self_approval, nothing written); another counsel can.
+func TestReconciliationSeparationOfDuties(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h, ref := s.lostEffect(t)
+	reconcile := func(sub string) *event {
+		ev := fixture(t, "reconcile-effect.json").runPath(h.runID, "").pathParam("effect_ref", ref).
+			editBody(func(m map[string]any) { m["outcome"], m["external_ref"] = "not_executed", nil; delete(m, "external_ref") })
+		return ev.claim("sub", sub)
+	}
+	before := s.scan()
+	if p := s.wantProblem("self-reconciliation", s.call(reconcile(fixUser)), 403); p.Kind != string(failure.KindSelfApproval) {
+		t.Fatalf("self-reconciliation: %+v", p)
+	}
+	if after := s.scan(); !reflect.DeepEqual(before, after) {
+		t.Fatal("a refused self-reconciliation wrote to the table")
+	}
+	if resp := s.call(reconcile(fixCounsel)); resp.StatusCode != 200 {
+		t.Fatalf("reconcile by another counsel: %d %s", resp.StatusCode, resp.Body)
+	}
+}

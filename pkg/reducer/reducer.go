@@ -186,6 +186,15 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if i < 0 {
 			return s, RuleLifecycle, fmt.Errorf("%w: effect %s has no unknown outcome to reconcile", ErrNotUnknown, rec.EffectRef)
 		}
+		// Separation of duties, as for counsel's decision: unless the line
+		// says the firm waived it, the user who started the run does not
+		// record what became of its effect.
+		if rec.RequestedBy != "" && rec.RequestedBy != s.UserID {
+			return s, RuleApproval, fmt.Errorf("%w: requested_by is not the user who started the run", ErrWrongApproval)
+		}
+		if rec.Separation != contracts.SeparationWaived && rec.ReconciledBy == s.UserID {
+			return s, RuleApproval, ErrSelfApproval
+		}
 		s.Unreconciled = slices.Delete(slices.Clone(s.Unreconciled), i, i+1)
 		return s, "", nil
 	}

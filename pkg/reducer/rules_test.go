@@ -93,6 +93,12 @@ func TestRuleViolations(t *testing.T) {
 			d.RequestedBy = otherID
 			return appendOne(t, c, &d)
 		}, reducer.RuleApproval, reducer.ErrWrongApproval},
+		{"self-reconciliation under separation of duties", []contracts.Event{started("1.00"), toolTurn(1, "x", filing),
+			filing.requested(1), filing.completed(contracts.ToolUnknown, effectID, `{"error":"outcome unknown"}`),
+			&contracts.RunFailed{FailureKind: "effect_outcome_unknown", FailureStage: "sweep"}}, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, &contracts.EffectReconciled{EffectRef: effectID, ToolName: filing.name, InputSHA256: filing.hash(),
+				Outcome: "not_executed", ReconciledBy: userID})
+		}, reducer.RuleApproval, reducer.ErrSelfApproval},
 		{"release before counsel decided", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
 			return appendOne(t, c, released)
 		}, reducer.RuleApproval, reducer.ErrNotDecided},

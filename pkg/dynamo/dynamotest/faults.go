@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -17,6 +18,11 @@ const (
 	// FaultLose: the write is applied and its answer is lost; the caller
 	// gets a connection error.
 	FaultLose FaultMode = "lose"
+	// FaultTransient: the write is throttled (ProvisionedThroughputExceeded)
+	// through every retry the SDK makes of that one call, and never
+	// applied; the process lives on and every later request goes through.
+	// It is a throttle or outage that outlasted the SDK's retries once.
+	FaultTransient FaultMode = "transient"
 )
 
 // ErrCrashed is what every request gets once a fault fired: the process
@@ -38,13 +44,16 @@ type Faults struct {
 	dead   bool
 	fired  bool
 	ops    []string
+	// refused is the SDK invocation id of the call a transient fault
+	// refuses, every attempt of it.
+	refused string
 }
 
 // Arm makes the k-th write from now (k >= 1) fail as mode says.
 func (f *Faults) Arm(k int, mode FaultMode) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.writes, f.at, f.mode, f.dead, f.fired, f.ops = 0, k, mode, false, false, nil
+	f.writes, f.at, f.mode, f.dead, f.fired, f.ops, f.refused = 0, k, mode, false, false, nil, ""
 }
 
 // Revive ends the crash (a new process, the same table) and disarms.
@@ -87,16 +96,29 @@ func (f *Faults) do(op string, req *http.Request, send func(*http.Request) (*htt
 		f.mu.Unlock()
 		return send(req)
 	}
+	invocation := req.Header.Get("Amz-Sdk-Invocation-Id")
+	if f.refused != "" && invocation == f.refused {
+		f.mu.Unlock()
+		return throttled(req), nil // the SDK's retry of the refused call
+	}
 	f.writes++
 	f.ops = append(f.ops, op)
 	fire := f.at > 0 && f.writes == f.at
 	mode := f.mode
 	if fire {
-		f.dead, f.fired = true, true
+		f.fired = true
+		if mode == FaultTransient {
+			f.refused = invocation
+		} else {
+			f.dead = true
+		}
 	}
 	f.mu.Unlock()
 	if !fire {
 		return send(req)
+	}
+	if mode == FaultTransient {
+		return throttled(req), nil
 	}
 	if mode == FaultLose {
 		resp, err := send(req)
@@ -106,4 +128,13 @@ func (f *Faults) do(op string, req *http.Request, send func(*http.Request) (*htt
 		}
 	}
 	return nil, ErrCrashed
+}
+
+// throttled is DynamoDB's answer to a write over the table's throughput.
+func throttled(req *http.Request) *http.Response {
+	const body = `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",` +
+		`"message":"dynamotest: injected throttle"}`
+	return &http.Response{StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amzn-Requestid": {"dynamotest-throttle"}},
+		Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}
 }

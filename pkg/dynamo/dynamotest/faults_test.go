@@ -59,3 +59,33 @@ func TestFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestTransientFault: the armed write is throttled through every retry the
+// SDK makes of it and never applied; the process lives on, and the next
+// write goes through.
+func TestTransientFault(t *testing.T) {
+	ctx := context.Background()
+	ep := dynamotest.Minidyn(t)
+	table := dynamotest.NewTable(t, ep)
+	put := func(pk string) error {
+		_, err := ep.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}}})
+		return err
+	}
+	ep.Faults.Arm(1, dynamotest.FaultTransient)
+	err := put("refused")
+	var throttled *types.ProvisionedThroughputExceededException
+	if !errors.As(err, &throttled) || !ep.Faults.Fired() {
+		t.Fatalf("the armed write answered %v, want a throttle after the SDK's retries", err)
+	}
+	if err := put("next"); err != nil {
+		t.Fatalf("the write after a transient fault: %v", err)
+	}
+	out, err := ep.Client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table)})
+	if err != nil || len(out.Items) != 1 {
+		t.Fatalf("items after a transient fault: %d %v, want only the next write", len(out.Items), err)
+	}
+	if ops := ep.Faults.Ops(); len(ops) != 2 {
+		t.Errorf("ops %v: the refused call counts once, its SDK retries not at all", ops)
+	}
+}
