@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"

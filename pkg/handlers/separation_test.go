@@ -80,7 +80,10 @@ func TestReconciliationSeparationOfDuties(t *testing.T) {
 	h, ref := s.lostEffect(t)
 	reconcile := func(sub string) *event {
 		ev := fixture(t, "reconcile-effect.json").runPath(h.runID, "").pathParam("effect_ref", ref).
-			editBody(func(m map[string]any) { m["outcome"], m["external_ref"] = "not_executed", nil; delete(m, "external_ref") })
+			editBody(func(m map[string]any) {
+				m["outcome"], m["external_ref"] = "not_executed", nil
+				delete(m, "external_ref")
+			})
 		return ev.claim("sub", sub)
 	}
 	before := s.scan()
