@@ -121,9 +121,11 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy),
 		// The worker runs the brain: the only function that calls the model.
 		// Its queue permissions are what Lambda's SQS event source mapping
-		// uses on its behalf.
+		// uses on its behalf, and the hand-over of a run to a new
+		// invocation.
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
+			enqueue,
 			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
 			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign),
@@ -215,7 +217,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	if q, _, _ := getAtt(get(resourcesOf(raw)["WorkerFunction"], "Properties", "Events", "WorkerMessages", "Properties", "Queue")); q != "WorkerQueue" {
 		t.Errorf("the worker's SQS event reads %q, the roles grant WorkerQueue", q)
 	}
-	for _, fnID := range []string{"InvokeFunction", "ResumeFunction", "SweeperFunction"} {
+	for _, fnID := range []string{"InvokeFunction", "ResumeFunction", "WorkerFunction", "SweeperFunction"} {
 		if q := refOf(get(resourcesOf(raw)[fnID], "Properties", "Environment", "Variables", "QUEUE_URL")); q != "WorkerQueue" {
 			t.Errorf("%s: QUEUE_URL is !Ref %q, its role grants sqs:SendMessage on WorkerQueue", fnID, q)
 		}

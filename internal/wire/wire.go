@@ -191,7 +191,7 @@ func Worker(d Deps) (*handlers.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Worker{Brain: brain, Logger: d.Logger}, nil
+	return &handlers.Worker{Brain: brain, Logger: d.Logger, Queue: d.Queue}, nil
 }
 
 // Sweeper builds the scheduled sweeper.

@@ -42,6 +42,9 @@ type RunStore interface {
 	SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ...contracts.Line) error
 	// RestartRun hands a running run whose lease passed to a new worker.
 	RestartRun(ctx context.Context, firm, run string, pickupBy time.Time, max int) error
+	// HandOverRun gives up a worker's lease of its running run, for a new
+	// invocation to take (a worker too close to its deadline).
+	HandOverRun(ctx context.Context, firm, run, owner string, pickupBy time.Time) error
 }
 
 // ApprovalStore holds runs on warrants and releases them.
@@ -134,6 +137,12 @@ type Config struct {
 	FirmBudget *int64
 	Now        func() time.Time
 	NewID      func() string
+	// EffectTime is how much of its invocation a worker must have left to
+	// start an effect: the tool's own time and its outcome write. With
+	// less, the run is handed to a new invocation (default 30 s: the
+	// reference tools are a write to the table; a tool catalog names its
+	// tools' own timeouts).
+	EffectTime time.Duration
 	// OutcomeBackoff are the pauses between the retries of an executed
 	// effect's outcome write (nil: 50 ms, 200 ms, 800 ms).
 	OutcomeBackoff []time.Duration
@@ -184,6 +193,9 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 	}
 	if cfg.Pickup <= 0 {
 		cfg.Pickup = 5 * time.Minute
+	}
+	if cfg.EffectTime <= 0 {
+		cfg.EffectTime = 30 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

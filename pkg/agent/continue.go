@@ -171,6 +171,9 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 		input, hash, edited = decided.EditedInput, decided.EditedInputSHA256, decided.EditedInputSHA256
 	}
 	key := warrant.EffectKey{ToolName: blocked.ToolName, InputSHA256: hash, Attempt: s.allow.Attempt}
+	if err := s.timeForEffect(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease); err != nil {
 		if errors.Is(err, warrant.ErrEffectClaimed) {
 			return nil, s.unknownOutcome(ctx, req, rel.EffectRef, key)

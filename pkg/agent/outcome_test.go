@@ -142,3 +142,34 @@ func TestBilledCallIsCountedAfterAThrottle(t *testing.T) {
 		t.Fatalf("budget %+v after %d calls", b, res.State.ModelCalls)
 	}
 }
+
+// Issue 17, examined: a worker starts an effect only when its invocation
+// has the time for the tool and its outcome write; with less, it gives the
+// run up, still running and unchanged, for a new invocation, which then
+// runs the effect once.
+func TestEffectNeedsTimeBeforeTheDeadline(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	held := h.start("Please file the motion.", "")
+	h.decide(held, warrant.DecisionApproved)
+	ctx := context.Background()
+	runID := held.State.RunID
+	if _, err := h.brain.PrepareResume(ctx, agent.ResumeRequest{FirmID: h.firm, RunID: runID,
+		ApprovalID: held.State.PendingApproval.ApprovalRequestID, UserID: h.user}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.ledger(runID))
+	short, cancel := context.WithTimeout(ctx, 10*time.Second) // the default EffectTime is 30 s
+	defer cancel()
+	res, err := h.brain.Continue(short, h.firm, runID, "")
+	if err != nil || !res.HandedOver || res.State.Status != warrant.RunRunning {
+		t.Fatalf("too close to the deadline: %+v handed over %v, %v", res.State, res.HandedOver, err)
+	}
+	run, _ := h.store.GetRun(ctx, h.firm, runID)
+	if n := len(h.outbound(runID)); n != 0 || len(h.ledger(runID)) != before || run.Lease.Owner != "" || run.Status != warrant.RunRunning {
+		t.Fatalf("after the hand-over: %d effects, %d new lines, lease %+v, %s", n, len(h.ledger(runID))-before, run.Lease, run.Status)
+	}
+	done, err := h.brain.Continue(ctx, h.firm, runID, "")
+	if err != nil || done.State.Status != warrant.RunCompleted || len(h.outbound(runID)) != 1 {
+		t.Fatalf("the next invocation: %+v %v, %d effects", done.State, err, len(h.outbound(runID)))
+	}
+}

@@ -29,6 +29,10 @@ import (
 type Result struct {
 	State reducer.RunState
 	Run   warrant.Run
+	// HandedOver: the worker's invocation had too little time left for
+	// the run's next effect and gave the run up, still running, for a new
+	// invocation to continue (the caller sends the worker message).
+	HandedOver bool
 }
 
 // StartOptions are the broker's choices for a new run.
@@ -125,6 +129,8 @@ type session struct {
 	allow *warrant.Warrant
 	// pmeta is what the policy's rules weigh beyond a call (read once).
 	pmeta *toolpolicy.Metadata
+	// handedOver: the run was given up to a new invocation.
+	handedOver bool
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {
@@ -136,7 +142,28 @@ func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.I
 func (s *session) result(run warrant.Run) Result {
 	run.Status = s.state.Status
 	run.HeldOn = s.state.HeldOn
-	return Result{State: s.state, Run: run}
+	return Result{State: s.state, Run: run, HandedOver: s.handedOver}
+}
+
+// errHandedOver says the worker gave the run up to a new invocation.
+var errHandedOver = errors.New("agent: the run was handed to a new invocation")
+
+// timeForEffect reports whether the invocation has time left to run an
+// effect and record its outcome (Config.EffectTime before its deadline);
+// if not, it gives the run's lease up for a new invocation (the worker
+// sends the message) and returns errHandedOver. A tool started without that
+// time could outlive the Lambda: its outcome would be lost, and the effect
+// would end effect_outcome_unknown for counsel to reconcile.
+func (s *session) timeForEffect(ctx context.Context) error {
+	d, ok := ctx.Deadline()
+	if !ok || d.Sub(s.b.cfg.Now()) >= s.b.cfg.EffectTime {
+		return nil
+	}
+	if err := s.b.store.HandOverRun(ctx, s.meta.FirmID, s.meta.RunID, s.owner, s.b.cfg.Now().Add(s.b.cfg.Pickup).UTC()); err != nil {
+		return staged(failure.StageHandOver, err)
+	}
+	s.handedOver = true
+	return errHandedOver
 }
 
 func (s *session) scope() failure.Identity {
@@ -207,6 +234,9 @@ func (s *session) fail(ctx context.Context, err error, stage failure.Stage) {
 	}
 	if errors.Is(err, errEffectUnrecorded) {
 		return // logged; the sweeper ends the run once the lease passed
+	}
+	if errors.Is(err, errHandedOver) {
+		return // the run goes on in a new invocation
 	}
 	if errors.Is(err, warrant.ErrLeaseHeld) {
 		// This worker's lease passed and the run is another's (a new

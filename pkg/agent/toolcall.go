@@ -158,6 +158,9 @@ func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
 // execute claims the effect once, runs the tool and records the outcome: two
 // round trips (requested line + claim, completion + completed line).
 func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, replayable bool) (*contracts.ToolCompleted, bool, error) {
+	if err := s.timeForEffect(ctx); err != nil {
+		return nil, false, err
+	}
 	effectRef := s.b.cfg.NewID()
 	claim := warrant.ClaimInput{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 		EffectRef: effectRef, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}

@@ -47,7 +47,7 @@ var (
 var FunctionVars = map[string][]string{
 	Invoke:       slices.Concat(base, brain, queue),
 	Resume:       slices.Concat(base, brain, queue, policy),
-	Worker:       slices.Concat(base, brain, policy, budget),
+	Worker:       slices.Concat(base, brain, queue, policy, budget),
 	Approve:      slices.Concat(base, policy),
 	Runs:         slices.Concat(base, budget, desk),
 	StreamReduce: base,

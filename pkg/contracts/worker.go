@@ -9,7 +9,8 @@ type WorkerMessage struct {
 	RunID         string `json:"run_id"`
 	// Reason is why the run was handed over: started (POST /v1/runs),
 	// resumed (POST .../resume, with the warrant), restarted (the sweeper,
-	// after a worker was lost with nothing pending).
+	// after a worker was lost with nothing pending), continued (a worker
+	// whose invocation had too little time left for the next effect).
 	Reason            string `json:"reason"`
 	ApprovalRequestID string `json:"approval_request_id,omitempty"`
 	CorrelationID     string `json:"correlation_id,omitempty"`
@@ -20,6 +21,7 @@ const (
 	ReasonStarted   = "started"
 	ReasonResumed   = "resumed"
 	ReasonRestarted = "restarted"
+	ReasonContinued = "continued"
 )
 
 // DecodeWorkerMessage strictly decodes and validates a queue message body.
@@ -43,7 +45,7 @@ func (m WorkerMessage) Validate() error {
 	if err := CheckUUID("run_id", m.RunID); err != nil {
 		return err
 	}
-	if err := oneOf("reason", m.Reason, ReasonStarted, ReasonResumed, ReasonRestarted); err != nil {
+	if err := oneOf("reason", m.Reason, ReasonStarted, ReasonResumed, ReasonRestarted, ReasonContinued); err != nil {
 		return err
 	}
 	if m.CorrelationID != "" {

@@ -115,6 +115,26 @@ func (s *Store) AcquireRun(ctx context.Context, firm, run, owner string, until t
 	return s.GetRun(ctx, firm, run)
 }
 
+// HandOverRun gives up owner's lease of a running run so that a new
+// invocation can take it at once: nobody holds it until pickupBy (past it,
+// the sweeper restarts the run). Only the lease holder can, in the epoch
+// ctx's fence names; another's lease is ErrLeaseHeld and nothing changes.
+func (s *Store) HandOverRun(ctx context.Context, firm, run, owner string, pickupBy time.Time) error {
+	const op = "hand over run"
+	if !idsOK(firm, run) {
+		return fail(warrant.ErrNotFound, nil, "run %q", run)
+	}
+	if owner == "" || owner == noOwner || pickupBy.IsZero() {
+		return invalid(op, "a hand-over names the lease holder and a pickup deadline")
+	}
+	cond, vals := leaseHeldBy(ctx, owner)
+	err := s.updateItem(ctx, s.txUpdate(key(runPK(firm, run), skRun), setLease(newUpdate(), "", pickupBy), cond, vals))
+	if _, ok := conditionFailed(err); ok {
+		return fail(warrant.ErrLeaseHeld, err, "run %s is not leased to %s", run, owner)
+	}
+	return wrap(op, err)
+}
+
 // leaseHeldBy is the run item condition that owner holds the running run's
 // lease, in the epoch ctx's fence names when it is owner's.
 func leaseHeldBy(ctx context.Context, owner string) (string, map[string]types.AttributeValue) {

@@ -9,6 +9,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -37,6 +38,9 @@ type Continuer interface {
 type Worker struct {
 	Brain  Continuer
 	Logger *failure.Logger
+	// Queue takes the message of a run this invocation handed over (too
+	// close to its deadline for the run's next effect).
+	Queue Enqueuer
 }
 
 // Handle is the Lambda handler.
@@ -59,7 +63,13 @@ func (h *Worker) one(ctx context.Context, rec events.SQSMessage) bool {
 		return false
 	}
 	id := failure.Identity{FirmID: m.FirmID, RunID: m.RunID, CorrelationID: m.CorrelationID}
-	_, err = h.Brain.Continue(ctx, m.FirmID, m.RunID, m.CorrelationID)
+	res, err := h.Brain.Continue(ctx, m.FirmID, m.RunID, m.CorrelationID)
+	if err == nil && res.HandedOver {
+		// Recorded (the run waits for a worker with a pickup lease), then
+		// handed over; if the send fails, the sweeper restarts the run
+		// once the pickup lease passed.
+		handOver(ctx, h.Queue, httpapi.Responder{Logger: h.Logger, Component: "worker"}, contracts.WorkerMessage{Reason: contracts.ReasonContinued}, id)
+	}
 	switch {
 	case err == nil, errors.Is(err, warrant.ErrLeaseHeld):
 		return true
