@@ -83,7 +83,7 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	rt := bedrock.NewRuntime(context.Background(), cfg, fake.URL(), bedrock.WithMaxAttempts(3), bedrock.WithBackoff(bedrock.NoBackoff()))
 	model := bedrock.New(rt, bedrock.Options{Stream: opt.stream})
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": "hmac:" + hex.EncodeToString([]byte("agent-harness-ledger-head-key-32b")),
-		"FIRM_MONTHLY_BUDGET_USD": "100.00", // the template's default
+		"FIRM_MONTHLY_BUDGET_USD": "100.00",                                       // the template's default
 		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker"} // the worker hands over through it; unused here
 	for k, v := range opt.env {
 		env[k] = v
