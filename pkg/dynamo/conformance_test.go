@@ -65,6 +65,7 @@ var suite = []struct {
 	{"TakeClaim", testTakeClaim},
 	{"RaceTakeClaim16", testRaceTakeClaim},
 	{"ExpiredLeases", testExpiredLeases},
+	{"ExpiredLeasesShareTheLimit", testExpiredLeasesShareTheLimit},
 	{"RestartRun", testRestartRun},
 	{"SweepFailLeaseExpired", testSweepFailLeaseExpired},
 	{"SweepFailOwner", testSweepFailOwner},
