@@ -89,6 +89,7 @@ var suite = []struct {
 	{"FidelityCancellationReasons", testFidelityCancellationReasons},
 	{"FidelityTableStatusAndStream", testFidelityTableStatusAndStream},
 	{"FidelityUpdateRemove", testFidelityUpdateRemove},
+	{"FidelityItemSize", testFidelityItemSize},
 }
 
 func TestConformance(t *testing.T) {
