@@ -48,6 +48,8 @@ var suite = []struct {
 	{"WarrantDeniedResumeOnce", testWarrantDeniedResumeOnce},
 	{"WarrantRefusals", testWarrantRefusals},
 	{"WarrantEdited", testWarrantEdited},
+	{"WarrantEditedBig", testWarrantEditedBig},
+	{"WarrantDecisionTooLarge", testWarrantDecisionTooLarge},
 	{"WarrantExpiry", testWarrantExpiry},
 	{"ResumeConditionMapping", testResumeConditionMapping},
 	{"ListPendingWarrants", testListPendingWarrants},
