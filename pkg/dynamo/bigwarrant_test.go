@@ -64,6 +64,13 @@ func testWarrantEditedBig(t *testing.T, ep *dynamotest.Endpoint) {
 	if err != nil || !bytes.Equal(again.EditedInput, edited) {
 		t.Fatalf("the decision repeated: %v, edit of %d bytes", err, len(again.EditedInput))
 	}
+	// An edited warrant is read in two round trips: the warrant, its edit.
+	ep.Counter.Reset()
+	_, err = e.store.GetReleaseAuthorizedRequest(e.ctx, h.approval, h.firm, h.id, h.matter)
+	must(t, err)
+	if n := ep.Counter.Count(); n != 2 {
+		t.Errorf("reading an edited warrant took %d round trips %v, want 2", n, ep.Counter.ByOp())
+	}
 	for what, read := range map[string]func() (warrant.Warrant, error){
 		"GetWarrant": func() (warrant.Warrant, error) { return e.store.GetWarrant(e.ctx, h.firm, h.id, h.approval) },
 		"GetReleaseAuthorizedRequest": func() (warrant.Warrant, error) {
