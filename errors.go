@@ -20,6 +20,10 @@ var (
 	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
 	ErrLeaseHeld         = failure.New(failure.KindConflict, "another worker holds the run")
 	ErrNotReconcilable   = failure.New(failure.KindConflict, "the effect is not waiting for reconciliation")
+	// ErrTooLarge: what was to be stored passes DynamoDB's 400 KB item
+	// limit; nothing was written. The store wraps it with a message that
+	// names what was too large.
+	ErrTooLarge = failure.New(failure.KindPayloadTooLarge, "too large to record: DynamoDB holds at most 400 KB an item")
 	// ErrFirmBudgetExceeded: the firm's monthly budget cannot hold the
 	// worst case of the next model call; nothing was reserved.
 	ErrFirmBudgetExceeded = failure.New(failure.KindFirmBudgetExceeded, "the firm's monthly budget cannot cover the next model call")

@@ -20,6 +20,23 @@ type Script struct {
 	KnownModels []string
 }
 
+// BilledBy returns the script with every reply billing what bill computes
+// from the request it answers (Reply.Bill): the same conversation, a model
+// that bills what the test says, e.g. exactly each request's worst case.
+func (s Script) BilledBy(bill func(Request) Usage) Script {
+	out := s
+	out.Rules = append([]Rule(nil), s.Rules...)
+	for i := range out.Rules {
+		out.Rules[i].Reply.Bill = bill
+	}
+	if s.Fallback != nil {
+		f := *s.Fallback
+		f.Bill = bill
+		out.Fallback = &f
+	}
+	return out
+}
+
 // WithDelay returns the script with every reply taking d (Reply.Delay): the
 // same conversation, a slower model.
 func (s Script) WithDelay(d time.Duration) Script {
@@ -51,7 +68,7 @@ type Rule struct {
 
 // Reply is what the scripted model answers.
 //
-// When Usage is zero, usage is derived from the request so cost accounting
+// When Usage is zero and Bill is nil, usage is derived from the request so cost accounting
 // has something proportional to check: InputTokens = request body bytes / 4,
 // OutputTokens = (len(Text) + bytes of all tool inputs) / 4 + 1. TotalTokens
 // is always the sum of the four counts.
@@ -62,7 +79,10 @@ type Reply struct {
 	// "end_turn".
 	StopReason string
 	Usage      Usage
-	Fault      Fault
+	// Bill, when set, is the usage reported instead of Usage, computed
+	// from the request being answered (its body, MaxTokens, ...).
+	Bill  func(Request) Usage
+	Fault Fault
 	// StreamChunks is how many contentBlockDelta events Text is split into on
 	// the streaming route; default 3.
 	StreamChunks int

@@ -207,7 +207,7 @@ func (s *Server) respond(w http.ResponseWriter, reply Reply, req Request, stream
 		apiError{http.StatusInternalServerError, "InternalServerException", "The model failed while generating."}.write(w)
 		return
 	}
-	a, err := resolve(reply, req.Conversation, len(req.Body))
+	a, err := resolve(reply, req)
 	if err != nil {
 		// A broken script is the test author's bug: fail loudly.
 		apiError{http.StatusInternalServerError, "InternalServerException", "bedrocktest: " + err.Error()}.write(w)

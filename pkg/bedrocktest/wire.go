@@ -139,7 +139,8 @@ type answer struct {
 	chunks     int
 }
 
-func resolve(r Reply, c Conversation, bodyLen int) (answer, error) {
+func resolve(r Reply, req Request) (answer, error) {
+	c := req.Conversation
 	a := answer{text: r.Text, stopReason: r.StopReason, chunks: r.StreamChunks}
 	toolUses := r.ToolUses
 	if r.Fault == FaultMalformedToolUse && len(toolUses) == 0 {
@@ -174,8 +175,11 @@ func resolve(r Reply, c Conversation, bodyLen int) (answer, error) {
 		a.chunks = 3
 	}
 	u := r.Usage
-	if u == (Usage{}) {
-		u = Usage{InputTokens: int32(bodyLen / 4), OutputTokens: int32(outBytes/4 + 1)}
+	switch {
+	case r.Bill != nil:
+		u = r.Bill(req)
+	case u == (Usage{}):
+		u = Usage{InputTokens: int32(len(req.Body) / 4), OutputTokens: int32(outBytes/4 + 1)}
 	}
 	a.usage = wireUsage{
 		InputTokens:  u.InputTokens,

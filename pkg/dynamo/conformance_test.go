@@ -48,6 +48,8 @@ var suite = []struct {
 	{"WarrantDeniedResumeOnce", testWarrantDeniedResumeOnce},
 	{"WarrantRefusals", testWarrantRefusals},
 	{"WarrantEdited", testWarrantEdited},
+	{"WarrantEditedBig", testWarrantEditedBig},
+	{"WarrantDecisionTooLarge", testWarrantDecisionTooLarge},
 	{"WarrantExpiry", testWarrantExpiry},
 	{"ResumeConditionMapping", testResumeConditionMapping},
 	{"ListPendingWarrants", testListPendingWarrants},
@@ -65,6 +67,7 @@ var suite = []struct {
 	{"TakeClaim", testTakeClaim},
 	{"RaceTakeClaim16", testRaceTakeClaim},
 	{"ExpiredLeases", testExpiredLeases},
+	{"ExpiredLeasesShareTheLimit", testExpiredLeasesShareTheLimit},
 	{"RestartRun", testRestartRun},
 	{"SweepFailLeaseExpired", testSweepFailLeaseExpired},
 	{"SweepFailOwner", testSweepFailOwner},
@@ -88,6 +91,7 @@ var suite = []struct {
 	{"FidelityCancellationReasons", testFidelityCancellationReasons},
 	{"FidelityTableStatusAndStream", testFidelityTableStatusAndStream},
 	{"FidelityUpdateRemove", testFidelityUpdateRemove},
+	{"FidelityItemSize", testFidelityItemSize},
 }
 
 func TestConformance(t *testing.T) {

@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -220,4 +221,23 @@ func (e *env) raw(pk, sk string) map[string]types.AttributeValue {
 		Key: map[string]types.AttributeValue{dynamo.AttrPK: &types.AttributeValueMemberS{Value: pk}, dynamo.AttrSK: &types.AttributeValueMemberS{Value: sk}}})
 	must(e.t, err)
 	return out.Item
+}
+
+// testFidelityItemSize: DynamoDB refuses an item over 400 KB; minidyn
+// stores it (LenientItemSize), which is why the big-input tests run on moto
+// too.
+func testFidelityItemSize(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	it := item("P", "S")
+	it["v"] = &types.AttributeValueMemberS{Value: strings.Repeat("x", 400<<10)}
+	_, err := ep.Client.PutItem(e.ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: it})
+	if ep.IsLenient(dynamotest.LenientItemSize) {
+		if err != nil {
+			t.Errorf("%s is listed as storing items over 400 KB but refused one: %v", ep.Name, err)
+		}
+		return
+	}
+	if err == nil {
+		t.Error("an item over 400 KB was stored")
+	}
 }

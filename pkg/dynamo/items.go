@@ -121,6 +121,23 @@ type warrantItem struct {
 	PolicyVersion string `dynamodbav:"policy_version,omitempty"`
 }
 
+// editItem is counsel's edit of a warrant's call, stored beside the warrant
+// (SK APR#<id>#EDIT) rather than in it: the requested input and the edit
+// can each be as large as a ledger line, and together they would not fit
+// one item. The warrant item keeps edited_hash, which the resume's
+// transaction is conditioned on; warrants decided before the edit moved out
+// keep edited_input in their own item, and are read as they are.
+type editItem struct {
+	PK          string `dynamodbav:"PK"`
+	SK          string `dynamodbav:"SK"`
+	ApprovalID  string `dynamodbav:"approval_id"`
+	EditedInput string `dynamodbav:"edited_input"`
+	EditedHash  string `dynamodbav:"edited_hash"`
+}
+
+// editSK is the key of a warrant's edit.
+func editSK(approvalID string) string { return aprSK(approvalID) + "#EDIT" }
+
 func (w warrantItem) warrant() warrant.Warrant {
 	var input json.RawMessage
 	if w.Input != "" {

@@ -192,31 +192,84 @@ func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.Effec
 	return wrap(op, err)
 }
 
-// ExpiredLeases lists the unfinished runs whose lease ended before now,
-// oldest first within each GSI2 shard (see Shards), at most limit in all
-// (<= 0: all). The index is eventually consistent: the sweeper re-reads each
-// run item before acting, and every action is conditioned on the lease it
-// saw.
+// ExpiredLeases lists the unfinished runs whose lease ended before now, at
+// most limit in all (<= 0: all). The index is eventually consistent: the
+// sweeper re-reads each run item before acting, and every action is
+// conditioned on the lease it saw.
+//
+// The limit is shared among the GSI2 shards (see Shards), so one shard
+// holding more expired runs than the limit cannot starve the others: each
+// round asks every shard that may hold more for an equal share of what is
+// left (at least one), until the limit is reached or every shard is read
+// out. Each shard gives its oldest leases first, and the list takes one
+// from each shard in turn (shard order, then the next oldest of each), so a
+// pass that runs out of time defers the newest of every shard, not the
+// whole of the last shards. With no limit, or fewer expired runs than a
+// share, it is one query per shard.
 func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error) {
-	var out []warrant.RunRef
-	for _, shard := range Shards() {
-		left := 0
-		if limit > 0 {
-			if left = limit - len(out); left <= 0 {
-				break
+	shards := Shards()
+	found := make([][]warrant.RunRef, len(shards))
+	from := make([]map[string]types.AttributeValue, len(shards)) // where a shard's next read starts
+	open := make([]bool, len(shards))
+	for i := range open {
+		open[i] = true
+	}
+	total := 0
+	for {
+		var active []int
+		for i, o := range open {
+			if o {
+				active = append(active, i)
 			}
 		}
-		refs, err := s.expiredIn(ctx, shard, now, left)
-		if err != nil {
-			return out, err
+		if len(active) == 0 || (limit > 0 && total >= limit) {
+			break
 		}
-		out = append(out, refs...)
+		share := 0 // all
+		if limit > 0 {
+			share = max(1, (limit-total)/len(active))
+		}
+		for _, i := range active {
+			ask := share
+			if limit > 0 {
+				if ask = min(share, limit-total); ask <= 0 {
+					break
+				}
+			}
+			refs, next, err := s.expiredIn(ctx, shards[i], now, ask, from[i])
+			if err != nil {
+				return interleave(found), err
+			}
+			found[i] = append(found[i], refs...)
+			total += len(refs)
+			from[i], open[i] = next, len(next) > 0
+		}
 	}
-	return out, nil
+	return interleave(found), nil
 }
 
-// expiredIn reads one shard of ExpiredLeases.
-func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limit int) ([]warrant.RunRef, error) {
+// interleave takes one from each list in turn, until all are taken.
+func interleave(lists [][]warrant.RunRef) []warrant.RunRef {
+	var out []warrant.RunRef
+	for k := 0; ; k++ {
+		took := false
+		for _, l := range lists {
+			if k < len(l) {
+				out = append(out, l[k])
+				took = true
+			}
+		}
+		if !took {
+			return out
+		}
+	}
+}
+
+// expiredIn reads at most limit (<= 0: all) of one shard's expired leases,
+// oldest first, starting after from (nil: at the start). next is where the
+// shard's next read starts, nil when it is read out.
+func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limit int, from map[string]types.AttributeValue) (
+	out []warrant.RunRef, next map[string]types.AttributeValue, err error) {
 	const kc = "#GSI2PK = :shard AND #GSI2SK < :now"
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(s.table),
@@ -225,15 +278,15 @@ func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limi
 		ExpressionAttributeNames: names(kc),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":shard": str(shard), ":now": str(fmtTime(now))},
+		ExclusiveStartKey: from,
 	}
-	var out []warrant.RunRef
 	for {
 		if limit > 0 {
 			in.Limit = aws.Int32(int32(min(limit-len(out), 1000)))
 		}
 		page, err := s.client.Query(ctx, in)
 		if err != nil {
-			return nil, wrap("expired leases", err)
+			return nil, nil, wrap("expired leases", err)
 		}
 		for _, m := range page.Items {
 			pk, _ := m[AttrPK].(*types.AttributeValueMemberS)
@@ -246,7 +299,7 @@ func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limi
 			}
 		}
 		if len(page.LastEvaluatedKey) == 0 || (limit > 0 && len(out) >= limit) {
-			return out, nil
+			return out, page.LastEvaluatedKey, nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}

@@ -470,7 +470,7 @@ func testRaceTakeClaim(t *testing.T, ep *dynamotest.Endpoint) {
 	}
 }
 
-// testExpiredLeases: the sweeper's listing reads GSI2 shard by shard (never
+// testExpiredLeases: the sweeper's listing reads GSI2 by shard (never
 // a Scan) and finds every unfinished run whose lease passed, of every firm:
 // a run nobody picked up, a lost worker's, a held run whose warrant expired;
 // not a live lease, nor a finished run.
@@ -514,15 +514,17 @@ func testExpiredLeases(t *testing.T, ep *dynamotest.Endpoint) {
 		}
 	}
 	check("at t0", e.expired(t0, 0))
-	// Shard by shard (0, 3, 9, c, e), oldest lease first within a shard.
-	check("ten minutes on", e.expired(t0.Add(10*time.Minute), 0), unpicked, lost, lost2, rel.run)
-	check("a day on", e.expired(t0.Add(25*time.Hour), 0), unpicked, lost, lost2, live, held.run, rel.run)
+	// One from each shard in turn (0, 3, 9, c, e), then the next of each,
+	// oldest lease first within a shard.
+	check("ten minutes on", e.expired(t0.Add(10*time.Minute), 0), unpicked, lost, rel.run, lost2)
+	check("a day on", e.expired(t0.Add(25*time.Hour), 0), unpicked, lost, live, held.run, rel.run, lost2)
 	// The lease end itself is not past it.
 	check("at the first lease end", e.expired(t0.Add(time.Minute), 0))
 	check("just past it", e.expired(t0.Add(time.Minute+time.Millisecond), 0), lost, rel.run)
 
-	// At most limit, in the same order; <= 0 is all.
-	all := []*run{unpicked, lost, lost2, live, held.run, rel.run}
+	// At most limit, in the same order (the limit is shared among the
+	// shards: testExpiredLeasesShareTheLimit); <= 0 is all.
+	all := []*run{unpicked, lost, live, held.run, rel.run, lost2}
 	for _, limit := range []int{1, 2, 3, 4, 6, 7, 100, -1} {
 		want := all
 		if limit > 0 && limit < len(all) {

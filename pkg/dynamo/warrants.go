@@ -62,6 +62,9 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 	if err != nil {
 		return wrap(op, err)
 	}
+	if err := checkItemSize(item, "the tool's input is too large to hold for counsel", "approval %s: the warrant", w.ApprovalID); err != nil {
+		return err
+	}
 	if len(parsed) == 0 {
 		return invalid(op, "a hold is recorded by its lines")
 	}
@@ -111,10 +114,13 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 }
 
 // DecideWarrant records counsel's decision on a pending warrant and stores the
-// approval.decided line, in one transaction. Missing is ErrNotFound, already
-// decided ErrWarrantNotPending, a presented hash other than the warrant's
-// ErrHashMismatch, past expires_at ErrWarrantExpired, and the line's seq
-// taken ErrSeqTaken; in each case nothing is written. It returns the decided
+// approval.decided line, in one transaction. Counsel's edit, if any, is an
+// item of its own beside the warrant (editItem), put in the same
+// transaction. Missing is ErrNotFound, already decided ErrWarrantNotPending,
+// a presented hash other than the warrant's ErrHashMismatch, past expires_at
+// ErrWarrantExpired, the line's seq taken ErrSeqTaken, and a decided warrant
+// or an edit too large for an item ErrTooLarge (its message names the note
+// or the edit); in each case nothing is written. It returns the decided
 // warrant.
 func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string, d warrant.CounselDecision, line contracts.Line) (warrant.Warrant, error) {
 	const op = "decide warrant"
@@ -157,7 +163,12 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	now := s.nowUTC()
 	if err := decideRefusal(cur, d.PresentedHash, now, nil); err != nil {
 		if cur.Status == string(d.Decision) && cur.DecidedBy == d.DecidedBy && s.committed(ctx, pk, parsed) {
-			return cur.warrant(), nil // this very decision, repeated
+			// This very decision, repeated: its line is stored, so the
+			// edit is the one stored beside the warrant.
+			if cur.EditedHash != "" && cur.EditedInput == "" {
+				cur.EditedInput = string(d.EditedInput)
+			}
+			return cur.warrant(), nil
 		}
 		return warrant.Warrant{}, err
 	}
@@ -174,24 +185,39 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	delete(item, AttrGSI1SK)
 	delete(item, "note")
 	decided, err := marshal(struct {
-		Status      string `dynamodbav:"status"`
-		Decision    string `dynamodbav:"decision"`
-		DecidedBy   string `dynamodbav:"decided_by"`
-		DecidedAt   string `dynamodbav:"decided_at"`
-		Note        string `dynamodbav:"note,omitempty"`
-		EditedInput string `dynamodbav:"edited_input,omitempty"`
-		EditedHash  string `dynamodbav:"edited_hash,omitempty"`
-	}{next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note, next.EditedInput, next.EditedHash})
+		Status     string `dynamodbav:"status"`
+		Decision   string `dynamodbav:"decision"`
+		DecidedBy  string `dynamodbav:"decided_by"`
+		DecidedAt  string `dynamodbav:"decided_at"`
+		Note       string `dynamodbav:"note,omitempty"`
+		EditedHash string `dynamodbav:"edited_hash,omitempty"`
+	}{next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note, next.EditedHash})
 	if err != nil {
 		return warrant.Warrant{}, wrap(op, err)
 	}
 	maps.Copy(item, decided)
+	// The warrant grows by the decision and its note: a note beside an input
+	// near a ledger line's size can pass the item limit.
+	if err := checkItemSize(item, "field note: too long to record beside the warrant's input; shorten it or leave it out",
+		"approval %s: the decided warrant", approvalID); err != nil {
+		return warrant.Warrant{}, err
+	}
+	var edit map[string]types.AttributeValue
+	if d.EditedHash != "" {
+		if edit, err = marshal(editItem{PK: pk, SK: editSK(approvalID), ApprovalID: approvalID,
+			EditedInput: string(d.EditedInput), EditedHash: d.EditedHash}); err != nil {
+			return warrant.Warrant{}, wrap(op, err)
+		}
+		if err := checkItemSize(edit, "field edited_input: too large to record", "approval %s: the edit", approvalID); err != nil {
+			return warrant.Warrant{}, err
+		}
+	}
 	h, err := s.headOf(ctx, firm, run, parsed)
 	if err != nil {
 		return warrant.Warrant{}, wrap(op, err)
 	}
 	const cond = "#status = :pending AND #tool_input_hash = :presented AND #expires_at > :now"
-	err = s.transact(ctx, []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
 			Item:      item,
@@ -209,7 +235,16 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 		}},
 		{Put: s.linePut(pk, parsed[0])},
 		{Update: s.headUpdate(pk, h)},
-	})
+	}
+	if edit != nil {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table), Item: edit,
+			// A pending warrant has no edit: one already there was
+			// written by a decision that won.
+			ConditionExpression: aws.String("attribute_not_exists(#SK)"), ExpressionAttributeNames: names("#SK"),
+		}})
+	}
+	err = s.transact(ctx, items)
 	if c, ok := firstFailedCondition(err); ok {
 		if s.committed(ctx, pk, parsed) {
 			return next.warrant(), nil
@@ -219,6 +254,8 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 			return warrant.Warrant{}, &SeqTakenError{Seq: parsed[0].Seq, Err: err}
 		case 2:
 			return warrant.Warrant{}, s.runRefused(ctx, c.item, pk, run, nil, parsed[0].Seq, err)
+		case 3:
+			return warrant.Warrant{}, fail(warrant.ErrWarrantNotPending, err, "approval %s was edited by another decision", approvalID)
 		}
 		old, rerr := s.oldImage(ctx, c.item, pk, sk)
 		if rerr != nil {
@@ -276,6 +313,24 @@ func (s *Store) readWarrant(ctx context.Context, firm, run, approvalID string) (
 	it, err := unmarshal[warrantItem](m)
 	if err != nil {
 		return warrantItem{}, wrap("get warrant", err)
+	}
+	if it.EditedHash != "" && it.EditedInput == "" {
+		// The edit is stored beside the warrant (editItem). One missing
+		// leaves the warrant without it, which the resume's check of the
+		// ledger's edit against the warrant's refuses.
+		em, err := s.getItem(ctx, runPK(firm, run), editSK(approvalID))
+		if err != nil {
+			return warrantItem{}, wrap("get warrant", err)
+		}
+		if em != nil {
+			e, err := unmarshal[editItem](em)
+			if err != nil {
+				return warrantItem{}, wrap("get warrant", err)
+			}
+			if e.EditedHash == it.EditedHash {
+				it.EditedInput = e.EditedInput
+			}
+		}
 	}
 	return it, nil
 }

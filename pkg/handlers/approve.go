@@ -39,8 +39,10 @@ type ApproveBody struct {
 // the tool's schema or comes with a denial), 401 missing claims, 403 not
 // counsel (forbidden) or the counsel who started the run under the firm's
 // separation of duties (self_approval), 404 no such run or warrant in this
-// firm, 409 not pending or hash mismatch, 410 expired, 422 the risk policy
-// denies the edited call (policy_denied).
+// firm, 409 not pending or hash mismatch, 410 expired, 413 the body over
+// 256 KiB or a note too long to record beside a big input (payload_too_large,
+// naming the field), 422 the risk policy denies the edited call
+// (policy_denied).
 //
 // The same function serves counsel's other record, the reconciliation of an
 // effect whose outcome was lost with its worker (see reconcile).

@@ -100,7 +100,7 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	id.MatterID = inv.Meta.MatterID
 	res, err := h.Brain.Start(ctx, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles})
 	if key != "" && errors.Is(err, warrant.ErrRunExists) {
-		return h.replay(ctx, req, inv, capUSD, id)
+		return h.replay(ctx, req, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles}, id)
 	}
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageInvoke, id), nil
@@ -146,7 +146,7 @@ func (h *Invoke) runID(req events.APIGatewayV2HTTPRequest, p httpapi.Principal) 
 
 // replay answers a retried request with its run, after checking the run was
 // started by the same request (its run.started line says what was asked).
-func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest, inv contracts.AgentInvoke, capUSD string, id failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest, inv contracts.AgentInvoke, opts agent.StartOptions, id failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
 	reused := failure.New(failure.KindConflict, "header Idempotency-Key: already used for a different request")
 	if h.Store == nil {
 		return h.Resp.Error(ctx, failure.New(failure.KindInternal, ""), failure.StageInvoke, id), nil
@@ -170,7 +170,7 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 		return h.Resp.Error(ctx, failure.New(failure.KindLedgerCorrupt, "the run's first line is not a run.started that parses"),
 			failure.StageLedgerRead, id), nil
 	}
-	if !sameRequest(started, inv, capUSD) {
+	if !sameRequest(started, inv, opts) {
 		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
 	}
 	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{Keys: h.Keys})
@@ -189,7 +189,19 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	return accepted(folded.State, run, runLocation(req.RawPath, "", runID), id.CorrelationID), nil
 }
 
-func sameRequest(s *contracts.RunStarted, inv contracts.AgentInvoke, capUSD string) bool {
+// sameRequest reports whether a retry asks for what run.started records: every
+// field the client chose, in the body or through its token. Not compared: the
+// correlation id (the attempt's tracing id, minted afresh for an attempt that
+// sends none) and what the server chose (model, prompt and schema versions,
+// max_tokens), which a deployment between two attempts may change. Roles are
+// a set, as the policy reads them.
+func sameRequest(s *contracts.RunStarted, inv contracts.AgentInvoke, opts agent.StartOptions) bool {
 	return s.AgentKey == inv.AgentKey && s.MatterID == inv.Meta.MatterID && s.UserID == inv.Meta.UserID &&
-		s.CounselMessage == inv.CounselMessage && s.CostCapUSD == capUSD && slices.Equal(s.History, inv.History)
+		s.ChatSessionID == inv.Meta.ChatSessionID && s.FormID == inv.Meta.FormID &&
+		s.CounselMessage == inv.CounselMessage && s.CostCapUSD == opts.CostCapUSD && slices.Equal(s.History, inv.History) &&
+		slices.Equal(roleSet(s.UserRoles), roleSet(opts.UserRoles))
+}
+
+func roleSet(roles []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(roles)))
 }

@@ -19,7 +19,8 @@ type SweepBrain interface {
 }
 
 // LeaseIndex finds runs whose lease passed (pkg/dynamo's Store, by GSI2:
-// never a table scan).
+// never a table scan), at most limit, the limit shared among the index's
+// shards so that no shard's backlog starves the others.
 type LeaseIndex interface {
 	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error)
 }

@@ -56,6 +56,10 @@ const (
 	// silently ignored (minidyn v0.8.2 writes back only what SET produced).
 	// The store does not depend on REMOVE for anything a reader could see.
 	LenientUpdateRemove = "update-remove"
+	// LenientItemSize: stores items over DynamoDB's 400 KB item limit
+	// (DynamoDB refuses them with a ValidationException). The store
+	// checks the size of what it writes where an input can make it big.
+	LenientItemSize = "item-size"
 	// LenientSerialized: the harness sends the endpoint one request at a
 	// time because it is not linearizable under concurrent requests; races
 	// still go through the real SDK but the server sees them in turn.

@@ -27,6 +27,7 @@ func Minidyn(t testing.TB) *Endpoint {
 		ReportsAllReasons: false,
 		Lenient: []string{
 			LenientConsistentReadOnGSI, LenientPutAllOld, LenientTableStatus, LenientStreams, LenientUpdateRemove,
+			LenientItemSize,
 		},
 	}
 }
