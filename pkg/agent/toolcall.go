@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -24,6 +25,13 @@ const (
 	ReasonInvalidInput        = "input does not match the tool's schema"
 	ReasonToolUnavailable     = "tool is not available to this agent"
 )
+
+// MaxToolInputBytes bounds a tool call's canonical input. A larger one is
+// answered with an error the model can act on (shorten or split the
+// document) before anything is held or claimed: counsel's edit of a call
+// travels in a request body of at most 256 KiB, so a call counsel could not
+// edit as a whole is not put before counsel.
+const MaxToolInputBytes = 256 << 10
 
 // stagedError carries the stage a tool-call failure happened in.
 type stagedError struct {
@@ -70,6 +78,8 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 
 	tool, known := s.b.tools[b.Name]
 	switch {
+	case len(input) > MaxToolInputBytes:
+		return finish(contracts.ToolError, fmt.Sprintf("input too large: %d bytes of canonical JSON, at most %d; shorten or split it", len(input), MaxToolInputBytes))
 	case !known || !slices.Contains(s.def.Tools, b.Name):
 		if decision.Action == toolpolicy.ActionDeny {
 			return finish(contracts.ToolDenied, "denied by policy: "+decision.Reason)

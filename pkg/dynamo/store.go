@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
 // Store is the DynamoDB store of runs, ledgers, warrants and effect claims.
@@ -179,7 +180,13 @@ func checkTool(op, tool, hash string) error {
 func checkLines(op, firm, run string, lines []contracts.Line) ([]contracts.Line, error) {
 	out := make([]contracts.Line, len(lines))
 	for i, l := range lines {
-		if len(l.Raw) == 0 || !utf8.Valid(l.Raw) || len(l.Raw) > contracts.MaxLineBytes {
+		if len(l.Raw) > contracts.MaxLineBytes {
+			// What the run would record is too large to record (a model's
+			// turn, a tool's input): said as such, not as a store fault.
+			return nil, failure.Wrap(failure.KindPayloadTooLarge, "too large to record: a ledger line holds at most 396 KiB",
+				fail(warrant.ErrTooLarge, nil, "%s: line %d is %d bytes, at most %d", op, i, len(l.Raw), contracts.MaxLineBytes))
+		}
+		if len(l.Raw) == 0 || !utf8.Valid(l.Raw) {
 			return nil, invalid(op, "line %d: raw bytes must be non-empty UTF-8 of at most %d bytes", i, contracts.MaxLineBytes)
 		}
 		p, err := contracts.ParseEventLine(l.Raw)

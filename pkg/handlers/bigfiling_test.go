@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -110,35 +111,37 @@ func TestBigFilingWithABigEdit(t *testing.T) {
 	}
 }
 
-// TestBigFilingNoteTooLargeToRecord: a filing near the ledger line's limit
-// leaves a warrant room for its decision, but not for a note of 2,000
-// four-byte characters: 413 naming the note, nothing written, and the
-// warrant can still be decided without it.
-func TestBigFilingNoteTooLargeToRecord(t *testing.T) {
+// TestFilingTooLargeToPutBeforeCounsel: a filing whose canonical input
+// passes agent.MaxToolInputBytes (it fits a ledger line, but counsel could
+// not send an edit of it in one request) is not held: the model is told
+// the input is too large, with its size and the limit, and nothing is held
+// or filed. (The store still refuses a decided warrant too large for its
+// note, 413 naming the note: pkg/dynamo's WarrantDecisionTooLarge.)
+func TestFilingTooLargeToPutBeforeCounsel(t *testing.T) {
 	filing := bigFiling("Motion to Compel", filingText(strings.Repeat("é", 197)+"———", 200_000))
-	if n := canonicalSize(t, filing); n < 400_000 || n > contracts.MaxLineBytes-2048 {
+	if n := canonicalSize(t, filing); n <= agent.MaxToolInputBytes || n > contracts.MaxLineBytes-2048 {
 		t.Fatalf("the filing is %d bytes", n)
 	}
-	note := strings.Repeat("𝄞", 2000) // 8,000 bytes, the note's limit
 	for _, ep := range dynamotest.All(t) {
 		t.Run(ep.Name, func(t *testing.T) {
 			s := newStack(t, stackOptions{endpoint: ep, script: bigFilingScript(filing)})
-			h := heldOn(t, s.startBig(t))
-			before := s.scan()
-			p := s.wantProblem("a note too large to record", s.call(approveReq(t, h, "approve", h.hash).editBody(func(m map[string]any) {
-				m["note"] = note
-			})), 413)
-			if p.Kind != "payload_too_large" || !strings.HasPrefix(p.Detail, "field note:") {
-				t.Errorf("problem %+v, want payload_too_large naming the note", p)
+			v := s.startBig(t)
+			if v.Status == "held" || v.PendingApproval != nil {
+				t.Fatalf("a call too large to edit was put before counsel: %+v", v)
 			}
-			s.wantUnchanged("a note too large to record", before)
-			if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
-				t.Fatalf("approve without the note: %d %.400s", resp.StatusCode, resp.Body)
+			var answer *contracts.ToolCompleted
+			for _, l := range s.ledgerLines(v.RunID) {
+				if tc, ok := l.Event.(*contracts.ToolCompleted); ok && tc.ToolName == "file_court_document" {
+					answer = tc
+				}
 			}
-			resp := s.call(resumeReq(t, h))
-			if v := decode[handlers.RunView](t, resp); resp.StatusCode != 200 || v.Status != "completed" {
-				t.Fatalf("resume: %d %.400s", resp.StatusCode, resp.Body)
+			if answer == nil || answer.Status != contracts.ToolError || !strings.Contains(string(answer.Result), "input too large") {
+				t.Fatalf("the model's answer: %+v", answer)
 			}
+			if out, err := s.store.ListOutbound(context.Background(), fixFirm, v.RunID); err != nil || len(out) != 0 {
+				t.Errorf("filed %d (%v)", len(out), err)
+			}
+			s.auditRun(v.RunID)
 		})
 	}
 }
@@ -164,8 +167,7 @@ func TestEditOverTheBodyLimit(t *testing.T) {
 // 200,000 characters whose canonical input (600 KB of three-byte
 // characters) no ledger line can hold. Its turn cannot be recorded: the run
 // fails, with the paid call counted, nothing held and nothing filed, and
-// the ledger verifies. (The failure's kind is the brain's to make clear:
-// docs/DECISIONS.md, "Big inputs".)
+// the ledger verifies; the failure says what happened (payload_too_large).
 func TestFilingTooLargeForALine(t *testing.T) {
 	filing := bigFiling("Motion to Compel", filingText("—", 200_000))
 	if n := canonicalSize(t, filing); n <= contracts.MaxLineBytes {
@@ -175,7 +177,7 @@ func TestFilingTooLargeForALine(t *testing.T) {
 		t.Run(ep.Name, func(t *testing.T) {
 			s := newStack(t, stackOptions{endpoint: ep, script: bigFilingScript(filing)})
 			v := s.startBig(t)
-			if v.Status != "failed" || v.PendingApproval != nil || v.Failure == nil {
+			if v.Status != "failed" || v.PendingApproval != nil || v.Failure == nil || v.Failure.Kind != "payload_too_large" {
 				t.Fatalf("run %+v", v)
 			}
 			st := s.auditRun(v.RunID)
