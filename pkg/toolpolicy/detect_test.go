@@ -38,6 +38,12 @@ func TestAddressDomain(t *testing.T) {
 		{`"a@b"@client.com`, ""},
 		{"a@b@client.com", ""},
 		{"a\n@client.com", ""},
+		// Source routes: a relay that honours them sends the mail on to the
+		// host in the local part, not to the domain after '@'.
+		{"x%evil.example@client.com", ""},
+		{"evil.example!x@client.com", ""},
+		{"x%@client.com", ""},
+		{"!@client.com", ""},
 		{strings.Repeat("a", 65) + "@client.com", ""},
 		{"a@" + strings.Repeat("b", 64) + ".com", ""},
 		{"a@" + strings.Repeat("b.", 127) + "c", ""},

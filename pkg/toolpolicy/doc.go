@@ -56,6 +56,7 @@
 //	                       lower-case domains or firm_domains/client_domains;
 //	                       a sub-domain is not its parent, and a malformed
 //	                       address (a display name, a list, a quoted local
+//	                       part, a source route: '%' or '!' in the local
 //	                       part, an IP literal, a trailing dot, a Unicode
 //	                       domain not in xn-- form) is in no list
 //	length_gt              a string's characters or an array's elements

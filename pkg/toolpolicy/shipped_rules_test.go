@@ -91,6 +91,8 @@ func TestShippedEmailRules(t *testing.T) {
 		{"to an empty string", map[string]any{"to": ""}, nil, false, []string{outsideClient}},
 		{"to a number", map[string]any{"to": 7}, nil, false, []string{outsideClient}},
 		{"to a colleague", map[string]any{"to": "partner@smithlaw.com"}, nil, false, []string{outsideClient}},
+		{"to a source route through the client", map[string]any{"to": "x%evil.example@acme-corp.com"}, nil, false, []string{outsideClient}},
+		{"to a bang path through the client", map[string]any{"to": "evil.example!x@acme-corp.com"}, nil, false, []string{outsideClient}},
 		{"no client domains known", nil, &noClient, false, []string{outsideClient}},
 		{"cc a colleague", map[string]any{"cc": []any{"partner@smithlaw.com"}}, nil, false, []string{outsideClient, client}},
 		{"cc a colleague in upper case", map[string]any{"cc": []any{"Partner@SmithLaw.COM"}}, nil, false, []string{outsideClient, client}},
@@ -128,6 +130,9 @@ func TestShippedEmailRules(t *testing.T) {
 		{"an SSN to a colleague only", map[string]any{"to": "partner@smithlaw.com", "body": "SSN 123-45-6789"}, nil, false, []string{outsideClient}},
 		{"an SSN to a colleague, bcc outside", map[string]any{"to": "partner@smithlaw.com", "bcc": []any{"x@gmail.com"}, "body": "SSN 123-45-6789"},
 			nil, true, []string{outsideClient, copyOutside, ssn}},
+		{"an SSN to a source route through the firm", map[string]any{"to": "x%evil.example@smithlaw.com", "body": "SSN 123-45-6789"},
+			nil, true, []string{outsideClient, ssn}},
+		{"cc a bang path through the firm", map[string]any{"cc": []any{"evil.example!x@smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside}},
 		{"an SSN to a colleague, no firm domains known", map[string]any{"to": "partner@smithlaw.com", "body": "SSN 123-45-6789"}, &noFirm, true, []string{outsideClient, ssn}},
 		{"a body that is not a string", map[string]any{"body": []any{"SSN 123-45-6789"}}, nil, true, []string{client, credential + "+", ssn + "+", card + "+"}},
 		// The matter wall.
