@@ -292,24 +292,24 @@ func TestPolicyDecideWithInput(t *testing.T) {
 		fired   []toolpolicy.FiredRule
 		stderr  string
 	}{
-		{"e-mail to the client", []string{"send_client_email", "--input", toClient, "--metadata", meta}, "", 0, toolpolicy.TierHigh, "2026-12-03",
+		{"e-mail to the client", []string{"send_client_email", "--input", toClient, "--metadata", meta}, "", 0, toolpolicy.TierHigh, "2026-12-03.2",
 			[]toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
 		{"input on stdin", []string{"send_client_email", "--metadata", meta, "--input", "-"}, `{"matter_id":"M-1","to":"ceo@acme-corp.com"}`, 0,
-			toolpolicy.TierHigh, "2026-12-03", []toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
+			toolpolicy.TierHigh, "2026-12-03.2", []toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
 		{"metadata on stdin", []string{"send_client_email", "--input", toClient, "--metadata=-"}, `{"matter_id":"M-1","client_domains":["acme-corp.com"],"firm_domains":["smithlaw.com"]}`, 0,
-			toolpolicy.TierHigh, "2026-12-03", []toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
-		{"an SSN to the client", []string{"--input=" + withSSN, "--metadata=" + meta, "send_client_email"}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+			toolpolicy.TierHigh, "2026-12-03.2", []toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}}, ""},
+		{"an SSN to the client", []string{"--input=" + withSSN, "--metadata=" + meta, "send_client_email"}, "", 0, toolpolicy.TierProhibited, "2026-12-03.2",
 			[]toolpolicy.FiredRule{{ID: "email.client_communication", Effect: "record", Reason: clientReason}, {ID: "email.ssn_outside_firm", Effect: "deny", Reason: ssnReason}}, ""},
-		{"another matter", []string{"search_matter_documents", "--input", otherMatter, "--metadata", meta}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+		{"another matter", []string{"search_matter_documents", "--input", otherMatter, "--metadata", meta}, "", 0, toolpolicy.TierProhibited, "2026-12-03.2",
 			[]toolpolicy.FiredRule{{ID: "matter.wall", Effect: "deny", Reason: wallReason}}, ""},
-		{"the run's matter", []string{"search_matter_documents", "--input", search, "--metadata", meta}, "", 0, toolpolicy.TierLow, "2026-12-03", nil, ""},
-		{"no metadata: the matter is unknown", []string{"search_matter_documents", "--input", search}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+		{"the run's matter", []string{"search_matter_documents", "--input", search, "--metadata", meta}, "", 0, toolpolicy.TierLow, "2026-12-03.2", nil, ""},
+		{"no metadata: the matter is unknown", []string{"search_matter_documents", "--input", search}, "", 0, toolpolicy.TierProhibited, "2026-12-03.2",
 			[]toolpolicy.FiredRule{{ID: "matter.wall", Effect: "deny", Reason: wallReason +
 				" (condition could not be evaluated: metadata the rule compares with is not known; treated as fired, fail-closed)"}}, ""},
-		{"input not an object", []string{"search_matter_documents", "--input", notObject, "--metadata", meta}, "", 0, toolpolicy.TierProhibited, "2026-12-03",
+		{"input not an object", []string{"search_matter_documents", "--input", notObject, "--metadata", meta}, "", 0, toolpolicy.TierProhibited, "2026-12-03.2",
 			[]toolpolicy.FiredRule{{ID: "matter.wall", Effect: "deny", Reason: wallReason +
 				" (condition could not be evaluated: the input is not a valid JSON object; treated as fired, fail-closed)"}}, ""},
-		{"an overlay", []string{"search_matter_documents", "--policy", overlay, "--input", search, "--metadata", meta}, "", 0, toolpolicy.TierHigh, "2026-12-03+ops-1", nil, ""},
+		{"an overlay", []string{"search_matter_documents", "--policy", overlay, "--input", search, "--metadata", meta}, "", 0, toolpolicy.TierHigh, "2026-12-03.2+ops-1", nil, ""},
 		{"a bad overlay", []string{"search_matter_documents", "--policy", badOverlay, "--input", search}, "", 1, "", "", nil, `field disable[0]: the embedded policy has no rule "no.such.rule"`},
 		{"input with a duplicate key", []string{"search_matter_documents", "--input", duplicate}, "", 1, "", "", nil, "duplicate key"},
 		{"input not JSON", []string{"search_matter_documents", "--input", "-"}, "{", 1, "", "", nil, "stdin"},

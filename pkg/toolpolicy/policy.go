@@ -121,11 +121,12 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 
 // toolEntry is a tool's floor and the rules that list it, in file order.
 type toolEntry struct {
-	tier       Tier
-	reason     string
-	replayable bool
-	matched    string // "tools.<name>" or "default"
-	rules      []*rule
+	tier         Tier
+	reason       string
+	replayable   bool
+	sendsOutside bool
+	matched      string // "tools.<name>" or "default"
+	rules        []*rule
 }
 
 // Policy is a validated, immutable risk policy; it is safe for concurrent use.
@@ -156,6 +157,9 @@ type toolRule struct {
 	Tier       Tier   `json:"tier"`
 	Reason     string `json:"reason"`
 	Replayable bool   `json:"replayable,omitempty"`
+	// SendsOutside declares that the tool sends its input out of the firm:
+	// a detector on it must read every string of the input ("**").
+	SendsOutside bool `json:"sends_outside,omitempty"`
 }
 
 func invalid(path, format string, args ...any) error {
@@ -214,7 +218,7 @@ func Load(data []byte) (*Policy, error) {
 			// Replaying after a crash repeats the effect; only reads are safe.
 			return nil, invalid(path+".replayable", "only a low-tier tool may be replayable (tier is %q)", r.Tier)
 		}
-		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, matched: path}
+		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, sendsOutside: r.SendsOutside, matched: path}
 	}
 	rules, tables, err := compileRules(f.Rules, p.tools)
 	if err != nil {
@@ -275,6 +279,14 @@ func (p *Policy) Floor(name string) (Tier, bool) {
 		return t.tier, true
 	}
 	return p.def.tier, false
+}
+
+// SendsOutside reports whether the policy declares that the tool sends its
+// input outside the firm ("sends_outside": true): every detector on such a
+// tool reads every string of the input.
+func (p *Policy) SendsOutside(name string) bool {
+	t, ok := p.tools[name]
+	return ok && t.sendsOutside
 }
 
 // RuleIDs lists the policy's rules in file order.
