@@ -8,6 +8,7 @@ FUZZ_TARGETS := \
 	./pkg/contracts:FuzzParseEventLine \
 	./pkg/contracts:FuzzDecodeStrict \
 	./pkg/toolpolicy:FuzzLoad \
+	./pkg/toolpolicy:FuzzJoinedStringsDetectAsEach \
 	./pkg/pricing:FuzzParseUSD \
 	./pkg/reducer:FuzzApply
 
