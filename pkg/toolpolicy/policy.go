@@ -328,6 +328,46 @@ func (p *Policy) GetToolRiskDecision(name string, metadata map[string]string) (D
 // The error is non-nil only for a nil policy or an invalid tool name
 // (ErrInvalidToolName); whatever the input, a valid name gets a decision.
 func (p *Policy) Decide(c Call) (Decision, error) {
+	return p.decide(c, nil)
+}
+
+// Outline is what the policy says of a tool when no call's input is known:
+// the tool's floor, the tier the rules that need no input give it, and the
+// rules that could not be evaluated. It is for people asking about a tool
+// (warrant policy decide TOOL); the runtime always decides on the call's
+// input, and a rule it cannot evaluate there fires (fail-closed).
+type Outline struct {
+	ToolName string `json:"tool_name"`
+	// Floor is the tool's listed tier (the default's, for an unlisted tool).
+	Floor Tier `json:"floor"`
+	// Tier and Action are the floor raised by the rules in FiredRules.
+	Tier          Tier        `json:"tier"`
+	Action        Action      `json:"action"`
+	Reason        string      `json:"reason"`
+	MatchedPolicy string      `json:"matched_policy"`
+	PolicyVersion string      `json:"policy_version"`
+	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
+	// NotEvaluated are the rules whose conditions need what is not known
+	// (the input, or metadata not given), with their effect and reason; the
+	// reason ends "(not evaluated: <why>)".
+	NotEvaluated []FiredRule `json:"not_evaluated,omitempty"`
+}
+
+// Outline describes tool with the metadata meta and no input (see Outline).
+func (p *Policy) Outline(tool string, meta Metadata) (Outline, error) {
+	var aside []FiredRule
+	d, err := p.decide(Call{Tool: tool, Meta: meta}, &aside)
+	if err != nil {
+		return Outline{}, err
+	}
+	floor, _ := p.Floor(tool)
+	return Outline{ToolName: d.ToolName, Floor: floor, Tier: d.Tier, Action: d.Action, Reason: d.Reason,
+		MatchedPolicy: d.MatchedPolicy, PolicyVersion: d.PolicyVersion, FiredRules: d.FiredRules, NotEvaluated: aside}, nil
+}
+
+// decide is Decide; with aside set, a rule whose conditions cannot be
+// evaluated is appended there instead of firing.
+func (p *Policy) decide(c Call, aside *[]FiredRule) (Decision, error) {
 	if p == nil {
 		return Decision{}, errors.New("toolpolicy: nil policy")
 	}
@@ -351,12 +391,16 @@ func (p *Policy) Decide(c Call) (Decision, error) {
 		for i, r := range t.rules {
 			e.cause = causeNone
 			res := e.all(r.when)
-			if res == tFalse || (res == tUnknown && r.kind == effectRecord) {
+			if res == tFalse || (res == tUnknown && r.kind == effectRecord && aside == nil) {
 				continue
 			}
 			why := causeNone
 			if res == tUnknown {
 				why = cmp.Or(e.cause, causeNotEvaluable)
+				if aside != nil {
+					*aside = append(*aside, FiredRule{ID: r.id, Effect: r.effect, Reason: r.reason + " (not evaluated: " + causeText[why] + ")"})
+					continue
+				}
 			}
 			e.fired, e.why = append(e.fired, int32(i)), append(e.why, why)
 		}
