@@ -170,3 +170,26 @@ func TestDocumentIDsStayInTheRunsMatter(t *testing.T) {
 		t.Fatalf("effects recorded: %v", slices.Collect(maps.Keys(ob.effects)))
 	}
 }
+
+// Counsel's summary shows invisible characters as escapes wherever the
+// model put them: tag characters, zero-width characters, a soft hyphen, a
+// Hangul filler or a variation selector in a subject, a title or an
+// address cannot hide words from the one line counsel reads (issue 17).
+func TestSummariesShowInvisibleCharacters(t *testing.T) {
+	m := byName(t, nil)
+	email := m["send_client_email"].Summarize(json.RawMessage(`{"body":"b","matter_id":"` + matter + `",` +
+		`"subject":"Settle\u200b now\udb40\udc41\udb40\udc42","to":"gc\u00ad@client.example","cc":["x\u3164@evil.example"]}`))
+	filing := m["file_court_document"].Summarize(json.RawMessage(`{"court":"SF\u180eSuperior","document_title":"Motion\ufe0f\u2060",` +
+		`"document_text":"x","matter_id":"` + matter + `"}`))
+	for _, tc := range []struct{ got, want string }{
+		{email, `“Settle\u200B now\uE0041\uE0042”`},
+		{email, `gc\u00AD@client.example`},
+		{email, `x\u3164@evil.example`},
+		{filing, `“Motion\uFE0F\u2060”`},
+		{filing, `SF\u180ESuperior`},
+	} {
+		if !strings.Contains(tc.got, tc.want) {
+			t.Errorf("summary %q lacks %q", tc.got, tc.want)
+		}
+	}
+}
