@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/seed-f6d3920e/warrant/internal/browsertest"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 )
@@ -223,5 +225,69 @@ func TestDeskRefusesAWarrantWhoseHashDoesNotMatch(t *testing.T) {
 	}
 	if posts := f.posts(); !slices.Equal(posts, want) {
 		t.Fatalf("the API received %v, want %v", posts, want)
+	}
+}
+
+// shown is what the desk shows of a text: the labels of the characters it
+// made visible (span.ctl, "⟨U+XXXX⟩") and the rest of its text.
+type shown struct {
+	Labels []string `json:"labels"`
+	Text   string   `json:"text"`
+}
+
+// Every character of the one table (contracts.InvisibleRanges, which the
+// desk's script is generated from) is shown as ⟨U+XXXX⟩ wherever the desk
+// puts untrusted text: the canonical arguments, the summary and the
+// fields. Each range's first and last code point is tried, raw, in a
+// summary the server did not escape (the desk does not rely on it), and no
+// invisible character is left in what the desk shows as text.
+func TestDeskShowsEveryInvisibleCharacter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	var text strings.Builder
+	var want []string
+	for _, rg := range contracts.InvisibleRanges() {
+		for _, r := range slices.Compact([]rune{rg[0], rg[1]}) {
+			text.WriteString("a")
+			text.WriteRune(r)
+			want = append(want, fmt.Sprintf("⟨U+%04X⟩", r))
+		}
+	}
+	text.WriteString("z")
+	input, err := json.Marshal(map[string]string{"t": text.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical := `{"t":"` + text.String() + `"}` // the raw characters, not JSON's escapes
+	f := newFakeAPI(t, pendingWarrant("inv", canonical, sha256Hex(canonical), "File "+text.String()+"."))
+	f.approvals[0].ToolInput = input
+	ctx := openDesk(t, f)
+	if err := waitFor(ctx, `document.querySelector('li.warrant[data-approval-id="inv"] .hash-check.ok') !== null`); err != nil {
+		t.Fatalf("the desk did not show the warrant with its hash verified: %v", err)
+	}
+	t.Logf("%d code points, the first and last of %d ranges", len(want), len(contracts.InvisibleRanges()))
+	for _, sel := range []string{"pre.args", "p.summary", "dl.fields dd"} {
+		raw := evalIn[string](t, ctx, `(() => {
+			const el = document.querySelector('li.warrant[data-approval-id="inv"] `+sel+`');
+			const labels = [...el.querySelectorAll('span.ctl')].map((s) => s.textContent);
+			const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+			let text = '';
+			while (walk.nextNode()) if (!walk.currentNode.parentElement.closest('span.ctl')) text += walk.currentNode.data;
+			return JSON.stringify({labels, text});
+		})()`)
+		var got shown
+		if err := json.Unmarshal([]byte(raw), &got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Labels, want) {
+			missing := slices.DeleteFunc(slices.Clone(want), func(l string) bool { return slices.Contains(got.Labels, l) })
+			t.Errorf("%s: %d characters made visible, want %d; not made visible: %v", sel, len(got.Labels), len(want), missing)
+		}
+		for _, r := range got.Text {
+			if contracts.Invisible(r) {
+				t.Errorf("%s: U+%04X is shown as itself", sel, r)
+			}
+		}
 	}
 }
