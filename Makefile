@@ -8,14 +8,15 @@ FUZZ_TARGETS := \
 	./pkg/contracts:FuzzParseEventLine \
 	./pkg/contracts:FuzzDecodeStrict \
 	./pkg/toolpolicy:FuzzLoad \
+	./pkg/toolpolicy:FuzzJoinedStringsDetectAsEach \
 	./pkg/pricing:FuzzParseUSD \
 	./pkg/reducer:FuzzApply
 
-.PHONY: test lint fmt-check vet gotest fuzz bench
+.PHONY: test lint fmt-check vet mod-tidy gotest fuzz bench
 
 test: lint gotest fuzz validate demo
 
-lint: fmt-check vet
+lint: fmt-check vet mod-tidy
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -23,6 +24,11 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+
+# go.mod and go.sum say exactly what the code imports (a direct dependency
+# is not marked // indirect); prints the diff `go mod tidy` would apply.
+mod-tidy:
+	$(GO) mod tidy -diff
 
 gotest:
 	$(GO) test -race -count=1 $(PKGS)

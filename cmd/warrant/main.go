@@ -50,7 +50,9 @@ const usage = `usage:
         "embedded", ...}). --input is the call's JSON input, canonicalized as the agent
         does ("-": stdin); --metadata a JSON object of what the run knows: firm_id,
         matter_id, agent_key, user_id, roles, firm_domains, client_domains. Without
-        --input, every rule that reads the input fires (fail-closed)
+        --input, it prints the tool's floor, the tier the rules that need no input
+        give it, and under not_evaluated the rules it could not evaluate (the
+        runtime always has the input; a rule it cannot evaluate there fires)
   warrant effect reconcile RUN_ID EFFECT_REF --outcome executed|not_executed
                  [--external-ref REF] [--note TEXT] [--api URL] [--token-file FILE] [--header "Name: value"]...
         record, as counsel, what really happened to an effect whose outcome was lost with
@@ -234,6 +236,16 @@ func decideCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err := contracts.DecodeStrict(data, &call.Meta); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+	}
+	if call.Input == nil {
+		// A name-only question: the floor and the rules that could not be
+		// evaluated, not the fail-closed decision (which would call every
+		// court filing prohibited because the matter wall needs the input).
+		o, err := p.Outline(call.Tool, call.Meta)
+		if err != nil {
+			return err
+		}
+		return writeJSON(stdout, o)
 	}
 	d, err := p.Decide(call)
 	if err != nil {

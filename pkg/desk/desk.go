@@ -15,7 +15,11 @@ import (
 	"strings"
 )
 
-//go:embed static/index.html static/desk.js static/desk.css
+// static/invisible.js is generated from contracts.InvisibleRanges, the table
+// of characters the desk makes visible (TestInvisibleScript checks it).
+//go:generate go test -run ^TestInvisibleScript$ -update .
+
+//go:embed static/index.html static/desk.js static/desk.css static/invisible.js
 var static embed.FS
 
 // Files are the desk's assets, by the name they are served under.

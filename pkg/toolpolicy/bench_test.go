@@ -24,7 +24,7 @@ var benchMeta = toolpolicy.Metadata{
 var sink toolpolicy.Decision
 
 // BenchmarkDecide compares, in one run, a decision on the call's arguments
-// (the embedded policy: 11 rules, 9 of which list send_client_email) with
+// (the embedded policy: 12 rules, 9 of which list send_client_email) with
 // the name-only decision, both on the embedded policy (where every rule on
 // the input fires fail-closed) and on the same tools without rules (the
 // decision as it was before rules: a map lookup).

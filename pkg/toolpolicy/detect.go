@@ -14,6 +14,11 @@ import (
 //     the separators a header would give a meaning to (space, '"', '(', ')',
 //     ',', ':', ';', '<', '>', '@', '[', '\', ']'), so "Name <a@b.c>",
 //     "a@b.c, d@e.f" and quoted local parts are malformed;
+//   - nor '%' or '!': "x%evil.example@client.com" (the percent hack) and
+//     "evil.example!x@client.com" (a UUCP bang path) are source routes, which
+//     a relay that still honours them delivers to evil.example, so the domain
+//     after '@' is not where the mail goes. RFC 5322 allows both characters;
+//     refusing them costs the rare real address a warrant;
 //   - the domain is 1 to 253 characters of dot-separated labels of 1 to 63
 //     ASCII letters, digits and hyphens, not starting or ending with a
 //     hyphen; no trailing dot, no IP literal, no Unicode (an international
@@ -36,7 +41,7 @@ func addressDomain(addr, buf []byte) ([]byte, bool) {
 			return nil, false
 		}
 		switch c {
-		case '"', '(', ')', ',', ':', ';', '<', '>', '@', '[', '\\', ']':
+		case '"', '(', ')', ',', ':', ';', '<', '>', '@', '[', '\\', ']', '%', '!':
 			return nil, false
 		}
 	}

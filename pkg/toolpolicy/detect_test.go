@@ -1,6 +1,7 @@
 package toolpolicy
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,6 +39,12 @@ func TestAddressDomain(t *testing.T) {
 		{`"a@b"@client.com`, ""},
 		{"a@b@client.com", ""},
 		{"a\n@client.com", ""},
+		// Source routes: a relay that honours them sends the mail on to the
+		// host in the local part, not to the domain after '@'.
+		{"x%evil.example@client.com", ""},
+		{"evil.example!x@client.com", ""},
+		{"x%@client.com", ""},
+		{"!@client.com", ""},
 		{strings.Repeat("a", 65) + "@client.com", ""},
 		{"a@" + strings.Repeat("b", 64) + ".com", ""},
 		{"a@" + strings.Repeat("b.", 127) + "c", ""},
@@ -287,5 +294,52 @@ func FuzzDetectorsMatchPatterns(f *testing.F) {
 		if got, want := containsCredential([]byte(s)), credentialPattern.MatchString(s); got != want {
 			t.Fatalf("containsCredential(%q) = %v, pattern %v", s, got, want)
 		}
+	})
+}
+
+// joinedDetectsAsEach checks what sentText relies on: joined by stringSep,
+// the strings hold a card number, an SSN or a credential exactly when one
+// of them does.
+func joinedDetectsAsEach(t *testing.T, strs []string) {
+	t.Helper()
+	joined := []byte(strings.Join(strs, stringSep) + stringSep)
+	for _, o := range []op{opContainsCard, opContainsSSN, opContainsCredential} {
+		each := false
+		for _, s := range strs {
+			each = each || detect(o, []byte(s))
+		}
+		if got := detect(o, joined); got != each {
+			t.Fatalf("detector %d on %q joined: %v, on each: %v", o, strs, got, each)
+		}
+	}
+}
+
+// The strings are made of the pieces the detectors look for, cut and
+// joined anywhere (a fixed seed: the same strings every run).
+func TestJoinedStringsDetectAsEach(t *testing.T) {
+	pieces := []string{"password", "PWD", "api", "_", "key", "Bearer", ":", "=", " ", "\t", "\n", `"`, `'`, "hunter22", "ab", "é",
+		"123", "-", "45", "6789", "4111", "1111", "5555", "4444", "AKIA", "IOSFODNN7EXAMPLE", "-----BEGIN ", "RSA ", "PRIVATE KEY", "-----",
+		"x", "0", "9", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0"}
+	rng := rand.New(rand.NewPCG(17, 6))
+	for range 50000 {
+		strs := make([]string, 1+rng.IntN(3))
+		for i := range strs {
+			var b strings.Builder
+			for range rng.IntN(7) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			strs[i] = b.String()
+		}
+		joinedDetectsAsEach(t, strs)
+	}
+}
+
+func FuzzJoinedStringsDetectAsEach(f *testing.F) {
+	f.Add("password:", "abcd", "")
+	f.Add("123-45-", "6789", "4111 1111 1111 1111")
+	f.Add("bearer ", "abcdefghijklmnopqrstuvwxyz", "-----BEGIN ")
+	f.Add(`api key: '`, "AKIAIOSFODNN7EXAMPL", "E")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		joinedDetectsAsEach(t, []string{a, b, c})
 	})
 }

@@ -36,9 +36,12 @@
 //
 //   - subject: "input", an RFC 6901 JSON pointer into the call's input ("~1"
 //     is "/", "~0" is "~"), where a token "*" selects every element of an
-//     array (a member named "*" cannot be addressed); or "meta", a Metadata
-//     field: firm_id, matter_id, agent_key, user_id (strings), roles,
-//     firm_domains, client_domains (lists, which select their elements);
+//     array (a member named "*" cannot be addressed); or "input": "**",
+//     every string of the input: each member name, each string value and
+//     each number's text, at any depth (read by the contains_* detectors
+//     and matches only); or "meta", a Metadata field: firm_id, matter_id,
+//     agent_key, user_id (strings), roles, firm_domains, client_domains
+//     (lists, which select their elements);
 //   - comparand: "value", a JSON literal, or "meta_value", a Metadata field.
 //
 // A comparison holds if it holds for any selected value. A pointer that
@@ -56,6 +59,7 @@
 //	                       lower-case domains or firm_domains/client_domains;
 //	                       a sub-domain is not its parent, and a malformed
 //	                       address (a display name, a list, a quoted local
+//	                       part, a source route: '%' or '!' in the local
 //	                       part, an IP literal, a trailing dot, a Unicode
 //	                       domain not in xn-- form) is in no list
 //	length_gt              a string's characters or an array's elements
@@ -68,12 +72,23 @@
 //	                       key id, a PEM private key header, a bearer token
 //	                       (the exact definitions are in detect.go)
 //
+// # Tools that send data outside the firm
+//
+// A tool entry may say "sends_outside": true: the tool sends its input out
+// of the firm (an e-mail, a court filing). Whatever a detector should keep
+// in the firm may then be in any string of the input, a recipient or an
+// attachment's name as much as a body, so Load refuses a rule with a
+// contains_* detector on such a tool unless it reads "**". Declaring a new
+// outbound tool is a line of policy, and a detector narrower than what the
+// tool sends cannot be written.
+//
 // Load refuses, with an ErrInvalidPolicy naming the rule and field
 // ("rules[3].when[0].op"): unknown operators and metadata fields, bad
-// pointers, invalid RE2, comparands of the wrong type, duplicate ids, tools
-// the policy does not list, and unreachable rules: a deny rule whose tools are
-// all prohibited, or a raise rule that is above the floor of none of its
-// tools. A raise rule may restate a floor on purpose (it then still applies if
+// pointers, invalid RE2, comparands of the wrong type, "**" with another
+// operator than a detector or matches, a detector narrower than "**" on a
+// tool that sends outside the firm, duplicate ids, tools the policy does not
+// list, and unreachable rules: a deny rule whose tools are all prohibited,
+// or a raise rule that is above the floor of none of its tools. A raise rule may restate a floor on purpose (it then still applies if
 // the floor is ever lowered, and shows in FiredRules every time) with
 // "restates_floor": true. Record rules are always accepted.
 //

@@ -78,8 +78,12 @@ type evaluator struct {
 	// a decision, so many addresses cost linear time.
 	textAt, domAt []int32
 	spans         []span
-	cause         cause
-	causes        []cause // per leaf id: why it is tUnknown
+	// sent is every string of the input joined (see sentText), in scratch;
+	// built on first use in a decision.
+	sent      span
+	sentBuilt bool
+	cause     cause
+	causes    []cause // per leaf id: why it is tUnknown
 }
 
 // selection is what a pointer selected in this decision: e.sel[start:end],
@@ -103,7 +107,7 @@ var evaluators = sync.Pool{New: func() any {
 
 func newEvaluator(c *Call, t tables) *evaluator {
 	e := evaluators.Get().(*evaluator)
-	e.in, e.meta, e.input, e.cause = c.Input, c.Meta, 0, causeNone
+	e.in, e.meta, e.input, e.cause, e.sentBuilt = c.Input, c.Meta, 0, causeNone, false
 	if cap(e.memo) < t.leaves {
 		e.memo, e.causes = make([]tri, t.leaves), make([]cause, t.leaves)
 	}
@@ -270,6 +274,9 @@ func (e *evaluator) inputLeaf(c *cond) tri {
 		}
 		return e.unknown(causeInput)
 	}
+	if c.every {
+		return triOf(e.anyString(c))
+	}
 	// Each pointer is resolved once per decision; leaves share it.
 	ps := &e.ptrSel[c.ptrID]
 	if ps.res == tUnset {
@@ -313,6 +320,94 @@ func (e *evaluator) inputLeaf(c *cond) tri {
 		}
 	}
 	return res
+}
+
+// anyString reports whether the leaf's operator (a detector or matches)
+// holds for some string of the input: a member name, a string value or a
+// number's text. The tape holds every value once, in document order, so
+// this is one pass; a duplicate key is read like any other member.
+func (e *evaluator) anyString(c *cond) bool {
+	if isDetector(c.op) {
+		return detect(c.op, e.sentText())
+	}
+	for n := int32(1); n < int32(len(e.tape)); n++ {
+		nd := &e.tape[n]
+		if nd.kend > nd.kstart {
+			key := e.in[nd.kstart:nd.kend]
+			mark := len(e.scratch)
+			if nd.kesc {
+				e.scratch = appendUnescaped(e.scratch, key)
+				key = e.scratch[mark:]
+			}
+			hit := e.holds(c, key)
+			e.scratch = e.scratch[:mark]
+			if hit {
+				return true
+			}
+		}
+		switch nd.kind {
+		case kString:
+			if e.holds(c, e.text(n)) {
+				return true
+			}
+		case kNumber:
+			if e.holds(c, e.in[nd.start:nd.end]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stringSep joins the strings of sentText. No detector's match can hold a
+// '"' or span two of them: a separator where the one would be read as an
+// optional quote, the other ends the value; each side reads as the edge of
+// a string (not a digit, a hyphen, a word character or whitespace). So a
+// detector finds something in the joined text exactly when it finds it in
+// one of the strings (TestJoinedStringsDetectAsEach), and each detector runs
+// once a decision instead of once a string.
+const stringSep = `""`
+
+// sentText is every string of the input (member names, decoded string
+// values, numbers' text, in document order) joined by stringSep.
+func (e *evaluator) sentText() []byte {
+	if !e.sentBuilt {
+		start := len(e.scratch)
+		for n := int32(1); n < int32(len(e.tape)); n++ {
+			nd := &e.tape[n]
+			if nd.kend > nd.kstart {
+				key := e.in[nd.kstart:nd.kend]
+				if nd.kesc {
+					e.scratch = appendUnescaped(e.scratch, key)
+				} else {
+					e.scratch = append(e.scratch, key...)
+				}
+				e.scratch = append(e.scratch, stringSep...)
+			}
+			switch nd.kind {
+			case kString:
+				raw := e.in[nd.start+1 : nd.end-1]
+				if nd.esc {
+					e.scratch = appendUnescaped(e.scratch, raw)
+				} else {
+					e.scratch = append(e.scratch, raw...)
+				}
+				e.scratch = append(e.scratch, stringSep...)
+			case kNumber:
+				e.scratch = append(e.scratch, e.in[nd.start:nd.end]...)
+				e.scratch = append(e.scratch, stringSep...)
+			}
+		}
+		e.sent, e.sentBuilt = span{start: int32(start), end: int32(len(e.scratch))}, true
+	}
+	return e.scratch[e.sent.start:e.sent.end:e.sent.end]
+}
+
+func (e *evaluator) holds(c *cond, s []byte) bool {
+	if c.op == opMatches {
+		return c.re.Match(s)
+	}
+	return detect(c.op, s)
 }
 
 // resolve appends the nodes ptr selects under node n to e.sel. It returns

@@ -47,3 +47,33 @@ func ExampleGetToolRiskDecision() {
 	// prohibited deny tools.file_court_document
 	// matter.wall deny
 }
+
+// Asked about a tool by its name, the policy says what it can without the
+// input: the floor, the rules that need no input, and the rules it could
+// not evaluate. (The runtime decides on the input; a rule it cannot
+// evaluate there fires, as GetToolRiskDecision shows.)
+func ExamplePolicy_Outline() {
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o, err := p.Outline("file_court_document", toolpolicy.Metadata{MatterID: "M-1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("floor", o.Floor, "then", o.Tier, o.Action)
+	for _, r := range o.FiredRules {
+		fmt.Println("fired", r.ID)
+	}
+	for _, r := range o.NotEvaluated {
+		fmt.Println("not evaluated", r.ID, r.Effect)
+	}
+	// Output:
+	// floor high then high require_approval
+	// fired court.filing_requires_warrant
+	// not evaluated matter.wall deny
+	// not evaluated court.unredacted_identifiers record
+	// not evaluated court.credential deny
+}

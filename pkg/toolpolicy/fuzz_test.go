@@ -138,6 +138,8 @@ func FuzzRules(f *testing.F) {
 	f.Add([]byte(`[{"id":"r","tools":["search_matter_documents","delete_matter_document"],"when":[{"not":{"any":[{"meta":"roles","op":"in","value":["partner"]},`+
 		`{"input":"/q","op":"matches","value":"(?i)merger"}]}}],"then":"deny","reason":"r"}]`), "search_matter_documents", []byte(`{"q":"Merger"}`), "partner", "x.com")
 	f.Add([]byte(`[{"id":"r","tools":["send_client_email"],"then":"raise:high","reason":"r"}]`), "send_client_email", []byte(`{}`), "M", "")
+	f.Add([]byte(`[{"id":"r","tools":["file_court_document","draft_document"],"when":[{"any":[{"input":"**","op":"contains_ssn"},`+
+		`{"input":"**","op":"matches","value":"^x"}]}],"then":"deny","reason":"r"}]`), "file_court_document", []byte(`{"a":["x",{"123-45-6789":1}]}`), "", "")
 	f.Add([]byte(`[{"id":"a","tools":["get_matter_summary"],"when":[{"input":"/x~1y/0","op":"length_gt","value":2}],"then":"record","reason":"r"}]`),
 		"get_matter_summary", []byte(`{"x/y":["abc"]}`), "", "")
 	f.Fuzz(func(t *testing.T, rules []byte, tool string, input []byte, matter, domain string) {

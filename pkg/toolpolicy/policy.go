@@ -121,11 +121,12 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 
 // toolEntry is a tool's floor and the rules that list it, in file order.
 type toolEntry struct {
-	tier       Tier
-	reason     string
-	replayable bool
-	matched    string // "tools.<name>" or "default"
-	rules      []*rule
+	tier         Tier
+	reason       string
+	replayable   bool
+	sendsOutside bool
+	matched      string // "tools.<name>" or "default"
+	rules        []*rule
 }
 
 // Policy is a validated, immutable risk policy; it is safe for concurrent use.
@@ -156,6 +157,9 @@ type toolRule struct {
 	Tier       Tier   `json:"tier"`
 	Reason     string `json:"reason"`
 	Replayable bool   `json:"replayable,omitempty"`
+	// SendsOutside declares that the tool sends its input out of the firm:
+	// a detector on it must read every string of the input ("**").
+	SendsOutside bool `json:"sends_outside,omitempty"`
 }
 
 func invalid(path, format string, args ...any) error {
@@ -214,7 +218,7 @@ func Load(data []byte) (*Policy, error) {
 			// Replaying after a crash repeats the effect; only reads are safe.
 			return nil, invalid(path+".replayable", "only a low-tier tool may be replayable (tier is %q)", r.Tier)
 		}
-		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, matched: path}
+		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, sendsOutside: r.SendsOutside, matched: path}
 	}
 	rules, tables, err := compileRules(f.Rules, p.tools)
 	if err != nil {
@@ -277,6 +281,14 @@ func (p *Policy) Floor(name string) (Tier, bool) {
 	return p.def.tier, false
 }
 
+// SendsOutside reports whether the policy declares that the tool sends its
+// input outside the firm ("sends_outside": true): every detector on such a
+// tool reads every string of the input.
+func (p *Policy) SendsOutside(name string) bool {
+	t, ok := p.tools[name]
+	return ok && t.sendsOutside
+}
+
 // RuleIDs lists the policy's rules in file order.
 func (p *Policy) RuleIDs() []string {
 	ids := make([]string, len(p.rules))
@@ -316,6 +328,46 @@ func (p *Policy) GetToolRiskDecision(name string, metadata map[string]string) (D
 // The error is non-nil only for a nil policy or an invalid tool name
 // (ErrInvalidToolName); whatever the input, a valid name gets a decision.
 func (p *Policy) Decide(c Call) (Decision, error) {
+	return p.decide(c, nil)
+}
+
+// Outline is what the policy says of a tool when no call's input is known:
+// the tool's floor, the tier the rules that need no input give it, and the
+// rules that could not be evaluated. It is for people asking about a tool
+// (warrant policy decide TOOL); the runtime always decides on the call's
+// input, and a rule it cannot evaluate there fires (fail-closed).
+type Outline struct {
+	ToolName string `json:"tool_name"`
+	// Floor is the tool's listed tier (the default's, for an unlisted tool).
+	Floor Tier `json:"floor"`
+	// Tier and Action are the floor raised by the rules in FiredRules.
+	Tier          Tier        `json:"tier"`
+	Action        Action      `json:"action"`
+	Reason        string      `json:"reason"`
+	MatchedPolicy string      `json:"matched_policy"`
+	PolicyVersion string      `json:"policy_version"`
+	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
+	// NotEvaluated are the rules whose conditions need what is not known
+	// (the input, or metadata not given), with their effect and reason; the
+	// reason ends "(not evaluated: <why>)".
+	NotEvaluated []FiredRule `json:"not_evaluated,omitempty"`
+}
+
+// Outline describes tool with the metadata meta and no input (see Outline).
+func (p *Policy) Outline(tool string, meta Metadata) (Outline, error) {
+	var aside []FiredRule
+	d, err := p.decide(Call{Tool: tool, Meta: meta}, &aside)
+	if err != nil {
+		return Outline{}, err
+	}
+	floor, _ := p.Floor(tool)
+	return Outline{ToolName: d.ToolName, Floor: floor, Tier: d.Tier, Action: d.Action, Reason: d.Reason,
+		MatchedPolicy: d.MatchedPolicy, PolicyVersion: d.PolicyVersion, FiredRules: d.FiredRules, NotEvaluated: aside}, nil
+}
+
+// decide is Decide; with aside set, a rule whose conditions cannot be
+// evaluated is appended there instead of firing.
+func (p *Policy) decide(c Call, aside *[]FiredRule) (Decision, error) {
 	if p == nil {
 		return Decision{}, errors.New("toolpolicy: nil policy")
 	}
@@ -339,12 +391,16 @@ func (p *Policy) Decide(c Call) (Decision, error) {
 		for i, r := range t.rules {
 			e.cause = causeNone
 			res := e.all(r.when)
-			if res == tFalse || (res == tUnknown && r.kind == effectRecord) {
+			if res == tFalse || (res == tUnknown && r.kind == effectRecord && aside == nil) {
 				continue
 			}
 			why := causeNone
 			if res == tUnknown {
 				why = cmp.Or(e.cause, causeNotEvaluable)
+				if aside != nil {
+					*aside = append(*aside, FiredRule{ID: r.id, Effect: r.effect, Reason: r.reason + " (not evaluated: " + causeText[why] + ")"})
+					continue
+				}
 			}
 			e.fired, e.why = append(e.fired, int32(i)), append(e.why, why)
 		}

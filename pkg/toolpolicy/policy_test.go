@@ -30,8 +30,8 @@ func TestEmbeddedReferenceTools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Embedded: %v", err)
 	}
-	if got := p.Version(); got != "2026-12-03" {
-		t.Errorf("Version = %q, want 2026-12-03", got)
+	if got := p.Version(); got != "2026-12-03.2" {
+		t.Errorf("Version = %q, want 2026-12-03.2", got)
 	}
 	tests := []struct {
 		name       string
@@ -62,7 +62,7 @@ func TestEmbeddedReferenceTools(t *testing.T) {
 				Action:        tc.action,
 				Reason:        d.Reason,
 				MatchedPolicy: "tools." + tc.name,
-				PolicyVersion: "2026-12-03",
+				PolicyVersion: "2026-12-03.2",
 				Replayable:    tc.replayable,
 				FiredRules:    tc.fired,
 			}
@@ -136,7 +136,7 @@ func TestUnlistedToolFailsClosed(t *testing.T) {
 				Action:        toolpolicy.ActionDeny,
 				Reason:        "Tool is not listed in the risk policy; unlisted tools are denied (fail-closed).",
 				MatchedPolicy: "default",
-				PolicyVersion: "2026-12-03",
+				PolicyVersion: "2026-12-03.2",
 			}
 			if !reflect.DeepEqual(d, want) {
 				t.Errorf("decision = %+v\nwant       %+v", d, want)
@@ -366,5 +366,42 @@ func TestFloorIsTheListedTier(t *testing.T) {
 	}
 	if tier, listed := p.Floor("wire_funds"); listed || tier != toolpolicy.TierProhibited {
 		t.Errorf("Floor(wire_funds) = %q, %v; want the default prohibited, unlisted", tier, listed)
+	}
+}
+
+// An outline evaluates what it can: a rule on metadata alone fires or not,
+// a rule on the input is set aside with the reason why, and the tier is
+// the floor raised by the rules that fired; Decide on the same call still
+// fires the set-aside rules (fail-closed).
+func TestOutline(t *testing.T) {
+	p, err := toolpolicy.Load([]byte(rulesDoc(`[
+		{"id":"partners","tools":["draft"],"when":[{"meta":"roles","op":"in","value":["partner"]}],"then":"raise:high","reason":"a partner's draft"},
+		{"id":"interns","tools":["draft"],"when":[{"meta":"roles","op":"in","value":["intern"]}],"then":"deny","reason":"no interns"},
+		{"id":"secret","tools":["draft"],"when":[{"input":"**","op":"contains_credential"}],"then":"deny","reason":"a credential"},
+		{"id":"note","tools":["draft"],"when":[{"input":"/n","op":"exists"}],"then":"record","reason":"noted"},
+		{"id":"user","tools":["draft"],"when":[{"meta":"user_id","op":"equals","value":"u-9"}],"then":"deny","reason":"u-9"}]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := p.Outline("draft", toolpolicy.Metadata{Roles: []string{"partner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := toolpolicy.Outline{ToolName: "draft", Floor: toolpolicy.TierMedium, Tier: toolpolicy.TierHigh, Action: toolpolicy.ActionRequireApproval,
+		Reason: "rule partners: a partner's draft", MatchedPolicy: "tools.draft", PolicyVersion: "t1",
+		FiredRules: []toolpolicy.FiredRule{{ID: "partners", Effect: "raise:high", Reason: "a partner's draft"}},
+		NotEvaluated: []toolpolicy.FiredRule{
+			{ID: "secret", Effect: "deny", Reason: "a credential (not evaluated: the call has no input)"},
+			{ID: "note", Effect: "record", Reason: "noted (not evaluated: the call has no input)"},
+			{ID: "user", Effect: "deny", Reason: "u-9 (not evaluated: metadata the rule compares with is not known)"}}}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("outline %+v\nwant    %+v", o, want)
+	}
+	d, err := p.Decide(toolpolicy.Call{Tool: "draft", Meta: toolpolicy.Metadata{Roles: []string{"partner"}}})
+	if err != nil || d.Action != toolpolicy.ActionDeny {
+		t.Errorf("Decide without input: %+v, %v; want the set-aside deny rules fired", d, err)
+	}
+	if _, err := p.Outline("draft document", toolpolicy.Metadata{}); !errors.Is(err, toolpolicy.ErrInvalidToolName) {
+		t.Errorf("invalid name: %v", err)
 	}
 }

@@ -123,6 +123,10 @@ const (
 	opContainsCredential
 )
 
+func isDetector(o op) bool {
+	return o == opContainsCard || o == opContainsSSN || o == opContainsCredential
+}
+
 // detect runs the detector of a contains_* operator.
 func detect(o op, s []byte) bool {
 	switch o {
@@ -179,14 +183,22 @@ type segment struct {
 	first int  // the first token of a pointer: its id in tables.firsts
 }
 
+// everyString is the subject of a leaf that reads every string of the
+// input: each string value, each member name and each number's text, at any
+// depth. It is not a JSON pointer (those are "" or start with '/'), so no
+// pointer can be mistaken for it.
+const everyString = "**"
+
 // cond is a compiled condition.
 type cond struct {
 	id   int // a leaf's index in the policy's leaf table; equal leaves share it
 	kind condKind
 	kids []cond // any, all; not has one
-	// A leaf: the subject is ptr (input) unless subj names a Metadata field.
+	// A leaf: the subject is ptr (input) unless subj names a Metadata field
+	// or every is set (everyString).
 	ptr   []segment
 	ptrID int // the pointer's index in the policy's pointer table
+	every bool
 	subj  metaField
 	op    op
 	// The comparand: cmp names a Metadata field, or the literal fields hold it.
@@ -261,6 +273,12 @@ func compileRules(files []ruleFile, tools map[string]*toolEntry) ([]*rule, table
 			return nil, tables{}, err
 		}
 		c := compiler{budget: maxRuleConds, leaves: leaves, ptrs: ptrs, firsts: firsts}
+		for _, name := range r.tools {
+			if tools[name].sendsOutside {
+				c.outbound = name
+				break
+			}
+		}
 		when, err := c.conds(f.When, path+".when", 0)
 		if err != nil {
 			return nil, tables{}, err
@@ -333,6 +351,9 @@ type compiler struct {
 	leaves map[string]int
 	ptrs   map[string]int
 	firsts map[string]int
+	// outbound is a tool of the rule that sends its input outside the firm,
+	// or "": a detector of such a rule must read every string.
+	outbound string
 }
 
 func (c *compiler) conds(files []condFile, path string, depth int) ([]cond, error) {
@@ -394,6 +415,11 @@ func (c *compiler) cond(f *condFile, path string, depth int) (cond, error) {
 	if err != nil {
 		return cd, err
 	}
+	if c.outbound != "" && f.Input != nil && !cd.every && isDetector(cd.op) {
+		// What a narrower pointer leaves out (a recipient, an attachment's
+		// name) would leave the firm unread.
+		return cond{}, invalid(path+".input", `tool %q sends its input outside the firm ("sends_outside"): a detector on it reads every string it sends ("input": "**")`, c.outbound)
+	}
 	key := leafKey(f)
 	id, ok := c.leaves[key]
 	if !ok {
@@ -401,7 +427,7 @@ func (c *compiler) cond(f *condFile, path string, depth int) (cond, error) {
 		c.leaves[key] = id
 	}
 	cd.id = id
-	if f.Input != nil {
+	if f.Input != nil && !cd.every {
 		pid, ok := c.ptrs[*f.Input]
 		if !ok {
 			pid = len(c.ptrs)
@@ -438,6 +464,8 @@ func compileLeaf(f *condFile, path string) (cond, error) {
 	switch {
 	case f.Input != nil && f.Meta != nil:
 		return cd, invalid(path, "a condition has one subject: input or meta")
+	case f.Input != nil && *f.Input == everyString:
+		cd.every = true
 	case f.Input != nil:
 		segs, err := parsePointer(*f.Input)
 		if err != nil {
@@ -461,6 +489,9 @@ func compileLeaf(f *condFile, path string) (cond, error) {
 		return cd, invalid(path+".op", "unknown operator %q", *f.Op)
 	}
 	cd.op = o
+	if cd.every && !isDetector(o) && o != opMatches {
+		return cd, invalid(path+".op", `"input": "**" (every string of the input) is read by contains_card_number, contains_ssn, contains_credential and matches only`)
+	}
 	if f.Value != nil && f.MetaValue != nil {
 		return cd, invalid(path, "a condition has one comparand: value or meta_value")
 	}

@@ -16,6 +16,7 @@ func rulesDoc(rules string) string {
 		"read":{"tier":"low","reason":"reads","replayable":true},
 		"draft":{"tier":"medium","reason":"drafts"},
 		"send":{"tier":"high","reason":"sends"},
+		"post":{"tier":"high","reason":"posts","sends_outside":true},
 		"nuke":{"tier":"prohibited","reason":"never"}},
 		"rules":` + rules + `}`
 }
@@ -88,6 +89,15 @@ func TestLoadRejectsRules(t *testing.T) {
 		{"too many conditions", leafRule(`{"any":[` + strings.TrimSuffix(strings.Repeat(`{"input":"/a","op":"exists"},`, 64), ",") + `]}`),
 			"rules[0].when[0].any[63]", "at most 64 conditions"},
 		{"unknown condition field", leafRule(`{"input":"/a","op":"matches","regex":"x"}`), "rules[0].when[0].regex", "unknown field"},
+		// Every string of the input ("**").
+		{"every string with equals", leafRule(`{"input":"**","op":"equals","value":"x"}`), "rules[0].when[0].op", `"input": "**"`},
+		{"every string with not_matches", leafRule(`{"input":"**","op":"not_matches","value":"x"}`), "rules[0].when[0].op", `"input": "**"`},
+		{"every string with exists", leafRule(`{"input":"**","op":"exists"}`), "rules[0].when[0].op", `"input": "**"`},
+		{"a narrower detector on a tool that sends outside", `[{"id":"r","tools":["read","post"],"when":[{"any":[{"input":"**","op":"contains_ssn"},` +
+			`{"not":{"input":"/body","op":"contains_ssn"}}]}],"then":"deny","reason":"r"}]`,
+			"rules[0].when[0].any[1].not.input", `tool "post" sends its input outside the firm`},
+		{"a detector on the whole input of a tool that sends outside", `[{"id":"r","tools":["post"],"when":[{"input":"","op":"contains_credential"}],"then":"deny","reason":"r"}]`,
+			"rules[0].when[0].input", `"input": "**"`},
 		// Rules.
 		{"duplicate id", `[` + good + `,` + good + `]`, "rules[1].id", `duplicate rule id "ok" (also rules[0])`},
 		{"id in upper case", `[{"id":"Email.x","tools":["read"],"then":"raise:high","reason":"r"}]`, "rules[0].id", "rule id must match"},
@@ -162,8 +172,11 @@ func TestLoadAcceptsRules(t *testing.T) {
 			{"input":"/a","op":"length_gt","value":0},{"input":"/a/*/n","op":"sum_gt","value":-1.5},
 			{"input":"","op":"exists"},{"input":"/a~1b/~0c/0/-/*","op":"missing"},
 			{"input":"/a","op":"contains_card_number"},{"input":"/a","op":"contains_ssn"},{"meta":"firm_id","op":"contains_credential"},
+			{"input":"**","op":"contains_credential"},{"input":"**","op":"matches","value":"x"},
 			{"any":[{"all":[{"not":{"input":"/a","op":"exists"}}]}]}],
 			"then":"deny","reason":"r"}]`},
+		{"detectors on a tool that sends outside", `[{"id":"r","tools":["post","read"],"when":[{"input":"**","op":"contains_ssn"},
+			{"meta":"user_id","op":"contains_credential"},{"input":"/a","op":"matches","value":"x"}],"then":"deny","reason":"r"}]`},
 		{"conditions at the limits", leafRule(strings.Repeat(`{"not":`, 8) + `{"input":"/a","op":"exists"}` + strings.Repeat(`}`, 8))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,6 +297,16 @@ func TestOperators(t *testing.T) {
 		{`{"input":"/a","op":"contains_card_number"}`, nil, []check{{`{"a":"4111 1111 1111 1111"}`, 'T'}, {`{"a":"4111 1111"}`, 'F'}, {`{"a":4111111111111111}`, 'U'}}},
 		{`{"input":"/a","op":"contains_ssn"}`, nil, []check{{`{"a":"SSN 123-45-6789"}`, 'T'}, {`{"a":"123-45-678"}`, 'F'}}},
 		{`{"input":"/a","op":"contains_credential"}`, nil, []check{{`{"a":"password=hunter22"}`, 'T'}, {`{"a":"password"}`, 'F'}}},
+		// Every string of the input: member names, string values (decoded)
+		// and numbers' text, at any depth.
+		{`{"input":"**","op":"contains_ssn"}`, nil, []check{
+			{`{"a":"SSN 123-45-6789"}`, 'T'}, {`{"a":{"b":["x","123-45-6789"]}}`, 'T'}, {`{"123-45-6789":1}`, 'T'},
+			{`{"a":[{"SSN 123-45-6789":null}]}`, 'T'}, {`{"a":"\u0031\u0032\u0033-45-6789"}`, 'T'}, {`{"\u0031\u0032\u0033-45-6789":1}`, 'T'},
+			{`{"a":"x","a":"123-45-6789"}`, 'T'}, {`{"a":123456789}`, 'F'}, {`{"a":"123-45-678"}`, 'F'}, {`{"a":true,"b":null}`, 'F'},
+			{`{}`, 'F'}, {`[]`, 'U'}, {`-`, 'U'}, {`{"a":"123-45-6789"`, 'U'}}},
+		{`{"input":"**","op":"contains_card_number"}`, nil, []check{
+			{`{"a":4111111111111111}`, 'T'}, {`{"a":[[4111111111111111]]}`, 'T'}, {`{"a":"4111 1111"}`, 'F'}}},
+		{`{"input":"**","op":"matches","value":"^secret$"}`, nil, []check{{`{"secret":1}`, 'T'}, {`{"a":"secret"}`, 'T'}, {`{"a":"no"}`, 'F'}}},
 		// Metadata subjects.
 		{`{"meta":"agent_key","op":"equals","value":"intake"}`, nil, []check{{`{}`, 'T'}, {`-`, 'T'}}},
 		{`{"meta":"agent_key","op":"not_equals","value":"intake"}`, nil, []check{{`{}`, 'F'}}},

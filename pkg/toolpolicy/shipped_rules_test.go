@@ -91,6 +91,8 @@ func TestShippedEmailRules(t *testing.T) {
 		{"to an empty string", map[string]any{"to": ""}, nil, false, []string{outsideClient}},
 		{"to a number", map[string]any{"to": 7}, nil, false, []string{outsideClient}},
 		{"to a colleague", map[string]any{"to": "partner@smithlaw.com"}, nil, false, []string{outsideClient}},
+		{"to a source route through the client", map[string]any{"to": "x%evil.example@acme-corp.com"}, nil, false, []string{outsideClient}},
+		{"to a bang path through the client", map[string]any{"to": "evil.example!x@acme-corp.com"}, nil, false, []string{outsideClient}},
 		{"no client domains known", nil, &noClient, false, []string{outsideClient}},
 		{"cc a colleague", map[string]any{"cc": []any{"partner@smithlaw.com"}}, nil, false, []string{outsideClient, client}},
 		{"cc a colleague in upper case", map[string]any{"cc": []any{"Partner@SmithLaw.COM"}}, nil, false, []string{outsideClient, client}},
@@ -128,8 +130,24 @@ func TestShippedEmailRules(t *testing.T) {
 		{"an SSN to a colleague only", map[string]any{"to": "partner@smithlaw.com", "body": "SSN 123-45-6789"}, nil, false, []string{outsideClient}},
 		{"an SSN to a colleague, bcc outside", map[string]any{"to": "partner@smithlaw.com", "bcc": []any{"x@gmail.com"}, "body": "SSN 123-45-6789"},
 			nil, true, []string{outsideClient, copyOutside, ssn}},
+		{"an SSN to a source route through the firm", map[string]any{"to": "x%evil.example@smithlaw.com", "body": "SSN 123-45-6789"},
+			nil, true, []string{outsideClient, ssn}},
+		{"cc a bang path through the firm", map[string]any{"cc": []any{"evil.example!x@smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside}},
 		{"an SSN to a colleague, no firm domains known", map[string]any{"to": "partner@smithlaw.com", "body": "SSN 123-45-6789"}, &noFirm, true, []string{outsideClient, ssn}},
-		{"a body that is not a string", map[string]any{"body": []any{"SSN 123-45-6789"}}, nil, true, []string{client, credential + "+", ssn + "+", card + "+"}},
+		// Every string the e-mail sends is read (issue 17): not only the
+		// subject and the body.
+		{"an SSN in an attachment's name", map[string]any{"attachments": []any{map[string]any{"document_id": "doc-0", "name": "SSN 123-45-6789.pdf", "size_bytes": 1}}},
+			nil, true, []string{client, ssn}},
+		{"a card number in an attachment's document id", map[string]any{"attachments": []any{map[string]any{"document_id": "4111-1111-1111-1111", "name": "a.pdf", "size_bytes": 1}}},
+			nil, true, []string{client, card}},
+		{"a credential in an attachment's name", map[string]any{"attachments": []any{map[string]any{"document_id": "doc-0", "name": "password: hunter22.txt", "size_bytes": 1}}},
+			nil, true, []string{client, credential}},
+		{"an SSN in to", map[string]any{"to": "123-45-6789@acme-corp.com"}, nil, true, []string{client, ssn}},
+		{"a card number in cc", map[string]any{"cc": []any{"4111111111111111@smithlaw.com"}}, nil, true, []string{outsideClient, client, card}},
+		{"a credential in bcc", map[string]any{"bcc": []any{"AKIAIOSFODNN7EXAMPLE@acme-corp.com"}}, nil, true, []string{client, copyOutside, credential}},
+		{"an SSN in a member name", map[string]any{"re 123-45-6789": "x"}, nil, true, []string{client, ssn}},
+		{"a card number as a number", map[string]any{"ref": 4111111111111111}, nil, true, []string{client, card}},
+		{"a body that is not a string", map[string]any{"body": []any{"SSN 123-45-6789"}}, nil, true, []string{client, ssn}},
 		// The matter wall.
 		{"another matter", map[string]any{"matter_id": "M-2"}, nil, true, []string{wall, client}},
 		{"the matter id in another case", map[string]any{"matter_id": "m-1"}, nil, true, []string{wall, client}},
@@ -208,6 +226,12 @@ func TestShippedRulesOnOtherTools(t *testing.T) {
 			toolpolicy.TierHigh, false, []string{"court.filing_requires_warrant", "court.unredacted_identifiers"}, false},
 		{"file_court_document", `{"matter_id":"M-1","court":"SF Superior","document_title":"Exhibit","document_text":"Account 5555 5555 5555 4444"}`,
 			toolpolicy.TierHigh, false, []string{"court.filing_requires_warrant", "court.unredacted_identifiers"}, false},
+		{"file_court_document", `{"matter_id":"M-1","court":"SF Superior","document_title":"Exhibit 4111-1111-1111-1111","document_text":"x"}`,
+			toolpolicy.TierHigh, false, []string{"court.filing_requires_warrant", "court.unredacted_identifiers"}, false},
+		{"file_court_document", `{"matter_id":"M-1","court":"SF Superior 123-45-6789","document_title":"Motion","document_text":"x"}`,
+			toolpolicy.TierHigh, false, []string{"court.filing_requires_warrant", "court.unredacted_identifiers"}, false},
+		{"file_court_document", `{"matter_id":"M-1","court":"SF Superior","document_title":"Motion","document_text":"Log in with password: hunter22"}`,
+			"", true, []string{"court.filing_requires_warrant", "court.credential"}, false},
 		{"file_court_document", `{"matter_id":"M-2","court":"SF Superior","document_title":"Motion","document_text":"x"}`,
 			"", true, []string{"matter.wall", "court.filing_requires_warrant"}, false},
 		{"delete_matter_document", `{"matter_id":"M-1","document_id":"d-1"}`, "", true, nil, false},
@@ -246,7 +270,7 @@ func TestShippedRulesAreTested(t *testing.T) {
 		"matter.wall": true, "court.filing_requires_warrant": true, "court.unredacted_identifiers": true,
 		"email.recipient_outside_client": true, "email.client_communication": true, "email.copy_outside_firm": true,
 		"email.attachment_count": true, "email.attachment_size": true, "email.credential_outside_firm": true,
-		"email.ssn_outside_firm": true, "email.card_number_outside_firm": true,
+		"email.ssn_outside_firm": true, "email.card_number_outside_firm": true, "court.credential": true,
 	}
 	for _, id := range p.RuleIDs() {
 		if !tested[id] {
@@ -264,7 +288,7 @@ func TestRuleIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(p.RuleIDs())
-	want := "[matter.wall court.filing_requires_warrant court.unredacted_identifiers email.recipient_outside_client " +
+	want := "[matter.wall court.filing_requires_warrant court.unredacted_identifiers court.credential email.recipient_outside_client " +
 		"email.client_communication email.copy_outside_firm email.attachment_count email.attachment_size " +
 		"email.credential_outside_firm email.ssn_outside_firm email.card_number_outside_firm]"
 	if got != want {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ type Tool struct {
 
 // ErrOutOfScope is returned when the input names a matter other than the run's.
 var ErrOutOfScope = errors.New("matter_id is not this run's matter")
+
+// ErrDocumentNotInMatter is returned when a document id of the input (an
+// attachment's, a deletion's) is not a document of the run's matter.
+var ErrDocumentNotInMatter = errors.New("document_id is not a document of this run's matter")
 
 // Reference returns the reference tool set, recording effects in outbox.
 func Reference(outbox Outbox, now func() time.Time) []Tool {
@@ -184,8 +189,40 @@ func scoped(ctx context.Context, input json.RawMessage) (Scope, error) {
 	return s, nil
 }
 
+// inMatter checks every document id the input names (a deletion's
+// document_id, each attachment's) against the documents of the run's
+// matter. The matter wall in the risk policy compares matter_id, the one
+// thing it can see; which matter a document belongs to is known where the
+// document is looked up, here.
+func inMatter(matterID string, input json.RawMessage) error {
+	var in struct {
+		DocumentID  *string `json:"document_id"`
+		Attachments []struct {
+			DocumentID string `json:"document_id"`
+		} `json:"attachments"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return ErrDocumentNotInMatter // the schema let through what this cannot read: refuse
+	}
+	var ids []string
+	if in.DocumentID != nil {
+		ids = append(ids, *in.DocumentID)
+	}
+	for _, a := range in.Attachments {
+		ids = append(ids, a.DocumentID)
+	}
+	docs := documentsOf(matterID)
+	for _, id := range ids {
+		if !slices.ContainsFunc(docs, func(d document) bool { return d.id == id }) {
+			return ErrDocumentNotInMatter
+		}
+	}
+	return nil
+}
+
 func (r reference) search(ctx context.Context, input json.RawMessage, _ string) (json.RawMessage, error) {
-	if _, err := scoped(ctx, input); err != nil {
+	s, err := scoped(ctx, input)
+	if err != nil {
 		return nil, err
 	}
 	words := strings.Fields(strings.ToLower(field(input, "query")))
@@ -195,7 +232,7 @@ func (r reference) search(ctx context.Context, input json.RawMessage, _ string) 
 		Snippet    string `json:"snippet"`
 	}
 	hits := []hit{}
-	for _, d := range matterDocuments {
+	for _, d := range documentsOf(s.MatterID) {
 		text := strings.ToLower(d.title + " " + d.text)
 		for _, w := range words {
 			if strings.Contains(text, w) {
@@ -228,6 +265,9 @@ func (r reference) effect(kind, idField string) func(context.Context, json.RawMe
 		if err != nil {
 			return nil, err
 		}
+		if err := inMatter(s.MatterID, input); err != nil {
+			return nil, err
+		}
 		if effectRef == "" {
 			return nil, errors.New("an outbound effect needs an effect_ref")
 		}
@@ -250,6 +290,14 @@ func snippet(s string) string {
 }
 
 type document struct{ id, title, text string }
+
+// documentsOf is the document store of a matter. A document is known by its
+// matter and its id, and the tools only ever look one up in the run's own
+// matter (Scope.MatterID), so no id can reach another matter's documents. The
+// reference fixture gives every matter the same four; a tool backed by a
+// document system with firm-wide ids must check the document's matter
+// against the scope the same way before reading or sending it.
+func documentsOf(string) []document { return matterDocuments }
 
 // matterDocuments is the built-in matter fixture the read tools serve.
 var matterDocuments = []document{

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -133,5 +135,61 @@ func TestEmailSummaryNamesEveryRecipient(t *testing.T) {
 	}
 	if plain := email.Summarize(json.RawMessage(`{"body":"b","matter_id":"` + matter + `","subject":"s","to":"gc@client.example"}`)); strings.Contains(plain, "copying") || strings.Contains(plain, "attachment") {
 		t.Errorf("summary of a plain e-mail %q", plain)
+	}
+}
+
+// A document id is resolved within the run's matter (the scope the runtime
+// gives, never the input): an e-mail attaches, and a deletion names, only
+// documents of that matter. An id that is not one (another matter's, a
+// made-up one) is refused before anything is recorded, so a call inside the
+// run's matter cannot carry another matter's document out (issue 17).
+func TestDocumentIDsStayInTheRunsMatter(t *testing.T) {
+	ob := &outbox{effects: map[string]warrant.Outbound{}}
+	m := byName(t, ob)
+	email := func(ids ...string) json.RawMessage {
+		var att []map[string]any
+		for _, id := range ids {
+			att = append(att, map[string]any{"document_id": id, "name": "a.pdf", "size_bytes": 10})
+		}
+		b, _ := json.Marshal(map[string]any{"attachments": att, "body": "b", "matter_id": matter, "subject": "s", "to": "gc@client.example"})
+		return b
+	}
+	if _, err := m["send_client_email"].Execute(scoped(), email("DOC-003", "DOC-001"), "ref-ok"); err != nil {
+		t.Fatalf("the matter's own documents: %v", err)
+	}
+	for _, ids := range [][]string{{"DOC-999"}, {"doc-003"}, {"11111111-2222-4333-8444-555555555555/DOC-003"}, {"DOC-001", "DOC-404"}, {""}} {
+		if _, err := m["send_client_email"].Execute(scoped(), email(ids...), "ref-bad"); !errors.Is(err, tools.ErrDocumentNotInMatter) {
+			t.Errorf("attachments %q: %v, want ErrDocumentNotInMatter", ids, err)
+		}
+	}
+	del := json.RawMessage(`{"document_id":"DOC-999","matter_id":"` + matter + `"}`)
+	if _, err := m["delete_matter_document"].Execute(scoped(), del, "ref-del"); !errors.Is(err, tools.ErrDocumentNotInMatter) {
+		t.Errorf("deletion of a document not in the matter: %v", err)
+	}
+	if len(ob.effects) != 1 || ob.effects["ref-ok"].Kind != "client_email" {
+		t.Fatalf("effects recorded: %v", slices.Collect(maps.Keys(ob.effects)))
+	}
+}
+
+// Counsel's summary shows invisible characters as escapes wherever the
+// model put them: tag characters, zero-width characters, a soft hyphen, a
+// Hangul filler or a variation selector in a subject, a title or an
+// address cannot hide words from the one line counsel reads (issue 17).
+func TestSummariesShowInvisibleCharacters(t *testing.T) {
+	m := byName(t, nil)
+	email := m["send_client_email"].Summarize(json.RawMessage(`{"body":"b","matter_id":"` + matter + `",` +
+		`"subject":"Settle\u200b now\udb40\udc41\udb40\udc42","to":"gc\u00ad@client.example","cc":["x\u3164@evil.example"]}`))
+	filing := m["file_court_document"].Summarize(json.RawMessage(`{"court":"SF\u180eSuperior","document_title":"Motion\ufe0f\u2060",` +
+		`"document_text":"x","matter_id":"` + matter + `"}`))
+	for _, tc := range []struct{ got, want string }{
+		{email, `“Settle\u200B now\uE0041\uE0042”`},
+		{email, `gc\u00AD@client.example`},
+		{email, `x\u3164@evil.example`},
+		{filing, `“Motion\uFE0F\u2060”`},
+		{filing, `SF\u180ESuperior`},
+	} {
+		if !strings.Contains(tc.got, tc.want) {
+			t.Errorf("summary %q lacks %q", tc.got, tc.want)
+		}
 	}
 }

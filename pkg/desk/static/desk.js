@@ -112,11 +112,18 @@
 
   function byId(id) { return document.getElementById(id); }
 
-  // Control characters (C0 except \t and \n, DEL, C1) and bidi/invisible
-  // formatting characters are made visible as ⟨U+XXXX⟩, so what counsel
-  // reads is what the warrant covers. U+2028/U+2029 (line/paragraph
-  // separators) are included too: they would otherwise pass for newlines.
-  const HIDDEN_CHARS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/gu;
+  // Characters not seen as themselves are made visible as ⟨U+XXXX⟩, so what
+  // counsel reads is what the warrant covers: controls (but \t and \n),
+  // format characters (bidi controls, zero-width characters, the soft
+  // hyphen, tag characters), default-ignorables (Hangul fillers, variation
+  // selectors) and the line and paragraph separators, which would otherwise
+  // pass for newlines. INVISIBLE_RANGES comes from invisible.js, generated
+  // from the table counsel's summaries are escaped by on the server
+  // (contracts.InvisibleRanges); without it this script stops here and the
+  // desk shows nothing to sign.
+  const codePointEscape = (n) => `\\u{${n.toString(16)}}`;
+  const HIDDEN_CHARS = new RegExp(`[${INVISIBLE_RANGES.map(([lo, hi]) =>
+    (lo === hi ? codePointEscape(lo) : `${codePointEscape(lo)}-${codePointEscape(hi)}`)).join('')}]`, 'gu');
 
   function codePointLabel(ch) {
     return `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;

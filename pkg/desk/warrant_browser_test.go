@@ -1,0 +1,293 @@
+package desk_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/seed-f6d3920e/warrant/internal/browsertest"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/desk"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+)
+
+// fakeAPI serves the desk with the local sign-in and answers the API calls
+// of its warrant list with the views a test gives it, the runs API's own
+// WarrantView, as the runs function would. It records every request, so a
+// test sees what left the page.
+type fakeAPI struct {
+	t         *testing.T
+	mu        sync.Mutex
+	approvals []handlers.WarrantView
+	requests  []string // "METHOD /path"
+	srv       *httptest.Server
+}
+
+const (
+	deskFirm    = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
+	deskCounsel = "c0c0c0c0-1111-4222-8333-444455556666"
+)
+
+func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
+	f := &fakeAPI{t: t, approvals: approvals}
+	cfg := desk.Config{Auth: "dev", FirmID: deskFirm, Identities: []desk.Identity{{Label: "Counsel", UserID: deskCounsel, Roles: "counsel"}}}
+	serve := func(w http.ResponseWriter, r desk.Response) {
+		for k, v := range r.Headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(r.Status)
+		w.Write([]byte(r.Body))
+	}
+	answer := func(w http.ResponseWriter, status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(v)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /desk", func(w http.ResponseWriter, r *http.Request) { serve(w, desk.Serve("index.html", cfg)) })
+	mux.HandleFunc("GET /desk/{name}", func(w http.ResponseWriter, r *http.Request) { serve(w, desk.Serve(r.PathValue("name"), cfg)) })
+	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, 200, map[string]any{"approvals": f.approvals})
+	})
+	mux.HandleFunc("POST /v1/runs/{run}/approvals/{id}", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, 200, map[string]any{"approval_request_id": r.PathValue("id"), "status": "approved"})
+	})
+	mux.HandleFunc("POST /v1/runs/{run}/resume", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, 202, map[string]any{"run_id": r.PathValue("run"), "status": "running"})
+	})
+	mux.HandleFunc("GET /v1/runs/{run}", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, 200, map[string]any{"run_id": r.PathValue("run"), "status": "completed"})
+	})
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// posts are the POST requests the API received.
+func (f *fakeAPI) posts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, r := range f.requests {
+		if strings.HasPrefix(r, "POST ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// pendingWarrant is a warrant view as the runs API shows a pending one.
+func pendingWarrant(id, canonical, hash, summary string) handlers.WarrantView {
+	in := json.RawMessage(canonical)
+	if !json.Valid(in) {
+		in = json.RawMessage(`{}`)
+	}
+	return handlers.WarrantView{ApprovalRequestID: id, RunID: "run-" + id, ToolName: "file_court_document",
+		ToolInput: in, ToolInputCanonical: canonical, HumanSummary: summary, Reason: "rule court.filing_requires_warrant: a filing",
+		RiskTier: "high", ToolInputHash: hash, ExpiresAt: time.Now().Add(time.Hour).UTC().Format(time.RFC3339), Status: "pending",
+		RequestedBy: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", RequestedAt: time.Now().UTC().Format(time.RFC3339),
+		MatterID: "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99", PolicyVersion: "test"}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// fetchLog records, in the page, every fetch the desk starts, as it starts
+// it (installed before the desk's script runs). The desk calls fetch in the
+// same task as the click that decides, so right after a click the log says
+// whether a request left.
+const fetchLog = `window.__fetches = [];
+const fetchOrig = window.fetch;
+window.fetch = function (input, init) {
+  window.__fetches.push(((init && init.method) || 'GET') + ' ' + (typeof input === 'string' ? input : input.url));
+  return fetchOrig.apply(this, arguments);
+};`
+
+// openDesk signs counsel in to the desk of f in a new headless browser.
+func openDesk(t *testing.T, f *fakeAPI) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(browsertest.Browser(t), 2*time.Minute)
+	t.Cleanup(cancel)
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fetchLog}); err != nil {
+		t.Fatalf("install the fetch log: %v", err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(f.srv.URL+"/desk"),
+		chromedp.WaitVisible(chromedp.CSS("#dev-signin")),
+		chromedp.Click(chromedp.CSS("#dev-signin-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#whoami")))
+	if err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	return ctx
+}
+
+func evalIn[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+func waitFor(ctx context.Context, expr string) error {
+	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingTimeout(30*time.Second)))
+	return err
+}
+
+// A warrant whose shown hash is not the SHA-256 of its shown canonical
+// text (the hash, or the text, changed after the call was hashed: a
+// tampered table, a broken proxy) is not signable: the desk says so,
+// Approve and Decline stay disabled, and no click (not even one on a
+// button whose disabled state was removed) sends anything. Beside it, a
+// warrant whose hash matches is approved, so the test sees a decision
+// leave when one may.
+func TestDeskRefusesAWarrantWhoseHashDoesNotMatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	const filing = `{"court":"SF Superior","document_text":"Plaintiff moves to compel.","document_title":"Motion","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99"}`
+	edited := strings.Replace(filing, "moves to compel.", "moves to compel, and withdraws its claims.", 1)
+	f := newFakeAPI(t,
+		pendingWarrant("good", filing, sha256Hex(filing), "File “Motion” with SF Superior."),
+		pendingWarrant("other-hash", filing, sha256Hex(filing+" "), "File “Motion” with SF Superior."),
+		pendingWarrant("other-text", edited, sha256Hex(filing), "File “Motion” with SF Superior."),
+		pendingWarrant("no-hash", filing, "", "File “Motion” with SF Superior."))
+	ctx := openDesk(t, f)
+	w := func(id string) string { return `document.querySelector('li.warrant[data-approval-id="` + id + `"]')` }
+	if err := waitFor(ctx, `document.querySelectorAll('li.warrant').length === 4 && `+
+		`[...document.querySelectorAll('.hash-check')].every((e) => !e.classList.contains('pending'))`); err != nil {
+		t.Fatalf("the desk did not check the hashes: %v", err)
+	}
+	if got := evalIn[string](t, ctx, w("good")+`.querySelector('.hash-check').textContent`); !strings.Contains(got, "verified") {
+		t.Fatalf("the matching warrant says %q", got)
+	}
+	if evalIn[bool](t, ctx, w("good")+`.querySelector('button.approve').disabled`) {
+		t.Fatal("the matching warrant's Approve is disabled")
+	}
+	for _, id := range []string{"other-hash", "other-text", "no-hash"} {
+		check := evalIn[string](t, ctx, w(id)+`.querySelector('.hash-check').className + ' | ' + `+w(id)+`.querySelector('.hash-check').textContent`)
+		if !strings.Contains(check, "bad") || !strings.Contains(check, "HASH MISMATCH") || !strings.Contains(check, "do not approve") {
+			t.Errorf("%s: the hash check shows %q, want the mismatch in words", id, check)
+		}
+		disabled := evalIn[[]bool](t, ctx, `[...`+w(id)+`.querySelectorAll('button.approve, button.decline')].map((b) => b.disabled)`)
+		if !slices.Equal(disabled, []bool{true, true}) {
+			t.Errorf("%s: Approve and Decline disabled: %v, want both", id, disabled)
+		}
+		// Clicked as they are, then with the disabled state removed (the
+		// handler itself refuses an unverified hash): nothing is fetched.
+		sent := evalIn[[]string](t, ctx, `(() => {
+			const li = `+w(id)+`, before = window.__fetches.length;
+			for (const b of li.querySelectorAll('button.approve, button.decline')) b.click();
+			for (const b of li.querySelectorAll('button.approve, button.decline')) { b.disabled = false; b.click(); }
+			return window.__fetches.slice(before);
+		})()`)
+		if len(sent) != 0 {
+			t.Errorf("%s: clicking its buttons sent %v", id, sent)
+		}
+	}
+	if posts := f.posts(); len(posts) != 0 {
+		t.Fatalf("the API received %v before counsel approved the matching warrant", posts)
+	}
+
+	// The matching warrant is approved: its decision and its resume leave,
+	// and nothing else does.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`li.warrant[data-approval-id="good"] button.approve`))); err != nil {
+		t.Fatal(err)
+	}
+	// The desk follows the run once the resume is answered.
+	if err := waitFor(ctx, `location.hash === '#/runs/run-good'`); err != nil {
+		t.Fatalf("approving the matching warrant: %v (the page fetched %v)", err, evalIn[[]string](t, ctx, `window.__fetches`))
+	}
+	want := []string{"POST /v1/runs/run-good/approvals/good", "POST /v1/runs/run-good/resume"}
+	if sent := evalIn[[]string](t, ctx, `window.__fetches.filter((r) => r.startsWith('POST '))`); !slices.Equal(sent, want) {
+		t.Fatalf("the page sent %v, want %v", sent, want)
+	}
+	if posts := f.posts(); !slices.Equal(posts, want) {
+		t.Fatalf("the API received %v, want %v", posts, want)
+	}
+}
+
+// shown is what the desk shows of a text: the labels of the characters it
+// made visible (span.ctl, "⟨U+XXXX⟩") and the rest of its text.
+type shown struct {
+	Labels []string `json:"labels"`
+	Text   string   `json:"text"`
+}
+
+// Every character of the one table (contracts.InvisibleRanges, which the
+// desk's script is generated from) is shown as ⟨U+XXXX⟩ wherever the desk
+// puts untrusted text: the canonical arguments, the summary and the
+// fields. Each range's first and last code point is tried, raw, in a
+// summary the server did not escape (the desk does not rely on it), and no
+// invisible character is left in what the desk shows as text.
+func TestDeskShowsEveryInvisibleCharacter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	var text strings.Builder
+	var want []string
+	for _, rg := range contracts.InvisibleRanges() {
+		for _, r := range slices.Compact([]rune{rg[0], rg[1]}) {
+			text.WriteString("a")
+			text.WriteRune(r)
+			want = append(want, fmt.Sprintf("⟨U+%04X⟩", r))
+		}
+	}
+	text.WriteString("z")
+	input, err := json.Marshal(map[string]string{"t": text.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical := `{"t":"` + text.String() + `"}` // the raw characters, not JSON's escapes
+	f := newFakeAPI(t, pendingWarrant("inv", canonical, sha256Hex(canonical), "File "+text.String()+"."))
+	f.approvals[0].ToolInput = input
+	ctx := openDesk(t, f)
+	if err := waitFor(ctx, `document.querySelector('li.warrant[data-approval-id="inv"] .hash-check.ok') !== null`); err != nil {
+		t.Fatalf("the desk did not show the warrant with its hash verified: %v", err)
+	}
+	t.Logf("%d code points, the first and last of %d ranges", len(want), len(contracts.InvisibleRanges()))
+	for _, sel := range []string{"pre.args", "p.summary", "dl.fields dd"} {
+		raw := evalIn[string](t, ctx, `(() => {
+			const el = document.querySelector('li.warrant[data-approval-id="inv"] `+sel+`');
+			const labels = [...el.querySelectorAll('span.ctl')].map((s) => s.textContent);
+			const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+			let text = '';
+			while (walk.nextNode()) if (!walk.currentNode.parentElement.closest('span.ctl')) text += walk.currentNode.data;
+			return JSON.stringify({labels, text});
+		})()`)
+		var got shown
+		if err := json.Unmarshal([]byte(raw), &got); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Labels, want) {
+			missing := slices.DeleteFunc(slices.Clone(want), func(l string) bool { return slices.Contains(got.Labels, l) })
+			t.Errorf("%s: %d characters made visible, want %d; not made visible: %v", sel, len(got.Labels), len(want), missing)
+		}
+		for _, r := range got.Text {
+			if contracts.Invisible(r) {
+				t.Errorf("%s: U+%04X is shown as itself", sel, r)
+			}
+		}
+	}
+}
