@@ -87,15 +87,8 @@ func ParseEventLine(raw []byte) (Line, error) {
 	if err := checkNode(root, lineWireType, ""); err != nil {
 		return Line{}, err
 	}
-	if hashNode == nil {
-		return Line{}, fieldErr("hash", "required field is missing")
-	}
-	l, err := headerOf(raw, root)
+	l, err := validHeader(raw, root, hashNode)
 	if err != nil {
-		return Line{}, err
-	}
-	l.Raw = raw
-	if err := l.validateHeader(); err != nil {
 		return Line{}, err
 	}
 	ev := reflect.New(eventTypes[l.Type]).Interface().(Event)
@@ -152,15 +145,8 @@ func ParseLineHeader(raw []byte) (Line, error) {
 			return Line{}, fieldErr(k, "must be a string")
 		}
 	}
-	if hashNode == nil {
-		return Line{}, fieldErr("hash", "required field is missing")
-	}
-	l, err := headerOf(raw, root)
+	l, err := validHeader(raw, root, hashNode)
 	if err != nil {
-		return Line{}, err
-	}
-	l.Raw = raw
-	if err := l.validateHeader(); err != nil {
 		return Line{}, err
 	}
 	sum, err := hashWithout(raw, root, hashNode)
@@ -171,6 +157,20 @@ func ParseLineHeader(raw []byte) (Line, error) {
 		return Line{}, fmt.Errorf("seq %d: %w", l.Seq, ErrHashMismatch)
 	}
 	return l, nil
+}
+
+// validHeader reads and validates a line's header (its hash member must be
+// there: hashNode).
+func validHeader(raw []byte, root, hashNode *node) (Line, error) {
+	if hashNode == nil {
+		return Line{}, fieldErr("hash", "required field is missing")
+	}
+	l, err := headerOf(raw, root)
+	if err != nil {
+		return Line{}, err
+	}
+	l.Raw = raw
+	return l, l.validateHeader()
 }
 
 // cutMember returns a compact object's bytes without member i.
