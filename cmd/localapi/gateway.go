@@ -229,16 +229,27 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 			pathParams[k] = v
 		}
 	}
-	firm, user, roles := r.Header.Get(HeaderDevFirm), r.Header.Get(HeaderDevUser), r.Header.Get(HeaderDevRoles)
+	firm, user := r.Header.Get(HeaderDevFirm), r.Header.Get(HeaderDevUser)
 	if firm == "" {
 		firm = DevFirm
 	}
 	if user == "" {
 		user = DevUser
 	}
-	if strings.TrimSpace(roles) == "" {
-		roles = DevRoles
+	roles := devRoles(r.Header.Get(HeaderDevRoles))
+	// The token the authorizer would have verified, carrying the claims:
+	// the functions read the roles from it (httpapi.Config.Principal).
+	// Unsigned: API Gateway checks signatures, the functions never do.
+	token := map[string]any{
+		"sub":      user,
+		firmClaim:  firm,
+		rolesClaim: roles,
+		"iss":      devIssuer,
+		"aud":      devAudience,
+		"iat":      now.Unix(),
+		"exp":      now.Add(time.Hour).Unix(),
 	}
+	headers["authorization"] = "Bearer " + unsignedJWT(token)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version:               "2.0",
 		RouteKey:              route.Key(),
@@ -270,9 +281,9 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 					Claims: map[string]string{
 						"sub":      user,
 						firmClaim:  firm,
-						rolesClaim: renderRoles(roles),
-						"iss":      "http://localapi.invalid/",
-						"aud":      "warrant-local",
+						rolesClaim: renderClaim(roles),
+						"iss":      devIssuer,
+						"aud":      devAudience,
 						"iat":      strconv.FormatInt(now.Unix(), 10),
 						"exp":      strconv.FormatInt(now.Add(time.Hour).Unix(), 10),
 					},
@@ -290,14 +301,52 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 	return ev
 }
 
-// renderRoles turns "counsel, associate" or "counsel associate" into what
-// API Gateway makes of an array claim: "[counsel associate]".
-func renderRoles(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "[") {
-		return s // already rendered
+// The local token's issuer and audience.
+const (
+	devIssuer   = "http://localapi.invalid/"
+	devAudience = "warrant-local"
+)
+
+// devRoles reads X-Dev-Roles: a JSON array of strings, taken exactly (the
+// way to send a role with a space in it, ["associate counsel"]), or names
+// separated by commas or spaces. Absent or blank: DevRoles. A value that
+// starts like an array but is not one is passed on as a string, and the
+// function refuses the token's malformed roles claim (401), as it would a
+// real one.
+func devRoles(h string) any {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		h = DevRoles
 	}
-	return "[" + strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), " ") + "]"
+	if strings.HasPrefix(h, "[") {
+		var list []string
+		if json.Unmarshal([]byte(h), &list) != nil || list == nil {
+			return h
+		}
+		return list
+	}
+	return strings.FieldsFunc(h, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+}
+
+// renderClaim is what API Gateway's payload format 2.0 makes of a claim: a
+// string as it is, an array as its elements in brackets, separated by
+// single spaces: ["counsel","associate"] is "[counsel associate]".
+func renderClaim(v any) string {
+	if list, ok := v.([]string); ok {
+		return "[" + strings.Join(list, " ") + "]"
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// unsignedJWT is a compact JWT of payload with alg "none" and no signature.
+func unsignedJWT(payload map[string]any) string {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		panic(err) // strings, string slices and integers always marshal
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + enc.EncodeToString(b) + "."
 }
 
 // decodeResponse reads a payload format 2.0 response; a payload without a

@@ -487,8 +487,55 @@ func TestToEvent(t *testing.T) {
 	if !ev.IsBase64Encoded || ev.Body != base64.StdEncoding.EncodeToString(bin) {
 		t.Fatalf("binary body: %q base64 %v", ev.Body, ev.IsBase64Encoded)
 	}
-	if got := renderRoles("counsel"); got != "[counsel]" {
-		t.Fatalf("renderRoles = %q", got)
+}
+
+// tokenPayload decodes the payload of the bearer token an event carries.
+func tokenPayload(t *testing.T, ev events.APIGatewayV2HTTPRequest) map[string]any {
+	t.Helper()
+	h := ev.Headers["authorization"]
+	parts := strings.Split(strings.TrimPrefix(h, "Bearer "), ".")
+	if !strings.HasPrefix(h, "Bearer ") || len(parts) != 3 || parts[2] != "" {
+		t.Fatalf("authorization %q is not an unsigned bearer JWT", h)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestToEventToken: the event carries the bearer token the authorizer would
+// have verified, whose payload holds the claims (the functions read the
+// roles there), and the authorizer's claims as API Gateway renders them.
+// X-Dev-Roles may be a JSON array, taken exactly; the client's own
+// Authorization header is replaced.
+func TestToEventToken(t *testing.T) {
+	route := &Route{Method: "GET", Path: "/v1/approvals", Function: "runs"}
+	for _, tc := range []struct {
+		header   string
+		want     any
+		rendered string
+	}{
+		{"counsel, associate", []any{"counsel", "associate"}, "[counsel associate]"},
+		{`["associate counsel"]`, []any{"associate counsel"}, "[associate counsel]"},
+		{`["associate","counsel"]`, []any{"associate", "counsel"}, "[associate counsel]"},
+		{`["unterminated"`, `["unterminated"`, `["unterminated"`},
+	} {
+		req := httptest.NewRequest("GET", "http://127.0.0.1:3000/v1/approvals", nil)
+		req.Header.Set("X-Dev-Roles", tc.header)
+		req.Header.Set("Authorization", "Bearer a.b.c")
+		ev := toEvent(req, route, nil, nil, "rid", time.Unix(1796232700, 0), "custom:firm", "cognito:groups")
+		p := tokenPayload(t, ev)
+		if !reflect.DeepEqual(p["cognito:groups"], tc.want) || p["sub"] != DevUser || p["custom:firm"] != DevFirm || p["exp"] != float64(1796232700+3600) {
+			t.Errorf("X-Dev-Roles %s: token %v", tc.header, p)
+		}
+		if c := ev.RequestContext.Authorizer.JWT.Claims; c["cognito:groups"] != tc.rendered || c["custom:firm"] != DevFirm {
+			t.Errorf("X-Dev-Roles %s: claims %v", tc.header, c)
+		}
 	}
 }
 
