@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant/internal/proc"
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 )
 
@@ -698,5 +699,80 @@ Resources:
 	}
 	if _, err := LoadTemplate(path, Locals{}); err == nil || !strings.Contains(err.Error(), `"Missing"`) || !strings.Contains(err.Error(), "environment variable B") {
 		t.Fatalf("an undefined condition: err = %v", err)
+	}
+}
+
+// TestGatewayRefusesForeignHostAndOrigin: the local gateway answers only
+// requests addressed to this machine's loopback by name (a DNS-rebinding
+// page's requests carry its own host name) and, when a browser says where a
+// request comes from, only its own origin. Refusals are problem+json naming
+// the header, and nothing reaches a function.
+func TestGatewayRefusesForeignHostAndOrigin(t *testing.T) {
+	gw := &Gateway{Routes: []Route{{Method: "GET", Path: "/v1/approvals", Function: "runs", segs: splitPath("/v1/approvals")}}, DevDesk: DevDeskConfig()}
+	for _, tc := range []struct {
+		name, host, origin string
+		refused            string // the header named; "" means served
+	}{
+		{"127.0.0.1", "127.0.0.1:3000", "", ""},
+		{"localhost", "localhost:3000", "", ""},
+		{"ipv6 loopback", "[::1]:3000", "", ""},
+		{"no port", "localhost", "", ""},
+		{"own origin", "127.0.0.1:3000", "http://127.0.0.1:3000", ""},
+		{"own origin, localhost", "LocalHost:3000", "http://localhost:3000", ""},
+
+		{"rebinding host", "attacker.example:3000", "", "Host"},
+		{"rebinding host, same origin", "attacker.example:3000", "http://attacker.example:3000", "Host"},
+		{"loopback-looking name", "127.0.0.1.attacker.example:3000", "", "Host"},
+		{"another loopback address", "127.0.0.2:3000", "", "Host"},
+		{"the machine's LAN address", "192.168.1.20:3000", "", "Host"},
+		{"empty host", "", "", "Host"},
+		{"cross-site page", "127.0.0.1:3000", "https://attacker.example", "Origin"},
+		{"opaque origin", "127.0.0.1:3000", "null", "Origin"},
+		{"another local origin", "127.0.0.1:3000", "http://localhost:3000", "Origin"},
+		{"another port", "127.0.0.1:3000", "http://127.0.0.1:5173", "Origin"},
+		{"https", "127.0.0.1:3000", "https://127.0.0.1:3000", "Origin"},
+	} {
+		for _, path := range []string{"/v1/nothing", "/desk/config.json"} {
+			req := httptest.NewRequest("GET", "http://placeholder"+path, nil)
+			req.Host = tc.host
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			rec := httptest.NewRecorder()
+			gw.ServeHTTP(rec, req)
+			if tc.refused == "" {
+				if rec.Code == http.StatusForbidden {
+					t.Errorf("%s %s: refused: %s", tc.name, path, rec.Body)
+				}
+				continue
+			}
+			var p map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &p)
+			detail, _ := p["detail"].(string)
+			if rec.Code != http.StatusForbidden || rec.Header().Get("Content-Type") != "application/problem+json" || p["kind"] != "forbidden" ||
+				!strings.HasPrefix(detail, "header "+tc.refused+" ") {
+				t.Errorf("%s %s: %d %s %s, want a 403 problem naming header %s", tc.name, path, rec.Code, rec.Header().Get("Content-Type"), rec.Body, tc.refused)
+			}
+			if tc.host != "" && strings.Contains(detail, tc.host) || tc.origin != "" && strings.Contains(detail, tc.origin) {
+				t.Errorf("%s: the problem echoes the header: %s", tc.name, detail)
+			}
+		}
+	}
+}
+
+// TestDefaultIdentityIsNotCounsel: a request without X-Dev-* headers is the
+// dev firm's associate; counsel must be asked for (X-Dev-Roles: counsel).
+func TestDefaultIdentityIsNotCounsel(t *testing.T) {
+	route := &Route{Method: "POST", Path: "/v1/runs/{run_id}/approvals/{approval_id}", Function: "approve"}
+	req := httptest.NewRequest("POST", "http://127.0.0.1:3000/v1/runs/r/approvals/a", strings.NewReader("{}"))
+	p := tokenPayload(t, toEvent(req, route, nil, []byte("{}"), "rid", time.Now(), "firm_id", "roles"))
+	if !reflect.DeepEqual(p["roles"], []any{"associate"}) || p["sub"] != walkthrough.Associate || p["firm_id"] != walkthrough.Firm {
+		t.Fatalf("default identity %v, want the dev firm's associate", p)
+	}
+	req.Header.Set("X-Dev-Roles", "counsel")
+	req.Header.Set("X-Dev-User", walkthrough.Counsel)
+	p = tokenPayload(t, toEvent(req, route, nil, []byte("{}"), "rid", time.Now(), "firm_id", "roles"))
+	if !reflect.DeepEqual(p["roles"], []any{"counsel"}) || p["sub"] != walkthrough.Counsel {
+		t.Fatalf("asked for counsel: %v", p)
 	}
 }
