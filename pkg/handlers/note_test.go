@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -55,5 +56,26 @@ func TestApproveRolesAsAPIGatewayRendersThem(t *testing.T) {
 	resp := s.call(approveReq(t, h, "approve", h.hash).roles("associate", "counsel"))
 	if resp.StatusCode != 200 {
 		t.Fatalf(`approve with roles ["associate","counsel"]: %d %s`, resp.StatusCode, resp.Body)
+	}
+}
+
+// TestRolesTheEdgeAcceptsTheLedgerRecords: a role name the API accepts from
+// a token is one run.started records (httpapi's rule is contracts'), so a
+// caller the edge lets in can start a run; at the rule's edges too.
+func TestRolesTheEdgeAcceptsTheLedgerRecords(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	for _, roles := range [][]string{
+		{"associate"},
+		{"_x", "Senior_Associate-2", strings.Repeat("r", 64)},
+		{},
+	} {
+		resp := s.post(fixture(t, "invoke.json").roles(roles...))
+		if resp.StatusCode != 202 {
+			t.Fatalf("roles %q: %d %s", roles, resp.StatusCode, resp.Body)
+		}
+		st := s.auditRun(decode[handlers.RunView](t, resp).RunID)
+		if !slices.Equal(st.UserRoles, roles) && !(len(roles) == 0 && len(st.UserRoles) == 0) {
+			t.Fatalf("run.started roles %q, want %q", st.UserRoles, roles)
+		}
 	}
 }
