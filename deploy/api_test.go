@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 )
 
 type route struct{ Method, Path string }
@@ -155,5 +158,25 @@ func TestHTTPAPIAuthorizerAndAccessLog(t *testing.T) {
 		if !vals[want] {
 			t.Errorf("access log format lacks %s", want)
 		}
+	}
+}
+
+// integrationTimeout is API Gateway's HTTP API limit on an integration: it
+// answers 503 after 30 s whatever the function's Timeout.
+const integrationTimeout = 30
+
+// TestRunsFunctionOutlastsTheLongestWait: GET /v1/runs/{id}?wait=MaxWait
+// waits up to MaxWait seconds and then reads the ledger, which the handler
+// keeps WaitMargin for; the runs function's Timeout must hold both, and stay
+// within API Gateway's integration timeout so the function, not the
+// gateway, ends a call that overruns. (At the Globals' 10 s every long poll
+// of a running run timed out.)
+func TestRunsFunctionOutlastsTheLongestWait(t *testing.T) {
+	raw := rawTemplate(t)
+	timeout := time.Duration(functionTimeout(raw, "RunsFunction")) * time.Second
+	need := handlers.MaxWait*time.Second + handlers.WaitMargin
+	if timeout <= need || timeout > integrationTimeout*time.Second {
+		t.Errorf("RunsFunction: Timeout %s, want more than ?wait's %d s plus the handler's %s margin (%s) and at most API Gateway's %d s",
+			timeout, handlers.MaxWait, handlers.WaitMargin, need, integrationTimeout)
 	}
 }

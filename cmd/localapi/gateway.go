@@ -29,15 +29,17 @@ import (
 
 // Dev identity: LOCAL ONLY. API Gateway's JWT authorizer verifies a token
 // and passes its claims; the local gateway verifies nothing and takes the
-// claims from these headers instead (or the defaults below).
+// claims from these headers instead (or the defaults below). The default is
+// the dev firm's associate, never counsel: a request that does not ask for
+// counsel (X-Dev-Roles: counsel) cannot sign a warrant.
 const (
 	HeaderDevFirm  = "X-Dev-Firm"
 	HeaderDevUser  = "X-Dev-User"
 	HeaderDevRoles = "X-Dev-Roles"
 
-	DevFirm  = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
-	DevUser  = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
-	DevRoles = "counsel"
+	DevFirm  = walkthrough.Firm
+	DevUser  = walkthrough.Associate
+	DevRoles = "associate"
 )
 
 // DevDeskConfig is the desk's local sign-in: the dev firm, an associate and
@@ -90,6 +92,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := newRequestID()
 	w.Header().Set("Apigw-Requestid", reqID)
+	if err := fromThisMachine(r); err != nil {
+		writeProblem(w, err)
+		g.logf(g.AccessLog, "%s %s %s -> 403 refused: %v (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), err, time.Since(start).Round(time.Millisecond))
+		return
+	}
 	if g.DevDesk != nil && r.Method == http.MethodGet && r.URL.Path == "/desk/config.json" {
 		resp := desk.Serve("config.json", *g.DevDesk)
 		for k, v := range resp.Headers {
@@ -172,6 +179,35 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.logf(g.AccessLog, "%s %s %s -> %d %s (%s)", start.Format(time.RFC3339Nano), r.Method, r.URL.RequestURI(), status, route.Function, time.Since(start).Round(time.Millisecond))
 }
 
+// fromThisMachine refuses what a web page could make a browser send to the
+// local stack, which holds a dev identity for anyone who asks and may point
+// at a real table and real Bedrock:
+//
+//   - a Host that is not a loopback name (127.0.0.1, localhost or [::1], any
+//     port): a page that rebinds its own DNS name to 127.0.0.1 reaches this
+//     port as same-origin, but its requests carry its name in Host;
+//   - an Origin other than this gateway's own (http:// and the Host): a
+//     cross-site page's fetch or form post says where it comes from.
+//
+// A cross-site GET can still arrive without Origin (an image, a link); it
+// changes nothing and, with no CORS headers, the page cannot read the answer.
+// The problem names the header, never its value.
+func fromThisMachine(r *http.Request) error {
+	name := r.Host
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		name = h
+	}
+	switch strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")) {
+	case "127.0.0.1", "localhost", "::1":
+	default:
+		return failure.New(failure.KindForbidden, "header Host must name this machine's loopback (127.0.0.1, localhost or [::1]): the local gateway serves nothing else")
+	}
+	if origins, ok := r.Header["Origin"]; ok && (len(origins) != 1 || !strings.EqualFold(origins[0], "http://"+r.Host)) {
+		return failure.New(failure.KindForbidden, "header Origin is not the local gateway's own origin: it answers no other site's pages")
+	}
+	return nil
+}
+
 // toEvent renders r as API Gateway's payload format 2.0, with the dev
 // claims as the JWT authorizer's.
 func toEvent(r *http.Request, route *Route, params map[string]string, body []byte, reqID string, now time.Time, firmClaim, rolesClaim string) events.APIGatewayV2HTTPRequest {
@@ -229,16 +265,27 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 			pathParams[k] = v
 		}
 	}
-	firm, user, roles := r.Header.Get(HeaderDevFirm), r.Header.Get(HeaderDevUser), r.Header.Get(HeaderDevRoles)
+	firm, user := r.Header.Get(HeaderDevFirm), r.Header.Get(HeaderDevUser)
 	if firm == "" {
 		firm = DevFirm
 	}
 	if user == "" {
 		user = DevUser
 	}
-	if strings.TrimSpace(roles) == "" {
-		roles = DevRoles
+	roles := devRoles(r.Header.Get(HeaderDevRoles))
+	// The token the authorizer would have verified, carrying the claims:
+	// the functions read the roles from it (httpapi.Config.Principal).
+	// Unsigned: API Gateway checks signatures, the functions never do.
+	token := map[string]any{
+		"sub":      user,
+		firmClaim:  firm,
+		rolesClaim: roles,
+		"iss":      devIssuer,
+		"aud":      devAudience,
+		"iat":      now.Unix(),
+		"exp":      now.Add(time.Hour).Unix(),
 	}
+	headers["authorization"] = "Bearer " + unsignedJWT(token)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version:               "2.0",
 		RouteKey:              route.Key(),
@@ -270,9 +317,9 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 					Claims: map[string]string{
 						"sub":      user,
 						firmClaim:  firm,
-						rolesClaim: renderRoles(roles),
-						"iss":      "http://localapi.invalid/",
-						"aud":      "warrant-local",
+						rolesClaim: renderClaim(roles),
+						"iss":      devIssuer,
+						"aud":      devAudience,
 						"iat":      strconv.FormatInt(now.Unix(), 10),
 						"exp":      strconv.FormatInt(now.Add(time.Hour).Unix(), 10),
 					},
@@ -290,14 +337,52 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 	return ev
 }
 
-// renderRoles turns "counsel, associate" or "counsel associate" into what
-// API Gateway makes of an array claim: "[counsel associate]".
-func renderRoles(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "[") {
-		return s // already rendered
+// The local token's issuer and audience.
+const (
+	devIssuer   = "http://localapi.invalid/"
+	devAudience = "warrant-local"
+)
+
+// devRoles reads X-Dev-Roles: a JSON array of strings, taken exactly (the
+// way to send a role with a space in it, ["associate counsel"]), or names
+// separated by commas or spaces. Absent or blank: DevRoles. A value that
+// starts like an array but is not one is passed on as a string, and the
+// function refuses the token's malformed roles claim (401), as it would a
+// real one.
+func devRoles(h string) any {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		h = DevRoles
 	}
-	return "[" + strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), " ") + "]"
+	if strings.HasPrefix(h, "[") {
+		var list []string
+		if json.Unmarshal([]byte(h), &list) != nil || list == nil {
+			return h
+		}
+		return list
+	}
+	return strings.FieldsFunc(h, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+}
+
+// renderClaim is what API Gateway's payload format 2.0 makes of a claim: a
+// string as it is, an array as its elements in brackets, separated by
+// single spaces: ["counsel","associate"] is "[counsel associate]".
+func renderClaim(v any) string {
+	if list, ok := v.([]string); ok {
+		return "[" + strings.Join(list, " ") + "]"
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// unsignedJWT is a compact JWT of payload with alg "none" and no signature.
+func unsignedJWT(payload map[string]any) string {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		panic(err) // strings, string slices and integers always marshal
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + enc.EncodeToString(b) + "."
 }
 
 // decodeResponse reads a payload format 2.0 response; a payload without a

@@ -428,7 +428,8 @@ func waitFor(d time.Duration, cond func() bool) bool {
 // consumer gets each message as an SQS event, failures come back after the
 // visibility timeout and land in the dead-letter queue after
 // maxReceiveCount receives, and the scheduled function is called on its
-// local period. Then SIGTERM stops everything.
+// local period, and a function that outlives its timeout answers as API
+// Gateway does. Then SIGTERM stops everything.
 func TestQueueAndSchedule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a stack; skipped with -short")
@@ -464,6 +465,21 @@ func TestQueueAndSchedule(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("start-up lines lack %q:\n%s", want, stderr.String())
 		}
+	}
+	// A function that outlives its Timeout: Lambda answers the invoke with
+	// an error (Sandbox.Timedout), which API Gateway's HTTP API turns into
+	// its bare 500, never the emulator's 200 "Task timed out" text.
+	slow, err := http.Get("http://" + addr + "/slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowBody, _ := io.ReadAll(slow.Body)
+	slow.Body.Close()
+	if slow.StatusCode != http.StatusInternalServerError || strings.TrimSpace(string(slowBody)) != `{"message":"Internal Server Error"}` {
+		t.Errorf("a function that timed out: %d %s, want API Gateway's 500 {\"message\":\"Internal Server Error\"}", slow.StatusCode, slowBody)
+	}
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(stderr.String(), "Sandbox.Timedout") }) {
+		t.Errorf("the timeout is not reported on stderr:\n%s", stderr.String())
 	}
 	ids := map[string]string{}
 	for _, body := range []string{"ok", "flaky", "fail", "error"} {

@@ -16,7 +16,8 @@ const InvokePath = "/2015-03-31/functions/function/invocations"
 
 // FunctionError is an invocation the function (or its runtime) answered with
 // an error document, {"errorMessage", "errorType"}: a handler that returned
-// an error, a panic, or a bootstrap that exited (Runtime.ExitError).
+// an error, a panic, a bootstrap that exited (Runtime.ExitError), or an
+// invocation that outlived the function's timeout (TimeoutErrorType).
 type FunctionError struct {
 	Type       string   `json:"errorType"`
 	Message    string   `json:"errorMessage"`
@@ -29,6 +30,10 @@ type FunctionError struct {
 func (e *FunctionError) Error() string {
 	return fmt.Sprintf("function error %s: %s", e.Type, e.Message)
 }
+
+// TimeoutErrorType is Lambda's errorType for an invocation that ran past the
+// function's timeout.
+const TimeoutErrorType = "Sandbox.Timedout"
 
 // Invoke sends payload to the function and returns its response payload.
 // Calls are queued: the emulator never sees two at once. A function error
@@ -61,6 +66,9 @@ func (e *Emulator) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 		return nil, fmt.Errorf("rie: %s: invoke: read response: %w", e.name, err)
 	}
 	if fe := asFunctionError(resp, body); fe != nil {
+		return nil, fe
+	}
+	if fe := asTimeout(resp, body); fe != nil {
 		return nil, fe
 	}
 	if resp.StatusCode == http.StatusBadGateway && len(bytes.TrimSpace(body)) == 0 {
@@ -115,4 +123,18 @@ func asFunctionError(resp *http.Response, body []byte) *FunctionError {
 		fe.Type = resp.Header.Get("X-Amz-Function-Error")
 	}
 	return fe
+}
+
+// asTimeout recognizes the emulator's answer to an invocation that ran past
+// AWS_LAMBDA_FUNCTION_TIMEOUT: a 200 whose body is the bare text "Task timed
+// out after N.00 seconds". Lambda answers the same invocation with an error
+// (X-Amz-Function-Error, errorType Sandbox.Timedout), which is what callers
+// must see: as a payload, the text would pass for the function's answer.
+func asTimeout(resp *http.Response, body []byte) *FunctionError {
+	msg := string(bytes.TrimSpace(body))
+	rest, ok := strings.CutPrefix(msg, "Task timed out after ")
+	if resp.StatusCode != http.StatusOK || !ok || !strings.HasSuffix(rest, " seconds") {
+		return nil
+	}
+	return &FunctionError{Type: TimeoutErrorType, Message: msg, Status: resp.StatusCode}
 }

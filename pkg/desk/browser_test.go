@@ -92,7 +92,7 @@ func TestOIDCSignInInABrowser(t *testing.T) {
 	}
 	ctx := browsertest.Browser(t)
 	token := jwt(map[string]any{"sub": "c0c0c0c0-1111-4222-8333-444455556666", "email": "counsel@warrant-law.example",
-		"firm_id": "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b", "roles": "[counsel]"})
+		"firm_id": "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b", "roles": []string{"counsel", "associate counsel"}})
 	p := newIDP(t, token)
 	cfg := desk.Config{Auth: "oidc", ClientID: "desk-client", AuthorizeURL: p.srv.URL + "/authorize", TokenURL: p.srv.URL + "/token",
 		Scope: "openid email profile", FirmClaim: "firm_id", RolesClaim: "roles"}
@@ -141,7 +141,9 @@ func TestOIDCSignInInABrowser(t *testing.T) {
 	if p.exchanges != 1 || len(bearer) == 0 || bearer[0] != "Bearer "+token {
 		t.Fatalf("token exchanges %d, API saw Authorization %q", p.exchanges, bearer)
 	}
-	if !strings.Contains(who, "counsel@warrant-law.example") || !strings.Contains(who, "counsel") {
+	// The roles claim is an exact array, as the API reads it (issue 17,
+	// item 4): the title "associate counsel" is one role, not two.
+	if !strings.Contains(who, "counsel@warrant-law.example") || !strings.Contains(who, "counsel, associate counsel") {
 		t.Errorf("whoami %q", who)
 	}
 	if strings.Contains(loc, "code=") || strings.Contains(loc, "state=") || !strings.HasPrefix(loc, srv.URL+"/prod/desk") {

@@ -159,17 +159,25 @@ var badCases = []badCase{
 	{"invoke/missing claims", with(inv, noClaims), 401},
 	{"invoke/firm claim not a UUID", with(inv, func(e *event, _ *world) { e.claim("firm_id", secret) }), 401},
 	{"invoke/sub missing", with(inv, func(e *event, _ *world) { e.set("requestContext.authorizer.jwt.claims.sub", nil) }), 401},
-	{"invoke/roles malformed", with(inv, func(e *event, _ *world) { e.claim("roles", `["counsel"`) }), 401},
+	{"invoke/roles malformed", with(inv, func(e *event, _ *world) { e.tokenMember("roles", "associate") }), 401},
+	{"invoke/token of another user", with(inv, func(e *event, _ *world) { e.tokenMember("sub", fixCounsel) }), 401},
+	{"invoke/no bearer token", with(inv, func(e *event, _ *world) { e.set("headers.authorization", nil) }), 401},
 
 	// POST /v1/runs/{run_id}/approvals/{approval_id}
-	{"approve/not counsel", with(apr, func(e *event, _ *world) { e.claim("roles", "[associate paralegal]") }), 403},
-	{"approve/no roles claim", with(apr, func(e *event, _ *world) { e.set("requestContext.authorizer.jwt.claims.roles", nil) }), 403},
+	{"approve/not counsel", with(apr, func(e *event, _ *world) { e.roles("associate", "paralegal") }), 403},
+	{"approve/no roles claim", with(apr, func(e *event, _ *world) {
+		e.set("requestContext.authorizer.jwt.claims.roles", nil).tokenMember("roles", nil)
+	}), 403},
 	// "Counsel" is not a role token: the claim is malformed, so nobody is
 	// authenticated by it, let alone counsel (issue 11, item 4).
-	{"approve/role case variant", with(apr, func(e *event, _ *world) { e.claim("roles", "[Counsel]") }), 401},
-	{"approve/multi-word role containing counsel", with(apr, func(e *event, _ *world) { e.claim("roles", "[of counsel]") }), 401},
-	{"approve/json role containing counsel", with(apr, func(e *event, _ *world) { e.claim("roles", `["of counsel"]`) }), 403},
-	{"approve/bracketed role name", with(apr, func(e *event, _ *world) { e.claim("roles", "[[not counsel]]") }), 401},
+	{"approve/role case variant", with(apr, func(e *event, _ *world) { e.roles("Counsel") }), 403},
+	{"approve/multi-word role containing counsel", with(apr, func(e *event, _ *world) { e.roles("of counsel") }), 401},
+	{"approve/title made of role words", with(apr, func(e *event, _ *world) { e.roles("associate counsel") }), 401},
+	{"approve/bracketed role name", with(apr, func(e *event, _ *world) { e.roles("[not counsel]") }), 401},
+	{"approve/flattened claim says counsel, the token does not", with(apr, func(e *event, _ *world) {
+		e.roles("associate").set("requestContext.authorizer.jwt.claims.roles", "[counsel]")
+	}), 403},
+	{"approve/another counsel's token", with(apr, func(e *event, _ *world) { e.tokenMember("sub", fixUser) }), 401},
 	{"approve/nil authorizer", with(apr, noAuthorizer), 401},
 	{"approve/missing claims", with(apr, noClaims), 401},
 	{"approve/run_id not a UUID", with(apr, func(e *event, _ *world) { e.pathParam("run_id", secret) }), 400},

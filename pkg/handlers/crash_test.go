@@ -224,7 +224,7 @@ func TestCrashInjection(t *testing.T) {
 			if got := clean.outcome(); got != "completed, 1 effect(s), 0 sweep(s)" || clean.crash != "" {
 				t.Fatalf("the walk without a crash: %s", got)
 			}
-			t.Logf("%s: %d writes in the walk, %d injection points: %s", ep.name, len(ops), 2*len(ops), strings.Join(ops, " "))
+			t.Logf("%s: %d writes in the walk, %d injection points: %s", ep.name, len(ops), 3*len(ops), strings.Join(ops, " "))
 			for k := 1; k <= len(ops); k++ {
 				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose, dynamotest.FaultTransient} {
 					t.Run(fmt.Sprintf("%02d-%s-%s", k, ops[k-1], mode), func(t *testing.T) {

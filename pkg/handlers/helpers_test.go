@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"maps"
 	"os"
@@ -329,6 +330,7 @@ func (s *stack) call(ev *event) events.APIGatewayV2HTTPResponse {
 	s.drain()
 	get := fixture(s.t, "get-run.json").runPath(v.RunID, "").query(map[string]string{"consistent": "true"})
 	get.obj("requestContext.authorizer.jwt")["claims"] = maps.Clone(ev.obj("requestContext.authorizer.jwt.claims"))
+	get.set("headers.authorization", ev.obj("headers")["authorization"])
 	if cid := resp.Headers[httpapi.CorrelationHeader]; cid != "" {
 		get.set("headers.x-correlation-id", cid)
 	}
@@ -449,8 +451,51 @@ func (e *event) set(path string, v any) *event {
 	return e
 }
 
-func (e *event) body(b string) *event     { return e.set("body", b) }
-func (e *event) claim(k, v string) *event { return e.set("requestContext.authorizer.jwt.claims."+k, v) }
+func (e *event) body(b string) *event { return e.set("body", b) }
+
+// claim sets a claim as the authorizer passes it and in the bearer
+// token's payload, as one token would carry it.
+func (e *event) claim(k, v string) *event {
+	e.set("requestContext.authorizer.jwt.claims."+k, v)
+	return e.tokenMember(k, v)
+}
+
+// roles gives the caller these roles: the token's roles claim is exactly
+// this array, and the authorizer's claim is API Gateway's rendering of it
+// ("[a b]"), which the handlers never read.
+func (e *event) roles(rs ...string) *event {
+	e.set("requestContext.authorizer.jwt.claims.roles", "["+strings.Join(rs, " ")+"]")
+	return e.tokenMember("roles", rs)
+}
+
+// tokenMember sets (nil: removes) one member of the bearer token's payload.
+func (e *event) tokenMember(k string, v any) *event {
+	h, _ := e.obj("headers")["authorization"].(string)
+	parts := strings.Split(strings.TrimPrefix(h, "Bearer "), ".")
+	if len(parts) != 3 {
+		panic("the event carries no bearer token: " + h)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		panic(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var payload map[string]any
+	if err := dec.Decode(&payload); err != nil {
+		panic(err)
+	}
+	if v == nil {
+		delete(payload, k)
+	} else {
+		payload[k] = v
+	}
+	if b, err = json.Marshal(payload); err != nil {
+		panic(err)
+	}
+	parts[1] = base64.RawURLEncoding.EncodeToString(b)
+	return e.set("headers.authorization", "Bearer "+strings.Join(parts, "."))
+}
 func (e *event) pathParam(k, v string) *event {
 	return e.set("pathParameters."+k, v)
 }

@@ -107,7 +107,7 @@ func TestInvokeKeyReusedForAnotherRequest(t *testing.T) {
 		"cost_cap_usd":    "0.50",
 	}
 	req := func(edit func(m map[string]any)) *event {
-		ev := fixture(t, "invoke.json").set("headers.idempotency-key", key).claim("roles", "[associate partner]").
+		ev := fixture(t, "invoke.json").set("headers.idempotency-key", key).roles("associate", "partner").
 			bodyJSON(maps.Clone(body))
 		if edit != nil {
 			ev.editBody(edit)
@@ -137,9 +137,9 @@ func TestInvokeKeyReusedForAnotherRequest(t *testing.T) {
 		{"history dropped", req(drop("history"))},
 		{"cost_cap_usd changed", req(set("cost_cap_usd", "0.51"))},
 		{"cost_cap_usd dropped (the default)", req(drop("cost_cap_usd"))},
-		{"a role more", req(nil).claim("roles", "[associate partner counsel]")},
-		{"a role less", req(nil).claim("roles", "[associate]")},
-		{"no roles", req(nil).claim("roles", "[]")},
+		{"a role more", req(nil).roles("associate", "partner", "counsel")},
+		{"a role less", req(nil).roles("associate")},
+		{"no roles", req(nil).roles([]string{}...)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if p := s.wantProblem(c.name, s.post(c.ev), 409); p.Kind != "conflict" {
@@ -156,7 +156,7 @@ func TestInvokeKeyReusedForAnotherRequest(t *testing.T) {
 		{"the same request", req(nil)},
 		{"another correlation_id", req(set("correlation_id", "4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a"))},
 		{"no correlation_id, another x-correlation-id", req(drop("correlation_id")).set("headers.x-correlation-id", "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b")},
-		{"the roles in another order", req(nil).claim("roles", "[partner associate]")},
+		{"the roles in another order", req(nil).roles("partner", "associate")},
 		{"a cost cap spelled otherwise", req(set("cost_cap_usd", "0.5"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {

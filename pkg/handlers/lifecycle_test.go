@@ -169,7 +169,7 @@ func TestUnknownOutcomeAndReconciliation(t *testing.T) {
 
 	before := s.scan()
 	s.wantProblem("not counsel", s.call(reconcileReq(t, h.runID, ref, map[string]any{"outcome": "not_executed"}).
-		claim("roles", "[associate]")), 403)
+		roles("associate")), 403)
 	s.wantProblem("executed without a reference", s.call(reconcileReq(t, h.runID, ref, map[string]any{"outcome": "executed"})), 400)
 	s.wantProblem("unknown outcome word", s.call(reconcileReq(t, h.runID, ref, map[string]any{"outcome": "maybe"})), 400)
 	s.wantProblem("another effect", s.call(reconcileReq(t, h.runID, h.approvalID, map[string]any{"outcome": "not_executed"})), 404)

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -37,13 +38,44 @@ func TestApproveNoteLimitIsCharacters(t *testing.T) {
 	s.wantUnchanged("2001-character note", before)
 }
 
-// TestApproveRolesAsAPIGatewayRendersThem: a counsel who holds several roles
-// arrives as "[associate counsel]" and may decide.
+// TestApproveRolesAsAPIGatewayRendersThem: API Gateway renders both
+// ["associate counsel"] (a title) and ["associate","counsel"] (two roles)
+// as "[associate counsel]". The handlers read the roles from the token: the
+// title is refused and writes nothing, the two roles may decide (issue 17,
+// item 4).
 func TestApproveRolesAsAPIGatewayRendersThem(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	h := s.startHeld(t)
-	resp := s.call(approveReq(t, h, "approve", h.hash).claim("roles", "[associate counsel]"))
+	before := s.scan()
+	title := approveReq(t, h, "approve", h.hash).roles("associate counsel")
+	if got := title.obj("requestContext.authorizer.jwt.claims")["roles"]; got != "[associate counsel]" {
+		t.Fatalf("rendered claim %q", got)
+	}
+	s.wantProblem("a title made of role words", s.call(title), 401)
+	s.wantUnchanged("a title made of role words", before)
+	resp := s.call(approveReq(t, h, "approve", h.hash).roles("associate", "counsel"))
 	if resp.StatusCode != 200 {
-		t.Fatalf("approve with roles [associate counsel]: %d %s", resp.StatusCode, resp.Body)
+		t.Fatalf(`approve with roles ["associate","counsel"]: %d %s`, resp.StatusCode, resp.Body)
+	}
+}
+
+// TestRolesTheEdgeAcceptsTheLedgerRecords: a role name the API accepts from
+// a token is one run.started records (httpapi's rule is contracts'), so a
+// caller the edge lets in can start a run; at the rule's edges too.
+func TestRolesTheEdgeAcceptsTheLedgerRecords(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	for _, roles := range [][]string{
+		{"associate"},
+		{"_x", "Senior_Associate-2", strings.Repeat("r", 64)},
+		{},
+	} {
+		resp := s.post(fixture(t, "invoke.json").roles(roles...))
+		if resp.StatusCode != 202 {
+			t.Fatalf("roles %q: %d %s", roles, resp.StatusCode, resp.Body)
+		}
+		st := s.auditRun(decode[handlers.RunView](t, resp).RunID)
+		if !slices.Equal(st.UserRoles, roles) && !(len(roles) == 0 && len(st.UserRoles) == 0) {
+			t.Fatalf("run.started roles %q, want %q", st.UserRoles, roles)
+		}
 	}
 }

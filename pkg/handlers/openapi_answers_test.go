@@ -181,7 +181,7 @@ func TestReconcile(t *testing.T) {
 		{"body over 256 KiB", reconcileReq(t, h.runID, ref, map[string]any{"outcome": "not_executed", "note": strings.Repeat("n", 300<<10)}), 413, failure.KindPayloadTooLarge},
 		{"no authorizer", reconcileReq(t, h.runID, ref, executed).set("requestContext.authorizer", nil), 401, failure.KindUnauthenticated},
 		{"missing claims", reconcileReq(t, h.runID, ref, executed).set("requestContext.authorizer.jwt.claims", nil), 401, failure.KindUnauthenticated},
-		{"not counsel", reconcileReq(t, h.runID, ref, executed).claim("roles", "[associate]"), 403, failure.KindForbidden},
+		{"not counsel", reconcileReq(t, h.runID, ref, executed).roles("associate"), 403, failure.KindForbidden},
 		{"unknown run", reconcileReq(t, uuid.NewString(), ref, executed), 404, failure.KindNotFound},
 		{"another firm's counsel", reconcileReq(t, h.runID, ref, executed).claim("firm_id", otherFirm), 404, failure.KindNotFound},
 		{"unknown effect_ref", reconcileReq(t, h.runID, uuid.NewString(), executed), 404, failure.KindNotFound},

@@ -35,7 +35,8 @@ type RunsStore interface {
 //
 //	GET /v1/runs/{run_id}[?consistent=true]     the run view: the stream projection, or a fold of the ledger
 //	GET /v1/runs/{run_id}?wait=N                waits up to N seconds (1..20) while the run is running, then
-//	                                            answers the consistent view (a long poll after a 202)
+//	                                            answers the consistent view (a long poll after a 202); the
+//	                                            wait ends WaitMargin before the invocation's deadline
 //	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M&head=true]  ledger lines as NDJSON; X-Next-After-Seq when more remain;
 //	                                            with head=true the last page ends with the run's signed head
 //	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
@@ -74,6 +75,13 @@ const (
 
 // MaxWait bounds ?wait: API Gateway ends an integration at 30 s.
 const MaxWait = 20
+
+// WaitMargin is what a long poll leaves of its invocation's time for what
+// follows the wait: the consistent read of the ledger, its fold against the
+// signed head, and the answer. A wait never runs closer than this to the
+// Lambda deadline; the runs function's Timeout is at least MaxWait plus this
+// (the template test checks it).
+const WaitMargin = 3 * time.Second
 
 // Handle is the Lambda handler; it dispatches on the API Gateway route key.
 func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -159,7 +167,7 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	if wait > 0 {
-		if run, err = h.waitWhileRunning(ctx, run, time.Duration(wait)*time.Second); err != nil {
+		if run, err = h.waitWhileRunning(ctx, run, waitBound(ctx, time.Duration(wait)*time.Second)); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
 		consistent = "true"
@@ -185,6 +193,16 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 	return httpapi.JSON(200, runView(st, run), id.CorrelationID), nil
 }
 
+// waitBound is how long a wait of d may last in ctx: d, cut to end
+// WaitMargin before ctx's deadline (the Lambda invocation's). Zero or less
+// means no wait at all: the run is read once.
+func waitBound(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)-WaitMargin)
+	}
+	return d
+}
+
 // waitWhileRunning re-reads the run item (a strongly consistent read) until
 // the run is no longer running or d passed, whichever comes first; a
 // cancelled request ends the wait early with what it has.
@@ -192,6 +210,9 @@ func (h *Runs) waitWhileRunning(ctx context.Context, run warrant.Run, d time.Dur
 	poll := h.Poll
 	if poll <= 0 {
 		poll = 250 * time.Millisecond
+	}
+	if d <= 0 {
+		return run, nil
 	}
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -54,10 +56,20 @@ func (p Principal) HasRole(r string) bool { return slices.Contains(p.Roles, r) }
 // IsCounsel reports whether the caller holds RoleCounsel.
 func (p Principal) IsCounsel() bool { return p.HasRole(RoleCounsel) }
 
-// Principal reads the caller from the JWT authorizer's claims. A missing
-// authorizer or claim fails closed as unauthenticated: a route deployed
-// without the authorizer must not serve anyone. Errors name the claim,
-// never its value. A missing roles claim means no roles.
+// Principal reads the caller. Firm and user are the JWT authorizer's
+// claims; the roles are the roles claim of the token the authorizer
+// verified, read from the request's bearer token exactly as the issuer wrote
+// it, because payload format 2.0 flattens an array claim into a string that
+// loses its elements' boundaries: ["associate counsel"] and
+// ["associate","counsel"] both arrive as "[associate counsel]" (issue 17,
+// item 4). The token must be the one the authorizer verified: its user and
+// firm claims must equal the authorizer's, or the request fails closed.
+//
+// A missing authorizer, claim or token is unauthenticated: a route deployed
+// without the authorizer must not serve anyone. Errors name the claim or
+// header, never its value. A token without a roles claim has no roles; one
+// whose roles claim is not a JSON array of role names is refused (see
+// tokenRoles).
 func (c Config) Principal(req events.APIGatewayV2HTTPRequest) (Principal, error) {
 	c = c.withDefaults()
 	auth := req.RequestContext.Authorizer
@@ -73,9 +85,20 @@ func (c Config) Principal(req events.APIGatewayV2HTTPRequest) (Principal, error)
 	if err != nil {
 		return Principal{}, err
 	}
-	roles, ok := parseRoles(claims[c.RolesClaim])
-	if !ok {
-		return Principal{}, failure.New(failure.KindUnauthenticated, "claim "+c.RolesClaim+" is malformed")
+	token, err := bearerPayload(req.Headers)
+	if err != nil {
+		return Principal{}, err
+	}
+	for _, name := range []string{c.UserClaim, c.FirmClaim} {
+		var v string
+		if raw, ok := token[name]; !ok || contracts.DecodeStrict(raw, &v) != nil || v != claims[name] {
+			return Principal{}, failure.New(failure.KindUnauthenticated,
+				"claim "+name+" of the bearer token does not match the authorizer's: the token is not the one it verified")
+		}
+	}
+	roles, err := tokenRoles(token, c.RolesClaim)
+	if err != nil {
+		return Principal{}, err
 	}
 	return Principal{FirmID: firm, UserID: user, Roles: roles}, nil
 }
@@ -96,49 +119,92 @@ func uuidClaim(claims map[string]string, name string) (string, error) {
 // and comparisons.
 func isCanonicalUUID(s string) bool { return contracts.CheckUUID("", s) == nil }
 
-// RoleTokens is the closed set of role names a roles claim may carry in API
-// Gateway's flattened form. The set is what makes that form unambiguous: an
-// array claim ["of counsel"] arrives as "[of counsel]", exactly like
-// ["of","counsel"]; "of" is not a role token, so the claim is refused rather
-// than read as granting counsel.
-var RoleTokens = []string{RoleCounsel, "associate", "paralegal", "partner", "staff", "admin"}
+// maxTokenBytes bounds the Authorization header read: API Gateway limits a
+// request's headers to 10 KiB.
+const maxTokenBytes = 10 << 10
 
-// parseRoles reads a roles claim exactly. Payload format 2.0 carries claims
-// as map[string]string, and API Gateway renders an array claim as its
-// elements inside brackets, separated by single spaces, without quotes:
-// ["counsel","associate"] arrives as "[counsel associate]". Accepted:
-//
-//   - a JSON array of non-empty strings (a token or harness that stringifies
-//     the claim as JSON), each element a role as it is, spaces and all;
-//   - the bracket form or a single bare token, every token in RoleTokens;
-//   - an empty claim or "[]": no roles.
-//
-// Anything else is malformed, and the caller fails closed rather than guess.
-func parseRoles(raw string) (roles []string, ok bool) {
-	s := strings.TrimSpace(raw)
-	switch {
-	case s == "" || s == "[]":
-		return nil, true
-	case strings.HasPrefix(s, "[") && strings.HasPrefix(strings.TrimSpace(s[1:]), `"`):
-		var list []string
-		if err := contracts.DecodeStrict([]byte(s), &list); err != nil {
-			return nil, false
+// bearerPayload returns the members of the JWT in the Authorization header:
+// "Bearer <jwt>" or the bare token, the two forms API Gateway's JWT
+// authorizer accepts. Only the payload is read; the signature is API
+// Gateway's to check, and it did before the function was invoked. The
+// payload must be a JSON object held to the service's strict decoding (no
+// duplicate members, which two parsers could read differently).
+func bearerPayload(headers map[string]string) (map[string]json.RawMessage, error) {
+	h, ok := Header(headers, "authorization")
+	if !ok || h == "" {
+		return nil, failure.New(failure.KindUnauthenticated, "header Authorization carries no bearer token")
+	}
+	if len(h) > maxTokenBytes {
+		return nil, failure.New(failure.KindUnauthenticated, "header Authorization is too long")
+	}
+	if scheme, rest, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		h = rest
+	}
+	parts := strings.Split(h, ".")
+	if len(parts) != 3 || !isBase64URL(parts[0]) || !isBase64URL(parts[1]) || !isBase64URL(parts[2]) {
+		return nil, failure.New(failure.KindUnauthenticated, "header Authorization does not hold a compact JWT")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, failure.New(failure.KindUnauthenticated, "header Authorization: the JWT's payload is not base64url")
+	}
+	var payload map[string]json.RawMessage
+	if err := contracts.DecodeStrict(b, &payload); err != nil || payload == nil {
+		// Not err's text: its path would name the token's members.
+		return nil, failure.New(failure.KindUnauthenticated, "header Authorization: the JWT's payload is not a strict JSON object")
+	}
+	return payload, nil
+}
+
+// isBase64URL reports whether s uses only the unpadded base64url alphabet.
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
 		}
-		for _, r := range list {
-			if r == "" {
-				return nil, false
-			}
-		}
-		return list, true
-	case strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"):
-		roles = strings.Split(s[1:len(s)-1], " ")
-	default:
-		roles = []string{s} // a bare claim is one token
+	}
+	return true
+}
+
+// tokenRoles reads the roles claim of a token's payload exactly: absent is
+// no roles; otherwise it must be a JSON array of role names. A role name is
+// what run.started records as user_roles (pkg/contracts): letters, digits,
+// '_' or '-', starting with a letter or '_', at most 64 bytes. A claim with
+// anything else ("associate counsel", a string instead of an array, null) is
+// refused as a whole rather than partly read: dropping a role could change a
+// policy decision that weighs roles, and recording it is impossible.
+func tokenRoles(payload map[string]json.RawMessage, claim string) ([]string, error) {
+	raw, ok := payload[claim]
+	if !ok {
+		return nil, nil
+	}
+	malformed := failure.New(failure.KindUnauthenticated, "claim "+claim+" of the bearer token must be a JSON array of role names (letters, digits, '_' or '-')")
+	var roles []string
+	if t := strings.TrimSpace(string(raw)); !strings.HasPrefix(t, "[") || contracts.DecodeStrict(raw, &roles) != nil {
+		return nil, malformed
 	}
 	for _, r := range roles {
-		if !slices.Contains(RoleTokens, r) {
-			return nil, false
+		if !isRoleName(r) {
+			return nil, malformed
 		}
 	}
-	return roles, true
+	return roles, nil
+}
+
+// isRoleName is run.started's rule for a user role (contracts' short keys).
+func isRoleName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case (c >= '0' && c <= '9' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

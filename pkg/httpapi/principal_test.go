@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
@@ -38,13 +39,13 @@ func TestPrincipalClaims(t *testing.T) {
 		wantErr string // substring of the message; "" means success
 		leak    string // a value the message must not contain
 	}{
-		{name: "valid", req: withClaims(map[string]string{"firm_id": firmID, "sub": userID, "roles": "[counsel]"}),
+		{name: "valid", req: asAPIGateway(t, map[string]any{"firm_id": firmID, "sub": userID, "roles": []string{"counsel"}}),
 			want: Principal{FirmID: firmID, UserID: userID, Roles: []string{"counsel"}}},
-		{name: "no roles claim means no roles", req: withClaims(map[string]string{"firm_id": firmID, "sub": userID}),
+		{name: "no roles claim means no roles", req: asAPIGateway(t, map[string]any{"firm_id": firmID, "sub": userID}),
 			want: Principal{FirmID: firmID, UserID: userID}},
 		{name: "custom claim names",
 			cfg:  Config{FirmClaim: "custom:firm", UserClaim: "uid", RolesClaim: "cognito:groups"},
-			req:  withClaims(map[string]string{"custom:firm": firmID, "uid": userID, "cognito:groups": "[counsel paralegal]", "firm_id": "x"}),
+			req:  asAPIGateway(t, map[string]any{"custom:firm": firmID, "uid": userID, "cognito:groups": []string{"counsel", "paralegal"}, "firm_id": "x"}),
 			want: Principal{FirmID: firmID, UserID: userID, Roles: []string{"counsel", "paralegal"}}},
 		{name: "nil authorizer", req: events.APIGatewayV2HTTPRequest{}, wantErr: "no verified JWT"},
 		{name: "nil JWT", req: func() events.APIGatewayV2HTTPRequest {
@@ -68,8 +69,10 @@ func TestPrincipalClaims(t *testing.T) {
 			wantErr: "claim firm_id must be a canonical"},
 		{name: "user not a UUID (e.g. auth0|123)", req: withClaims(map[string]string{"firm_id": firmID, "sub": "auth0|5fe435b5"}),
 			wantErr: "claim sub must be a canonical", leak: "auth0|5fe435b5"},
-		{name: "roles malformed", req: withClaims(map[string]string{"firm_id": firmID, "sub": userID, "roles": `["counsel"`}),
-			wantErr: "claim roles is malformed"},
+		{name: "no bearer token", req: withClaims(map[string]string{"firm_id": firmID, "sub": userID, "roles": "[counsel]"}),
+			wantErr: "header Authorization carries no bearer token"},
+		{name: "roles malformed", req: asAPIGateway(t, map[string]any{"firm_id": firmID, "sub": userID, "roles": "counsel"}),
+			wantErr: "claim roles of the bearer token must be a JSON array"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,68 +105,118 @@ func TestPrincipalClaims(t *testing.T) {
 	}
 }
 
-// The roles claim is parsed exactly: a JSON array of strings, or API
-// Gateway's rendering of an array claim ("[a b]") whose every token is one of
-// the role tokens (RoleTokens). A role is never granted because a longer role
-// merely contains its word (issue 11, item 4); anything else is malformed and
-// the caller is unauthenticated.
+// The roles claim is the token's, read exactly: a JSON array of role names
+// (run.started's rule: letters, digits, '_' or '-'). What API Gateway made
+// of it in the authorizer's claims plays no part. A role is never granted
+// because a longer role merely contains its word (issue 11, item 4; issue
+// 17, item 4); anything else is refused and the caller is unauthenticated.
 func TestPrincipalRolesFormats(t *testing.T) {
-	two := []string{"counsel", "associate"}
 	tests := []struct {
 		name string
-		raw  string
+		raw  string // the roles member of the token's payload, as JSON; "" leaves it out
 		want []string
 		ok   bool
 	}{
-		// What API Gateway HTTP API actually delivers for ["counsel","associate"].
-		{"api gateway rendering", "[counsel associate]", two, true},
-		{"api gateway single", "[counsel]", []string{"counsel"}, true},
-		{"api gateway empty array", "[]", nil, true},
-		{"json array", `["counsel","associate"]`, two, true},
-		{"json array spaced", ` [ "counsel" , "associate" ] `, two, true},
-		{"json array keeps a multi-word role whole", `["of counsel"]`, []string{"of counsel"}, true},
-		{"json array of brackets is a role name", `["[not counsel]"]`, []string{"[not counsel]"}, true},
-		{"single token", "counsel", []string{"counsel"}, true},
-		{"empty", "", nil, true},
-		{"whitespace", "  ", nil, true},
+		{"array", `["counsel","associate"]`, []string{"counsel", "associate"}, true},
+		{"array spaced", ` [ "counsel" , "associate" ] `, []string{"counsel", "associate"}, true},
+		{"single", `["counsel"]`, []string{"counsel"}, true},
+		{"empty array", `[]`, []string{}, true},
+		{"absent", ``, nil, true},
+		{"any role name", `["billing","Senior_Associate-2"]`, []string{"billing", "Senior_Associate-2"}, true},
+		{"case variant is another role", `["Counsel"]`, []string{"Counsel"}, true},
 
-		{"multi-word role flattened by api gateway", "[of counsel]", nil, false},
-		{"bracketed role name flattened", "[[not counsel]]", nil, false},
-		{"unknown token", "[counsel billing]", nil, false},
-		{"uuid groups are not role tokens", "[11111111-1111-4111-8111-111111111111]", nil, false},
-		{"space separated string", "counsel associate", nil, false},
-		{"comma separated string", "counsel,associate", nil, false},
-		{"multi-word string", "of counsel", nil, false},
-		{"case variant token", "[Counsel]", nil, false},
-		{"double space", "[counsel  associate]", nil, false},
-		{"unterminated bracket", "[counsel associate", nil, false},
-		{"stray bracket", "counsel]", nil, false},
-		{"bad json", `["counsel",]`, nil, false},
-		{"json non-strings", `["counsel", 5]`, nil, false},
-		{"json empty element", `["counsel",""]`, nil, false},
-		{"json duplicate-free object", `{"counsel":true}`, nil, false},
-		{"stray quote", `[counsel "associate]`, nil, false},
+		{"title made of role words", `["associate counsel"]`, nil, false},
+		{"multi-word role", `["of counsel"]`, nil, false},
+		{"bracketed role name", `["[not counsel]"]`, nil, false},
+		{"api gateway's rendering as a string", `"[counsel associate]"`, nil, false},
+		{"a string", `"counsel"`, nil, false},
+		{"a json array in a string", `"[\"counsel\"]"`, nil, false},
+		{"null", `null`, nil, false},
+		{"object", `{"counsel":true}`, nil, false},
+		{"non-strings", `["counsel",5]`, nil, false},
+		{"empty element", `["counsel",""]`, nil, false},
+		{"leading digit", `["2nd-chair"]`, nil, false},
+		{"too long", `["` + strings.Repeat("a", 65) + `"]`, nil, false},
+		{"non-ascii", `["cöunsel"]`, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Config{}.Principal(withClaims(map[string]string{"firm_id": firmID, "sub": userID, "roles": tc.raw}))
+			payload := `{"firm_id":"` + firmID + `","sub":"` + userID + `"`
+			if tc.raw != "" {
+				payload += `,"roles":` + tc.raw
+			}
+			req := withClaims(map[string]string{"firm_id": firmID, "sub": userID, "roles": "[counsel]"})
+			req.Headers = map[string]string{"authorization": rawBearer(payload + "}")}
+			p, err := Config{}.Principal(req)
 			if !tc.ok {
 				if err == nil || kindOf(err) != failure.KindUnauthenticated {
-					t.Fatalf("Principal(%q) = %+v, %v; want unauthenticated", tc.raw, p, err)
+					t.Fatalf("Principal(roles %s) = %+v, %v; want unauthenticated", tc.raw, p, err)
 				}
-				if strings.Contains(err.Error(), tc.raw) && tc.raw != "" {
+				if strings.Contains(err.Error(), "counsel") {
 					t.Fatalf("the error echoes the claim: %v", err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Principal(%q): %v", tc.raw, err)
+				t.Fatalf("Principal(roles %s): %v", tc.raw, err)
 			}
 			if !slices.Equal(p.Roles, tc.want) {
-				t.Fatalf("Roles(%q) = %q, want %q", tc.raw, p.Roles, tc.want)
+				t.Fatalf("Roles(%s) = %q, want %q", tc.raw, p.Roles, tc.want)
 			}
 			if p.IsCounsel() != slices.Contains(tc.want, "counsel") {
-				t.Fatalf("IsCounsel(%q) = %v", tc.raw, p.IsCounsel())
+				t.Fatalf("IsCounsel(%s) = %v", tc.raw, p.IsCounsel())
+			}
+		})
+	}
+}
+
+// The bearer token must be a compact JWT whose payload is a strict JSON
+// object, and the one the authorizer verified: its user and firm claims are
+// the authorizer's. Anything else fails closed, naming the header or claim,
+// never its value.
+func TestPrincipalBearerToken(t *testing.T) {
+	claims := map[string]string{"firm_id": firmID, "sub": userID, "roles": "[counsel]"}
+	good := `{"firm_id":"` + firmID + `","sub":"` + userID + `","roles":["counsel"]}`
+	enc := base64.RawURLEncoding.EncodeToString
+	for _, tc := range []struct {
+		name, header, wantErr string
+	}{
+		{"bare token", strings.TrimPrefix(rawBearer(good), "Bearer "), ""},
+		{"lower-case scheme", "bearer " + strings.TrimPrefix(rawBearer(good), "Bearer "), ""},
+		{"unsigned (local)", "Bearer " + enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(good)) + ".", ""},
+
+		{"missing", "", "carries no bearer token"},
+		{"another scheme", "Basic " + enc([]byte("a:b")), "does not hold a compact JWT"},
+		{"two segments", "Bearer " + enc([]byte(`{}`)) + "." + enc([]byte(good)), "does not hold a compact JWT"},
+		{"five segments (JWE)", rawBearer(good) + ".x.y", "does not hold a compact JWT"},
+		{"two tokens joined", rawBearer(good) + "," + rawBearer(good), "does not hold a compact JWT"},
+		{"padded payload", "Bearer e30." + base64.URLEncoding.EncodeToString([]byte(good+" ")) + ".c2ln", "does not hold a compact JWT"},
+		{"payload not JSON", "Bearer e30." + enc([]byte("counsel")) + ".c2ln", "not a strict JSON object"},
+		{"payload an array", "Bearer e30." + enc([]byte(`["counsel"]`)) + ".c2ln", "not a strict JSON object"},
+		{"duplicate roles member", rawBearer(`{"firm_id":"` + firmID + `","sub":"` + userID + `","roles":["associate"],"roles":["counsel"]}`), "not a strict JSON object"},
+		{"another user's token", rawBearer(`{"firm_id":"` + firmID + `","sub":"11111111-1111-4111-8111-111111111111","roles":["counsel"]}`), "claim sub of the bearer token does not match"},
+		{"another firm's token", rawBearer(`{"firm_id":"11111111-1111-4111-8111-111111111111","sub":"` + userID + `","roles":["counsel"]}`), "claim firm_id of the bearer token does not match"},
+		{"token without the firm", rawBearer(`{"sub":"` + userID + `","roles":["counsel"]}`), "claim firm_id of the bearer token does not match"},
+		{"firm as a number", rawBearer(`{"firm_id":5,"sub":"` + userID + `"}`), "claim firm_id of the bearer token does not match"},
+		{"too long", "Bearer " + strings.Repeat("a", 11<<10), "too long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := withClaims(claims)
+			if tc.header != "" {
+				req.Headers = map[string]string{"authorization": tc.header}
+			}
+			p, err := Config{}.Principal(req)
+			if tc.wantErr == "" {
+				if err != nil || !p.IsCounsel() || p.UserID != userID {
+					t.Fatalf("Principal = %+v, %v", p, err)
+				}
+				return
+			}
+			if err == nil || kindOf(err) != failure.KindUnauthenticated || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Principal = %+v, %v; want unauthenticated %q", p, err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), "1111") {
+				t.Fatalf("the error echoes a claim: %v", err)
 			}
 		})
 	}

@@ -262,13 +262,16 @@
   }
 
   /**
-   * Roles from a claim or header: a JSON array, a JSON array in a string,
-   * "[counsel associate]", "counsel associate" or "counsel, associate".
+   * Roles from a claim or header. An array (a token's claim, or a JSON
+   * array in a string) is exact: each element is one role as it is, so the
+   * title "associate counsel" is not counsel, as the API reads it. Only a
+   * dev header's plain text ("[counsel associate]", "counsel associate",
+   * "counsel, associate") is split.
    */
   function parseRoles(value) {
     let roles = [];
     if (Array.isArray(value)) {
-      roles = value.flatMap((v) => (typeof v === 'string' ? parseRoles(v) : []));
+      roles = value.filter((v) => typeof v === 'string' && v !== '');
     } else if (typeof value === 'string') {
       let s = value.trim();
       if (s.startsWith('[') && s.endsWith(']')) {

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The documents whose commands TestDocCommands runs.
+var commandDocs = []string{"README.md", "docs/LOCAL.md"}
+
+// notRun lists, by their exact text (a trailing "  # comment" left out),
+// the commands of commandDocs that a test cannot run, and why. Every other
+// command runs, so a command added to the documents runs by default; an
+// entry that matches no command fails the test, so the list cannot go stale.
+var notRun = map[string]string{
+	"make run":                 "the stack this test starts (localapi on loopback; here on a free port, walking the demo first)",
+	"make test":                "the whole suite, this test included",
+	"make demo":                "the walkthrough on 127.0.0.1:3000 (a port a developer's stack may hold): TestDemoHeadless runs it on a free port, and make test runs this very target",
+	"make validate":            "cfn-lint, the SAM transform and go test ./deploy: make test's validate target runs it",
+	"make deploy":              "needs the SAM CLI and an AWS account",
+	"make deploy SAM_ENV=prod": "needs the SAM CLI and an AWS account",
+	`API=$(aws cloudformation describe-stacks --stack-name warrant-dev --query "Stacks[0].Outputs[?OutputKey=='ApiUrl'].OutputValue" --output text)`:     "needs a deployed stack; the test sets API to the local stack instead (and TOKEN to a token the local gateway ignores)",
+	"go run ./cmd/warrant ledger verify --key kms:<LedgerKey ARN> ledger.ndjson":                                                                         "needs the deployed LedgerKey in KMS; the walkthrough verifies the same export's signed head with the local key",
+	"WARRANT_API=$API WARRANT_TOKEN=$TOKEN go run ./cmd/warrant effect reconcile <run_id> <effect_ref> --outcome executed --external-ref SF-2026-118734": "needs an effect whose outcome is unknown (a worker lost while it ran), which no local scenario leaves; cmd/warrant's and pkg/handlers' reconcile tests cover the route",
+}
+
+// docCommand is one command of a ```sh block: its lines joined where they
+// end in a backslash, comments and blank lines left out.
+type docCommand struct {
+	doc  string
+	line int // of its first line
+	text string
+}
+
+func (c docCommand) String() string { return fmt.Sprintf("%s:%d: %s", c.doc, c.line, c.text) }
+
+// key is the command as notRun names it.
+func (c docCommand) key() string { return trailingComment.ReplaceAllString(c.text, "") }
+
+var (
+	trailingComment = regexp.MustCompile(`\s+#\s.*$`)
+	// A placeholder line, NAME=<path>[; NAME=<path>]...: the value is the
+	// member at path of the JSON the block's previous command printed.
+	placeholders = regexp.MustCompile(`^[A-Z_]+=<[a-z_.]+>(;\s*[A-Z_]+=<[a-z_.]+>)*$`)
+	placeholder  = regexp.MustCompile(`([A-Z_]+)=<([a-z_.]+)>`)
+)
+
+// shellCommands reads the commands of a document's ```sh blocks, and
+// refuses a curl command in running text, where it would not be run.
+func shellCommands(t *testing.T, doc string) []docCommand {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docCommand
+	var cur *docCommand
+	inSh, inOther := false, false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "```") && (inSh || inOther):
+			if cur != nil {
+				t.Errorf("%s: a command ends in a backslash at the block's end", cur)
+			}
+			inSh, inOther, cur = false, false, nil
+			continue
+		case trimmed == "```sh":
+			inSh = true
+			continue
+		case strings.HasPrefix(trimmed, "```"):
+			inOther = true
+			continue
+		}
+		if inOther {
+			continue
+		}
+		if !inSh {
+			if strings.Contains(line, "`curl ") {
+				t.Errorf("%s:%d: a curl command in running text is never run; put it in a ```sh block", doc, n)
+			}
+			continue
+		}
+		if cur == nil && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		if cur == nil {
+			cur = &docCommand{doc: doc, line: n}
+		}
+		text, more := strings.CutSuffix(trimmed, `\`)
+		cur.text = strings.TrimSpace(cur.text + " " + text)
+		if !more {
+			out = append(out, *cur)
+			cur = nil
+		}
+	}
+	return out
+}
+
+// docFixtures are the files the README's operator CLI examples name,
+// written to the directory the commands run in (ledger.ndjson comes from
+// the running stack).
+var docFixtures = map[string]string{
+	"input.json": `{"matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","to":"gc@ridgeway-logistics.example","subject":"Status","body":"The motion was filed."}`,
+	"email.json": `{"matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","to":"gc@ridgeway-logistics.example","cc":["counsel@harbor-freight.example"],"subject":"Status","body":"The motion was filed."}`,
+	"run.json": `{"firm_id":"0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","agent_key":"matter_assistant",` +
+		`"user_id":"9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d","roles":["associate"],"firm_domains":["warrant-law.example"],"client_domains":["ridgeway-logistics.example"]}`,
+}
+
+// TestDocCommands runs every command of the ```sh blocks of README.md and
+// docs/LOCAL.md against a local stack, so an example that drifts from the
+// code fails: each must exit 0, and each HTTP answer a curl in it gets must
+// be below 400. notRun lists, with a reason, the commands that cannot run
+// here. What the test does to the commands, and nothing else:
+//
+//   - they run with bash in a directory that mirrors the repository (a
+//     symbolic link to each top-level entry) and holds docFixtures and
+//     ledger.ndjson, the walkthrough's export of the filing run, so the
+//     files the examples name exist and the repository gets none of them;
+//   - 127.0.0.1:3000 and localhost:3000 become the test stack's address;
+//   - API is the test stack's base URL and TOKEN a placeholder (the local
+//     gateway makes its own token), for the deployment's curl;
+//   - a line NAME=<path> (RUN=<run_id>, APPROVAL=<pending_approval.approval_request_id>)
+//     sets NAME to that member of the JSON the block's previous command
+//     printed, as a reader copies it from the answer;
+//   - curl is a shell function that adds -w to report the HTTP status on
+//     stderr.
+func TestDocCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack; skipped with -short")
+	}
+	var cmds []docCommand
+	for _, doc := range commandDocs {
+		cmds = append(cmds, shellCommands(t, doc)...)
+	}
+	listed := map[string]bool{}
+	for _, c := range cmds {
+		if _, ok := notRun[c.key()]; ok {
+			listed[c.key()] = true
+		}
+	}
+	for k := range notRun {
+		if !listed[k] {
+			t.Errorf("notRun lists %q, which no command of %v is", k, commandDocs)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	logDir := t.TempDir()
+	addr := freeAddr(t)
+	var stdout, stderr lockedBuffer
+	stack := localapi(ctx, "-demo", "-addr", addr, "-log-dir", logDir)
+	stack.Stdout, stack.Stderr = &stdout, &stderr
+	stack.WaitDelay = 10 * time.Second
+	if err := stack.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stack.Wait() }()
+	defer func() {
+		_ = stack.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = stack.Cancel()
+			<-exited
+		}
+	}()
+	if !waitFor(4*time.Minute, func() bool {
+		return strings.Contains(stdout.String(), "checks passed") || strings.Contains(stdout.String(), "✗")
+	}) || !strings.Contains(stdout.String(), "checks passed") {
+		t.Fatalf("the walkthrough did not pass:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+
+	work := mirrorRepo(t)
+	for name, body := range docFixtures {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exports, _ := filepath.Glob(filepath.Join(logDir, "ledger-*.ndjson"))
+	for _, f := range exports {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(`"file_court_document"`)) {
+			if err := os.WriteFile(filepath.Join(work, "ledger.ndjson"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	_, port, _ := strings.Cut(addr, ":")
+	vars := map[string]string{"API": "http://" + addr, "TOKEN": "local-token-the-gateway-ignores"}
+	var last []byte // the previous command's stdout
+	for _, c := range cmds {
+		if reason, ok := notRun[c.key()]; ok {
+			t.Logf("not run: %s (%s)", c, reason)
+			continue
+		}
+		if placeholders.MatchString(c.text) {
+			for _, m := range placeholder.FindAllStringSubmatch(c.text, -1) {
+				v, err := jsonMember(last, m[2])
+				if err != nil {
+					t.Fatalf("%s: %v in the answer before it:\n%s", c, err, last)
+				}
+				vars[m[1]] = v
+			}
+			continue
+		}
+		text := strings.NewReplacer("127.0.0.1:3000", addr, "localhost:3000", "localhost:"+port).Replace(c.text)
+		out, status, err := runDocCommand(ctx, work, text, vars)
+		if err != nil {
+			t.Fatalf("%s\n%v\nstdout:\n%s", c, err, out)
+		}
+		t.Logf("ran: %s -> %v", c, status)
+		last = out
+	}
+}
+
+// runDocCommand runs one command with bash in dir, with vars in its
+// environment, and returns its stdout and the HTTP statuses its curls got;
+// a non-zero exit, an HTTP answer of 400 or above, or a curl whose status
+// could not be read is an error.
+func runDocCommand(ctx context.Context, dir, text string, vars map[string]string) ([]byte, []string, error) {
+	script := "set -o pipefail\ncurl() { command curl -w '%{stderr}\\n@status %{http_code}\\n' \"$@\"; }\n" + text + "\n"
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") || strings.HasPrefix(kv, "MODEL_BACKEND=") || strings.HasPrefix(kv, "TABLE_NAME=")
+	})
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var statuses []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if s, ok := strings.CutPrefix(l, "@status "); ok {
+			statuses = append(statuses, s)
+		}
+	}
+	if err != nil {
+		return stdout.Bytes(), statuses, fmt.Errorf("exit: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if strings.Contains(text, "curl ") && len(statuses) == 0 {
+		return stdout.Bytes(), statuses, fmt.Errorf("no HTTP status reported (a -w of its own?)\nstderr:\n%s", stderr.String())
+	}
+	for _, s := range statuses {
+		if s < "200" || s >= "400" {
+			return stdout.Bytes(), statuses, fmt.Errorf("HTTP %s\nstderr:\n%s", s, stderr.String())
+		}
+	}
+	return stdout.Bytes(), statuses, nil
+}
+
+// jsonMember reads the string at a dotted path of a JSON object.
+func jsonMember(doc []byte, path string) (string, error) {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return "", fmt.Errorf("not JSON: %v", err)
+	}
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("no member %s", path)
+		}
+		v = m[k]
+	}
+	s, ok := v.(string)
+	if !ok || s == "" {
+		return "", fmt.Errorf("no string at %s", path)
+	}
+	return s, nil
+}
+
+// mirrorRepo makes a directory with a symbolic link to each top-level entry
+// of the repository but its VCS and build output, where commands run as
+// from the root without writing there.
+func mirrorRepo(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, e := range entries {
+		switch e.Name() {
+		case ".git", "bin", ".localapi":
+			continue
+		}
+		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
