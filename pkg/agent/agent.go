@@ -137,6 +137,10 @@ type Config struct {
 	FirmBudget *int64
 	Now        func() time.Time
 	NewID      func() string
+	// StoreRetry is how long a run whose worker met a transient store
+	// failure waits before the sweeper hands it to a new worker (default
+	// 1 min).
+	StoreRetry time.Duration
 	// EffectTime is how much of its invocation a worker must have left to
 	// start an effect: the tool's own time and its outcome write. With
 	// less, the run is handed to a new invocation (default 30 s: the
@@ -193,6 +197,9 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 	}
 	if cfg.Pickup <= 0 {
 		cfg.Pickup = 5 * time.Minute
+	}
+	if cfg.StoreRetry <= 0 {
+		cfg.StoreRetry = time.Minute
 	}
 	if cfg.EffectTime <= 0 {
 		cfg.EffectTime = 30 * time.Second

@@ -173,3 +173,57 @@ func TestEffectNeedsTimeBeforeTheDeadline(t *testing.T) {
 		t.Fatalf("the next invocation: %+v %v, %d effects", done.State, err, len(h.outbound(runID)))
 	}
 }
+
+// throttledAppends throttles the first fails appends.
+type throttledAppends struct {
+	agent.Store
+	fails atomic.Int32
+}
+
+func (s *throttledAppends) AppendEvents(ctx context.Context, firm, run string, lines ...contracts.Line) error {
+	if s.fails.Add(-1) >= 0 {
+		return failure.New(failure.KindStoreThrottled, "injected throttle")
+	}
+	return s.Store.AppendEvents(ctx, firm, run, lines...)
+}
+
+// A worker's store failure that a later attempt may not meet does not fail
+// the run with the store's kind ("try again"): the run is given up, still
+// running and unchanged, for the sweeper to hand to a new worker, which
+// carries it on from the ledger.
+func TestTransientStoreFailureDefersTheRun(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	store := &throttledAppends{Store: h.store}
+	policy, _ := toolpolicy.Embedded()
+	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
+		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, tools.Reference(h.store, nil), agent.MatterAssistant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	runID := newID()
+	if _, err := brain.Start(ctx, h.invoke(runID, summarize), agent.StartOptions{CostCapUSD: "1.00"}); err != nil {
+		t.Fatal(err)
+	}
+	store.fails.Store(1)
+	res, err := brain.Continue(ctx, h.firm, runID, "")
+	if err != nil || res.State.Status != warrant.RunRunning || res.State.FailureKind != "" {
+		t.Fatalf("after a throttled append: %+v %v", res.State, err)
+	}
+	run, _ := h.store.GetRun(ctx, h.firm, runID)
+	if run.Lease.Owner != "" || run.Status != warrant.RunRunning || !run.Lease.Until.After(time.Now()) {
+		t.Fatalf("the run after the worker gave it up: %+v", run)
+	}
+	h.expireLease(runID)
+	if action, err := h.brain.Sweep(ctx, h.firm, runID); err != nil || action != agent.SweepRestarted {
+		t.Fatalf("sweep: %s %v", action, err)
+	}
+	done, err := h.brain.Continue(ctx, h.firm, runID, "")
+	if err != nil || done.State.Status != warrant.RunCompleted {
+		t.Fatalf("the next worker: %+v %v", done.State, err)
+	}
+	b := h.budget()
+	if b.SpentNano != int64(h.spent(runID)) || b.ReservedNano != 0 {
+		t.Fatalf("budget %+v", b)
+	}
+}

@@ -145,6 +145,32 @@ func (s *session) result(run warrant.Run) Result {
 	return Result{State: s.state, Run: run, HandedOver: s.handedOver}
 }
 
+// deferTransient handles a worker's store failure that a later attempt may
+// not meet (throttled, unavailable, a transaction conflict): nothing the
+// failed write would have recorded is lost (every write is atomic and the
+// next worker carries on from the ledger), so the run is not failed with
+// the store's kind ("try again") but given up, still running, for the
+// sweeper to hand to a new worker once Config.StoreRetry passed (counted
+// among its restarts: a store that keeps failing ends the run worker_lost,
+// an incident). It reports whether it took err.
+func (s *session) deferTransient(ctx context.Context, err error, stage failure.Stage) bool {
+	if _, fenced := warrant.FenceFromContext(ctx); !fenced {
+		return false // not a worker's session
+	}
+	switch kind, _, _ := failure.Classify(err); kind {
+	case failure.KindStoreThrottled, failure.KindStoreUnavailable, failure.KindStoreConflict:
+	default:
+		return false
+	}
+	s.b.logger.Log(ctx, failure.Build(err, stage, "agent", s.scope()))
+	if herr := s.b.store.HandOverRun(ctx, s.meta.FirmID, s.meta.RunID, s.owner, s.b.cfg.Now().Add(s.b.cfg.StoreRetry).UTC()); herr != nil {
+		// The lease then ends at this invocation's deadline: the sweeper
+		// hands the run over after that instead.
+		s.b.logger.Log(ctx, failure.Build(herr, failure.StageHandOver, "agent", s.scope()))
+	}
+	return true
+}
+
 // errHandedOver says the worker gave the run up to a new invocation.
 var errHandedOver = errors.New("agent: the run was handed to a new invocation")
 
@@ -237,6 +263,9 @@ func (s *session) fail(ctx context.Context, err error, stage failure.Stage) {
 	}
 	if errors.Is(err, errHandedOver) {
 		return // the run goes on in a new invocation
+	}
+	if s.deferTransient(ctx, err, stage) {
+		return
 	}
 	if errors.Is(err, warrant.ErrLeaseHeld) {
 		// This worker's lease passed and the run is another's (a new
