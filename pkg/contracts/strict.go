@@ -555,6 +555,11 @@ func isShortKey(k string) bool {
 	return true
 }
 
+// IsRoleName reports whether s may be a user's role as run.started records
+// it: a short key (1 to 64 ASCII letters, digits, '_' or '-', the first a
+// letter or '_'). The API reads a token's roles by the same rule.
+func IsRoleName(s string) bool { return isShortKey(s) }
+
 // ValidPath reports whether p has the form of the paths this package writes
 // (see FieldError): empty, or named segments that are short keys and "[n]"
 // indexes, in the plain form or rooted at "$". A caller that passes a

@@ -185,26 +185,10 @@ func tokenRoles(payload map[string]json.RawMessage, claim string) ([]string, err
 		return nil, malformed
 	}
 	for _, r := range roles {
-		if !isRoleName(r) {
+		if !contracts.IsRoleName(r) {
 			return nil, malformed
 		}
 	}
 	return roles, nil
 }
 
-// isRoleName is run.started's rule for a user role (contracts' short keys).
-func isRoleName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
-		case (c >= '0' && c <= '9' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
