@@ -191,4 +191,3 @@ func tokenRoles(payload map[string]json.RawMessage, claim string) ([]string, err
 	}
 	return roles, nil
 }
-
