@@ -28,6 +28,13 @@ var (
 	// worst case of the next model call; nothing was reserved.
 	ErrFirmBudgetExceeded = failure.New(failure.KindFirmBudgetExceeded, "the firm's monthly budget cannot cover the next model call")
 
+	// A tool's system (an MCP server, a Lambda function, an HTTPS
+	// endpoint) as its target reached it (see agent.Target). Unreachable:
+	// the call never left, nothing happened. Outcome unknown: the call left
+	// and its answer was lost, so an effect may have happened.
+	ErrTargetUnreachable    = failure.New(failure.KindToolError, "the tool's system could not be reached; nothing was sent")
+	ErrTargetOutcomeUnknown = failure.New(failure.KindEffectOutcomeUnknown, "the tool's answer was lost after the call was sent")
+
 	// Races between writers of the service itself: the request may be
 	// repeated.
 	ErrWarrantExists      = failure.New(failure.KindStoreConflict, "the approval id already exists")
