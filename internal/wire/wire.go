@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -26,6 +27,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
@@ -74,7 +76,14 @@ type Deps struct {
 	Queue handlers.Enqueuer
 	// Policy is the risk policy (TOOL_POLICY); nil: the embedded one.
 	Policy *toolpolicy.Policy
-	Logger *failure.Logger
+	// Catalog and Agents are the tool catalog (TOOL_CATALOG) and the
+	// agents (AGENTS); nil: the embedded ones.
+	Catalog *catalog.Catalog
+	Agents  *catalog.Agents
+	// Targets builds the target of a catalog server (an MCP server's); nil:
+	// a catalog that names servers does not build.
+	Targets func(catalog.Server) (agent.Target, error)
+	Logger  *failure.Logger
 	// Now is the brain's and the approval handler's clock (nil: time.Now).
 	// The store has its own (dynamo.WithClock).
 	Now func() time.Time
@@ -110,8 +119,19 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	if cfg.QueueURL != "" {
 		d.Queue = sqs.New(awssqs.NewFromConfig(awsCfg), cfg.QueueURL)
 	}
+	newSSM := func() SSMGetter { return ssm.NewFromConfig(awsCfg) }
 	if cfg.ToolPolicy != "" {
-		if d.Policy, err = LoadPolicy(ctx, cfg.ToolPolicy, func() SSMGetter { return ssm.NewFromConfig(awsCfg) }); err != nil {
+		if d.Policy, err = LoadPolicy(ctx, cfg.ToolPolicy, newSSM); err != nil {
+			return Deps{}, err
+		}
+	}
+	if cfg.ToolCatalog != "" {
+		if d.Catalog, err = LoadCatalog(ctx, cfg.ToolCatalog, newSSM); err != nil {
+			return Deps{}, err
+		}
+	}
+	if cfg.Agents != "" {
+		if d.Agents, err = LoadAgents(ctx, cfg.Agents, newSSM); err != nil {
 			return Deps{}, err
 		}
 	}
@@ -134,18 +154,86 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 		}
 	}
 	c := d.Config
+	cat, agentsDoc, err := d.configuration()
+	if err != nil {
+		return nil, err
+	}
 	var agents []agent.Definition
 	if c.HasBrain() {
-		agents = append(agents, agent.MatterAssistant)
+		for _, key := range sortedKeys(agentsDoc.Agents) {
+			agents = append(agents, agent.DefinitionOf(agentsDoc.Agents[key]))
+		}
+	}
+	toolset, err := d.toolset(cat)
+	if err != nil {
+		return nil, err
 	}
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
-			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget()},
-		tools.Reference(d.Store, d.Now), agents...)
+			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget(),
+			AgentsVersion: agentsDoc.Version, CatalogVersion: cat.Version},
+		toolset, agents...)
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
 	}
 	return brain, nil
+}
+
+// configuration is the tool catalog and the agents the brain runs: the
+// Deps', else the embedded ones.
+func (d Deps) configuration() (*catalog.Catalog, *catalog.Agents, error) {
+	cat, agents := d.Catalog, d.Agents
+	var err error
+	if cat == nil {
+		if cat, err = catalog.Embedded(); err != nil {
+			return nil, nil, failure.Wrap(failure.KindConfigInvalid, "the embedded tool catalog does not load", err)
+		}
+	}
+	if agents == nil {
+		if agents, err = catalog.EmbeddedAgents(); err != nil {
+			return nil, nil, failure.Wrap(failure.KindConfigInvalid, "the embedded agents do not load", err)
+		}
+	}
+	return cat, agents, nil
+}
+
+// toolset binds every catalog tool to what runs it: a builtin to the
+// reference tools of this build, a server's tool to its target
+// (Deps.Targets). A catalog naming a server no target can reach does not
+// build.
+func (d Deps) toolset(cat *catalog.Catalog) ([]agent.Tool, error) {
+	toolset, err := agent.Builtins(cat, tools.Reference(d.Store, d.Now))
+	if err != nil {
+		return nil, failure.Wrap(failure.KindConfigInvalid, "the tool catalog's builtins are not this build's", err)
+	}
+	targets := map[string]agent.Target{}
+	for _, name := range cat.Names() {
+		t := cat.Tools[name]
+		if t.Target.Kind == catalog.TargetBuiltin {
+			continue
+		}
+		target, ok := targets[t.Target.Server]
+		if !ok {
+			if d.Targets == nil {
+				return nil, failure.New(failure.KindConfigInvalid, "tool catalog: tools."+name+": no target can reach its server")
+			}
+			if target, err = d.Targets(cat.Servers[t.Target.Server]); err != nil {
+				return nil, failure.Wrap(failure.KindConfigInvalid, "tool catalog: servers."+t.Target.Server+": its target does not build", err)
+			}
+			targets[t.Target.Server] = target
+		}
+		toolset = append(toolset, agent.Tool{Tool: t, System: target, Server: t.Target.Server})
+	}
+	return toolset, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // verifier is Keys as the consumers' interface (a nil keyring is a nil

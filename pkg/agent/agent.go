@@ -4,18 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/google/uuid"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -94,25 +95,38 @@ type Store interface {
 	BudgetStore
 }
 
-// Definition is one agent: its prompt, model and tools.
+// Definition is one agent: its prompt, model, tools and limits (the AGENTS
+// document's, pkg/catalog).
 type Definition struct {
 	Key           string
 	SystemPrompt  string
 	PromptVersion string
 	ModelID       string // empty: the brain's configured model
 	Tools         []string
+	// MaxTokens bounds each model call's output and MaxTurns the model
+	// calls of a run (0: Config.MaxTokens, Config.StepLimit);
+	// DefaultCostCapUSD is a run's cap when the request names none ("":
+	// the deployment's).
+	MaxTokens         int32
+	MaxTurns          int
+	DefaultCostCapUSD string
 }
 
-// MatterAssistant is the reference agent.
-var MatterAssistant = Definition{
-	Key:           "matter_assistant",
-	PromptVersion: "matter_assistant/2026-12-01",
-	SystemPrompt: "You are a careful litigation assistant at a law firm. Use the tools to research the matter, " +
-		"draft documents and, when asked, prepare outbound actions. Outbound actions (client e-mail, court filings) " +
-		"are reviewed by counsel before they happen; if counsel declines, say so plainly and do not retry.",
-	Tools: []string{"search_matter_documents", "get_matter_summary", "draft_document",
-		"send_client_email", "file_court_document", "delete_matter_document"},
+// DefinitionOf is an agent of the AGENTS document as the brain runs it.
+func DefinitionOf(a catalog.Agent) Definition {
+	return Definition{Key: a.Key, SystemPrompt: a.SystemPrompt, PromptVersion: a.PromptVersion, ModelID: a.ModelID,
+		Tools: slices.Clone(a.Tools), MaxTokens: a.MaxTokens, MaxTurns: a.MaxTurns, DefaultCostCapUSD: a.DefaultCostCapUSD}
 }
+
+// MatterAssistant is the reference agent: the embedded AGENTS document's
+// matter_assistant.
+var MatterAssistant = func() Definition {
+	a, err := catalog.EmbeddedAgents()
+	if err != nil {
+		panic("agent: the embedded agents document does not load: " + err.Error())
+	}
+	return DefinitionOf(a.Agents["matter_assistant"])
+}()
 
 // Config holds the brain's limits. Zero values take the defaults.
 type Config struct {
@@ -137,16 +151,19 @@ type Config struct {
 	FirmBudget *int64
 	Now        func() time.Time
 	NewID      func() string
+	// AgentsVersion and CatalogVersion name the agents document and the
+	// tool catalog the brain runs (pkg/catalog's version hashes), recorded
+	// in every run.started.
+	AgentsVersion, CatalogVersion string
 	// StoreRetry is how long a run whose worker met a transient store
 	// failure waits before the sweeper hands it to a new worker (default
 	// 1 min).
 	StoreRetry time.Duration
-	// EffectTime is how much of its invocation a worker must have left to
-	// start an effect: the tool's own time and its outcome write. With
-	// less, the run is handed to a new invocation (default 30 s: the
-	// reference tools are a write to the table; a tool catalog names its
-	// tools' own timeouts).
-	EffectTime time.Duration
+	// OutcomeTime is what an effect's outcome write needs beyond the tool's
+	// own timeout: a worker starts an effect only with both left before its
+	// deadline, and otherwise hands the run to a new invocation (default
+	// 5 s).
+	OutcomeTime time.Duration
 	// OutcomeBackoff are the pauses between the retries of an executed
 	// effect's outcome write (nil: 50 ms, 200 ms, 800 ms).
 	OutcomeBackoff []time.Duration
@@ -165,7 +182,7 @@ type Brain struct {
 }
 
 type registeredTool struct {
-	tools.Tool
+	Tool
 	schema *jsonschema.Schema
 }
 
@@ -179,7 +196,7 @@ func (b *Brain) outcomeBackoff() []time.Duration {
 // New builds a brain. Every tool schema is compiled and every agent's tools must
 // exist, so a bad registry fails at init, not mid-run.
 func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricing.Table, logger *failure.Logger,
-	cfg Config, toolset []tools.Tool, agents ...Definition) (*Brain, error) {
+	cfg Config, toolset []Tool, agents ...Definition) (*Brain, error) {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = 1024
 	}
@@ -201,8 +218,8 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 	if cfg.StoreRetry <= 0 {
 		cfg.StoreRetry = time.Minute
 	}
-	if cfg.EffectTime <= 0 {
-		cfg.EffectTime = 30 * time.Second
+	if cfg.OutcomeTime <= 0 {
+		cfg.OutcomeTime = 5 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -216,10 +233,16 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 	b := &Brain{store: store, model: model, policy: policy, prices: prices, logger: logger, cfg: cfg,
 		agents: map[string]Definition{}, tools: map[string]registeredTool{}}
 	for _, t := range toolset {
+		if (t.System == nil) == (t.Execute == nil) {
+			return nil, fmt.Errorf("agent: tool %s needs exactly one of a target and a builtin", t.Name)
+		}
+		if t.Timeout <= 0 {
+			t.Timeout = catalog.DefaultTimeout
+		}
 		c := jsonschema.NewCompiler()
 		c.AssertFormat()
 		var doc any
-		if err := json.Unmarshal(t.Schema, &doc); err != nil {
+		if err := json.Unmarshal(t.InputSchema, &doc); err != nil {
 			return nil, fmt.Errorf("agent: tool %s schema: %w", t.Name, err)
 		}
 		if err := c.AddResource(t.Name+".json", doc); err != nil {
@@ -246,4 +269,23 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 		b.agents[d.Key] = d
 	}
 	return b, nil
+}
+
+// DefaultCostCap is the cost cap of a run of agentKey whose request names
+// none: the agent's own ("" when it has none, or no such agent: the
+// deployment's applies).
+func (b *Brain) DefaultCostCap(agentKey string) string { return b.agents[agentKey].DefaultCostCapUSD }
+
+func (s *session) maxTokens() int32 {
+	if s.def.MaxTokens > 0 {
+		return s.def.MaxTokens
+	}
+	return s.b.cfg.MaxTokens
+}
+
+func (s *session) stepLimit() int {
+	if s.def.MaxTurns > 0 {
+		return s.def.MaxTurns
+	}
+	return s.b.cfg.StepLimit
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -504,7 +503,7 @@ func TestResumeWithAToolNoLongerRegistered(t *testing.T) {
 	trimmed := agent.MatterAssistant
 	trimmed.Tools = []string{"search_matter_documents", "get_matter_summary"}
 	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()},
-		tools.Reference(h.store, nil), trimmed)
+		h.reference(), trimmed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -233,7 +232,7 @@ func TestLoweredBudgetHoldsWorkersAlreadyRunning(t *testing.T) {
 	model := &hookModel{Converser: h.model}
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(h.store, model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, tools.Reference(h.store, nil), agent.MatterAssistant)
+		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, h.reference(), agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -171,12 +171,12 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 		input, hash, edited = decided.EditedInput, decided.EditedInputSHA256, decided.EditedInputSHA256
 	}
 	key := warrant.EffectKey{ToolName: blocked.ToolName, InputSHA256: hash, Attempt: s.allow.Attempt}
-	if err := s.timeForEffect(ctx); err != nil {
+	if err := s.timeForEffect(ctx, tool.Timeout); err != nil {
 		return nil, err
 	}
 	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease); err != nil {
 		if errors.Is(err, warrant.ErrEffectClaimed) {
-			return nil, s.unknownOutcome(ctx, req, rel.EffectRef, key)
+			return nil, s.unknownOutcome(ctx, req, rel.EffectRef, key, whyNoOutcome)
 		}
 		return nil, staged(failure.StageEffectClaim, err)
 	}
@@ -210,9 +210,8 @@ func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested, cl
 // unknown, the claim flagged for reconciliation, run.failed
 // (effect_outcome_unknown), in one transaction. Nothing is executed. The
 // write is conditioned as sw says (zero: on this session's lease).
-func (s *session) unknownOutcome(ctx context.Context, req *contracts.ToolRequested, effectRef string, key warrant.EffectKey, sw ...warrant.SweepFailure) error {
-	reason := failure.New(failure.KindEffectOutcomeUnknown,
-		"an earlier attempt at this effect did not report its outcome; it is flagged for reconciliation")
+func (s *session) unknownOutcome(ctx context.Context, req *contracts.ToolRequested, effectRef string, key warrant.EffectKey, why string, sw ...warrant.SweepFailure) error {
+	reason := failure.New(failure.KindEffectOutcomeUnknown, why+"; it is flagged for reconciliation")
 	component, cond := "agent", warrant.SweepFailure{Owner: s.owner}
 	if len(sw) > 0 {
 		component, cond = "sweeper", sw[0]
@@ -231,6 +230,13 @@ func (s *session) unknownOutcome(ctx context.Context, req *contracts.ToolRequest
 	}
 	return errRunEnded
 }
+
+// Why an effect's outcome is unknown, as run.failed says it.
+const (
+	whyNoOutcome  = "an earlier attempt at this effect did not report its outcome"
+	whyAnswerLost = "the effect's call left for its system and the answer was lost"
+	whyUnrecorded = "the effect ran and its outcome could not be recorded"
+)
 
 // errRunEnded says the run was ended on purpose: nothing more to record.
 var errRunEnded = errors.New("agent: the run was ended")

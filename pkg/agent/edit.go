@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -86,7 +87,7 @@ func (s *session) policyMeta(ctx context.Context) (toolpolicy.Metadata, error) {
 // read with no effect, nothing fired), deciding it anew on its input.
 func (s *session) replayable(ctx context.Context, req *contracts.ToolRequested) bool {
 	meta, err := s.policyMeta(ctx)
-	return err == nil && s.b.decide(req.ToolName, req.Input, meta).Replayable
+	return err == nil && s.b.decide(req.ToolName, req.Input, meta).Replayable && s.b.tools[req.ToolName].Class == catalog.ClassRead
 }
 
 // metadata is what the policy's rules weigh beyond a call's input (fs: the

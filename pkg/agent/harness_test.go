@@ -248,3 +248,14 @@ func (h *harness) expireLease(runID string) {
 	dynamotest.Update(h.t, h.ep.Client, h.table, dynamo.RunKey(h.firm, runID), "RUN", "SET lease_until = :past",
 		nil, map[string]any{":past": past})
 }
+
+// reference is the embedded catalog's tools (the reference set) run in
+// process over the harness's store.
+func (h *harness) reference() []agent.Tool {
+	h.t.Helper()
+	set, err := agent.ReferenceTools(h.store, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return set
+}

@@ -24,7 +24,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
 )
 
 // thenAgain scripts a model that proposes first (once), then again (once)
@@ -118,7 +117,7 @@ func TestRepeatedCompletedCallReusesItsResult(t *testing.T) {
 func TestFailedWarrantedCallIsRetriedOnANewWarrant(t *testing.T) {
 	h := newHarness(t, thenAgain(filings("Motion"), filings("Motion")), options{})
 	var attempts atomic.Int32
-	set := tools.Reference(h.store, nil)
+	set := h.reference()
 	for i := range set {
 		if set[i].Name == "file_court_document" {
 			real := set[i].Execute
@@ -246,7 +245,7 @@ func TestToolErrorTextStaysOut(t *testing.T) {
 	h := newHarness(t, thenAgain(func(h *harness) []bedrocktest.ToolUse {
 		return []bedrocktest.ToolUse{toolUse("draft_document", map[string]any{"matter_id": h.matter, "title": "Draft", "body": "Text."})}
 	}, nil), options{})
-	set := tools.Reference(h.store, nil)
+	set := h.reference()
 	for i := range set {
 		if set[i].Name == "draft_document" {
 			set[i].Execute = func(context.Context, json.RawMessage, string) (json.RawMessage, error) { return nil, errors.New(raw) }

@@ -11,7 +11,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
-	"github.com/seed-f6d3920e/warrant/pkg/tools"
 )
 
 // throttledOutcomes is the store whose first fails effect-outcome writes
@@ -62,7 +61,7 @@ func TestExecutedEffectsOutcomeIsNeverHidden(t *testing.T) {
 			brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
 				agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys,
 					OutcomeBackoff: []time.Duration{time.Millisecond, time.Millisecond}},
-				tools.Reference(h.store, nil), agent.MatterAssistant)
+				h.reference(), agent.MatterAssistant)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +128,7 @@ func TestBilledCallIsCountedAfterAThrottle(t *testing.T) {
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
 		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, OutcomeBackoff: []time.Duration{time.Millisecond}},
-		tools.Reference(h.store, nil), agent.MatterAssistant)
+		h.reference(), agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +157,7 @@ func TestEffectNeedsTimeBeforeTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(h.ledger(runID))
-	short, cancel := context.WithTimeout(ctx, 10*time.Second) // the default EffectTime is 30 s
+	short, cancel := context.WithTimeout(ctx, 10*time.Second) // the filing's timeout (30 s) and its outcome write (5 s) do not fit
 	defer cancel()
 	res, err := h.brain.Continue(short, h.firm, runID, "")
 	if err != nil || !res.HandedOver || res.State.Status != warrant.RunRunning {
@@ -196,7 +195,7 @@ func TestTransientStoreFailureDefersTheRun(t *testing.T) {
 	store := &throttledAppends{Store: h.store}
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, tools.Reference(h.store, nil), agent.MatterAssistant)
+		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, h.reference(), agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	if err != nil {
 		return Result{}, failure.Wrap(failure.KindLedgerCorrupt, "the run's transcript cannot be rebuilt", err)
 	}
-	if _, err := tamperCheck(w, view); err != nil {
+	if _, err := b.tamperCheck(w, view); err != nil {
 		return Result{}, err
 	}
 	if err := editCheck(w, lines); err != nil {
@@ -173,9 +173,10 @@ func editCheck(w warrant.Warrant, lines []contracts.Line) error {
 }
 
 // tamperCheck re-hashes the warrant's stored input and requires it to match the
-// warrant's hash, the ledger's tool.requested line and the model's own tool use,
-// so an edited warrant item cannot smuggle in a different effect.
-func tamperCheck(w warrant.Warrant, v ledgerView) (*contracts.ToolRequested, error) {
+// warrant's hash, the ledger's tool.requested line and the model's own tool use
+// (with the run's matter put in as the brain put it: withMatter), so an edited
+// warrant item cannot smuggle in a different effect.
+func (b *Brain) tamperCheck(w warrant.Warrant, v ledgerView) (*contracts.ToolRequested, error) {
 	mismatch := failure.New(failure.KindConflict, "the warrant does not match the run's ledger")
 	h, err := contracts.InputHash(w.Input)
 	if err != nil || h != w.ToolInputHash {
@@ -188,9 +189,10 @@ func tamperCheck(w warrant.Warrant, v ledgerView) (*contracts.ToolRequested, err
 	if v.lastTurn == nil {
 		return nil, mismatch
 	}
-	for _, b := range v.lastTurn.Content {
-		if b.Type == contracts.BlockToolUse && b.ToolUseID == w.ToolUseID {
-			if bh, err := contracts.InputHash(b.Input); err != nil || bh != h || b.Name != w.ToolName {
+	for _, blk := range v.lastTurn.Content {
+		if blk.Type == contracts.BlockToolUse && blk.ToolUseID == w.ToolUseID {
+			in, _ := b.withMatter(blk.Name, blk.Input, v.started.MatterID)
+			if bh, err := contracts.InputHash(in); err != nil || bh != h || blk.Name != w.ToolName {
 				return nil, mismatch
 			}
 			return req, nil

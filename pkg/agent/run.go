@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,9 +85,10 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 	}
 	started := &contracts.RunStarted{AgentKey: def.Key, Mode: contracts.ModeInvoke, ModelID: def.ModelID,
 		PromptVersion: def.PromptVersion, SchemaVersion: contracts.SchemaVersion, CostCapUSD: opts.CostCapUSD,
-		MaxTokens: int64(b.cfg.MaxTokens), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID, UserRoles: slices.Clone(opts.UserRoles),
+		MaxTokens: int64(cmp.Or(def.MaxTokens, b.cfg.MaxTokens)), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID, UserRoles: slices.Clone(opts.UserRoles),
 		CorrelationID: inv.Meta.CorrelationID, ChatSessionID: inv.Meta.ChatSessionID, FormID: inv.Meta.FormID,
-		History: append([]contracts.HistoryMessage{}, inv.History...), CounselMessage: inv.CounselMessage}
+		History: append([]contracts.HistoryMessage{}, inv.History...), CounselMessage: inv.CounselMessage,
+		AgentsVersion: b.cfg.AgentsVersion, CatalogVersion: b.cfg.CatalogVersion}
 	s := b.newSession(ctx, def, inv.Meta)
 	s.roles = started.UserRoles
 	first, err := s.chain.Next(started)
@@ -174,15 +176,15 @@ func (s *session) deferTransient(ctx context.Context, err error, stage failure.S
 // errHandedOver says the worker gave the run up to a new invocation.
 var errHandedOver = errors.New("agent: the run was handed to a new invocation")
 
-// timeForEffect reports whether the invocation has time left to run an
-// effect and record its outcome (Config.EffectTime before its deadline);
+// timeForEffect reports whether the invocation has time left to run a tool
+// (its timeout) and record its outcome (Config.OutcomeTime) before its deadline;
 // if not, it gives the run's lease up for a new invocation (the worker
 // sends the message) and returns errHandedOver. A tool started without that
 // time could outlive the Lambda: its outcome would be lost, and the effect
 // would end effect_outcome_unknown for counsel to reconcile.
-func (s *session) timeForEffect(ctx context.Context) error {
+func (s *session) timeForEffect(ctx context.Context, tool time.Duration) error {
 	d, ok := ctx.Deadline()
-	if !ok || d.Sub(s.b.cfg.Now()) >= s.b.cfg.EffectTime {
+	if !ok || d.Sub(s.b.cfg.Now()) >= tool+s.b.cfg.OutcomeTime {
 		return nil
 	}
 	if err := s.b.store.HandOverRun(ctx, s.meta.FirmID, s.meta.RunID, s.owner, s.b.cfg.Now().Add(s.b.cfg.Pickup).UTC()); err != nil {
@@ -304,7 +306,7 @@ func errorClass(err error) string {
 // loop runs model turns until the run ends or holds.
 func (s *session) loop(ctx context.Context) {
 	for s.state.Status == warrant.RunRunning {
-		if s.state.ModelCalls >= int64(s.b.cfg.StepLimit) {
+		if s.state.ModelCalls >= int64(s.stepLimit()) {
 			s.fail(ctx, failure.New(failure.KindStepLimitExceeded, "the run reached its step limit"), failure.StageInvoke)
 			return
 		}
@@ -435,7 +437,7 @@ func (s *session) request() *bedrockruntime.ConverseInput {
 	for _, name := range s.def.Tools {
 		t := s.b.tools[name]
 		var schemaDoc any
-		_ = json.Unmarshal(t.Schema, &schemaDoc)
+		_ = json.Unmarshal(t.InputSchema, &schemaDoc)
 		specs = append(specs, &types.ToolMemberToolSpec{Value: types.ToolSpecification{
 			Name: aws.String(t.Name), Description: aws.String(t.Description),
 			InputSchema: &types.ToolInputSchemaMemberJson{Value: lazyDocument(schemaDoc)},
@@ -446,7 +448,7 @@ func (s *session) request() *bedrockruntime.ConverseInput {
 		ModelId:         aws.String(s.def.ModelID),
 		System:          []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: system}},
 		Messages:        s.msgs,
-		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(s.b.cfg.MaxTokens)},
+		InferenceConfig: &types.InferenceConfiguration{MaxTokens: aws.Int32(s.maxTokens())},
 		ToolConfig:      &types.ToolConfiguration{Tools: specs},
 	}
 }

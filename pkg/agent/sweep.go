@@ -110,7 +110,7 @@ func (s *session) sweepRunning(ctx context.Context, run warrant.Run, view ledger
 		return SweepNone, err
 	}
 	if claim != nil {
-		err := s.unknownOutcome(ctx, req, claim.EffectRef, claim.Key(), warrant.SweepFailure{LeaseExpiredBy: now})
+		err := s.unknownOutcome(ctx, req, claim.EffectRef, claim.Key(), whyNoOutcome, warrant.SweepFailure{LeaseExpiredBy: now})
 		if errors.Is(err, errRunEnded) {
 			err = nil
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
@@ -24,6 +25,7 @@ const (
 	ReasonDeclinedByCounsel   = "declined by counsel"
 	ReasonInvalidInput        = "input does not match the tool's schema"
 	ReasonToolUnavailable     = "tool is not available to this agent"
+	ReasonOtherMatter         = "denied: the call names another matter than the run's (the matter wall)"
 )
 
 // MaxToolInputBytes bounds a tool call's canonical input. A larger one is
@@ -56,7 +58,8 @@ func stageOf(err error) failure.Stage {
 // in a resumed step, the warrant allowlist. It returns the tool.completed event
 // the model will see, or held=true when the run now waits on a warrant.
 func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentBlock) (*contracts.ToolCompleted, bool, error) {
-	input, hash, err := contracts.CanonicalInput(b.Input)
+	raw, otherMatter := s.b.withMatter(b.Name, b.Input, s.meta.MatterID)
+	input, hash, err := contracts.CanonicalInput(raw)
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, failure.Wrap(failure.KindModelMalformedOutput, "the model's tool input is not canonical JSON", err))
 	}
@@ -88,13 +91,15 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	case !validInput(tool.schema, input):
 		return finish(contracts.ToolError, ReasonInvalidInput)
 	}
-	switch decision.Action {
-	case toolpolicy.ActionDeny:
+	switch {
+	case decision.Action == toolpolicy.ActionDeny:
 		return finish(contracts.ToolDenied, "denied by policy: "+decision.Reason)
-	case toolpolicy.ActionRequireApproval:
+	case otherMatter:
+		return finish(contracts.ToolDenied, ReasonOtherMatter)
+	case decision.Action == toolpolicy.ActionRequireApproval:
 		return s.warranted(ctx, req, tool, finish)
-	case toolpolicy.ActionAllow:
-		return s.execute(ctx, req, tool, decision.Replayable)
+	case decision.Action == toolpolicy.ActionAllow:
+		return s.execute(ctx, req, tool, decision.Replayable && tool.Class == catalog.ClassRead)
 	}
 	return finish(contracts.ToolDenied, "denied by policy: unknown action")
 }
@@ -128,7 +133,7 @@ func (s *session) warranted(ctx context.Context, req *contracts.ToolRequested, t
 			if err := s.commit(ctx, nil, req); err != nil {
 				return nil, false, staged(failure.StageLedgerWrite, err)
 			}
-			return nil, false, s.unknownOutcome(ctx, req, latest.EffectRef, latest.Key())
+			return nil, false, s.unknownOutcome(ctx, req, latest.EffectRef, latest.Key(), whyNoOutcome)
 		}
 		attempt = latest.Attempt + 1
 	}
@@ -168,7 +173,7 @@ func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
 // execute claims the effect once, runs the tool and records the outcome: two
 // round trips (requested line + claim, completion + completed line).
 func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, replayable bool) (*contracts.ToolCompleted, bool, error) {
-	if err := s.timeForEffect(ctx); err != nil {
+	if err := s.timeForEffect(ctx, tool.Timeout); err != nil {
 		return nil, false, err
 	}
 	effectRef := s.b.cfg.NewID()
@@ -201,9 +206,21 @@ func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, too
 // that envelope's debug ref. editedHash is set when input is counsel's edit
 // of the requested call (tool.completed records it as the executed input).
 func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, input json.RawMessage, k warrant.EffectKey, effectRef, editedHash string) (*contracts.ToolCompleted, bool, error) {
-	result, execErr := tool.Execute(s.toolContext(ctx), input, effectRef)
+	call := s.callTool
+	if tool.Class == catalog.ClassRead {
+		call = s.callRead
+	}
+	result, execErr := call(ctx, tool, input, effectRef)
+	if tool.Class != catalog.ClassRead && outcomeUnknown(tool, execErr) {
+		// The call left for the tool's system and its answer was lost: the
+		// effect may have happened. Never tried again; counsel reconciles.
+		s.b.logger.Log(ctx, failure.Build(failure.Wrap(failure.KindEffectOutcomeUnknown, "", execErr), failure.StageToolExecute, "tool", s.scope()))
+		return nil, false, s.unknownOutcome(ctx, req, effectRef, k, whyAnswerLost)
+	}
+	result, resultHash, resultBytes := bounded(result)
 	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
-		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result, ExecutedInputSHA256: editedHash}
+		Status: contracts.ToolSuccess, EffectRef: effectRef, Result: result, ExecutedInputSHA256: editedHash,
+		ResultSHA256: resultHash, ResultBytes: resultBytes}
 	completion := warrant.Completion{State: warrant.ClaimCompleted, ToolStatus: contracts.ToolSuccess, Result: result}
 	if execErr != nil || !json.Valid(result) {
 		cause := execErr
@@ -213,6 +230,7 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 		env := failure.Build(failure.Wrap(failure.KindToolError, "", cause), failure.StageToolExecute, "tool", s.scope())
 		s.b.logger.Log(ctx, env)
 		tc.Status, tc.Result = contracts.ToolError, errorResult("tool failed (ref "+env.InternalDebugRef+")")
+		tc.ResultSHA256, tc.ResultBytes = "", 0
 		completion = warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError, Result: tc.Result}
 	}
 	if err := s.recordOutcome(ctx, req, k, effectRef, completion, tc); err != nil {
@@ -255,7 +273,7 @@ func (s *session) recordOutcome(ctx context.Context, req *contracts.ToolRequeste
 		return err // the run is another's now: whoever holds it flags the claim
 	}
 	s.b.logger.Log(ctx, failure.Build(err, failure.StageToolExecute, "agent", s.scope()))
-	if uerr := s.unknownOutcome(ctx, req, effectRef, k); !errors.Is(uerr, errRunEnded) {
+	if uerr := s.unknownOutcome(ctx, req, effectRef, k, whyUnrecorded); !errors.Is(uerr, errRunEnded) {
 		s.b.logger.Log(ctx, failure.Build(uerr, failure.StageLedgerWrite, "agent", s.scope()))
 		return errEffectUnrecorded
 	}
@@ -308,18 +326,19 @@ func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool 
 	case c.State == warrant.ClaimCompleted || c.State == warrant.ClaimFailed || c.State == warrant.ClaimDeclined:
 		return s.answerFromRecord(ctx, req, c)
 	case replayable:
-		result, err := tool.Execute(s.toolContext(ctx), req.Input, c.EffectRef)
+		result, err := s.callRead(ctx, tool, req.Input, c.EffectRef)
+		result, resultHash, resultBytes := bounded(result)
 		tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
-			EffectRef: c.EffectRef, Status: contracts.ToolSuccess, Result: result}
+			EffectRef: c.EffectRef, Status: contracts.ToolSuccess, Result: result, ResultSHA256: resultHash, ResultBytes: resultBytes}
 		if err != nil || !json.Valid(result) {
-			tc.Status, tc.Result = contracts.ToolError, errorResult("tool failed")
+			tc.Status, tc.Result, tc.ResultSHA256, tc.ResultBytes = contracts.ToolError, errorResult("tool failed"), "", 0
 		}
 		if err := s.commit(ctx, nil, tc); err != nil {
 			return nil, false, staged(failure.StageLedgerWrite, err)
 		}
 		return tc, false, nil
 	}
-	return nil, false, s.unknownOutcome(ctx, req, c.EffectRef, c.Key())
+	return nil, false, s.unknownOutcome(ctx, req, c.EffectRef, c.Key(), whyNoOutcome)
 }
 
 // hold asks counsel: a warrant request bound to the exact input and the

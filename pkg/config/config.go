@@ -35,6 +35,9 @@ var (
 	// worker), re-check it at dispatch (resume) or on counsel's edit
 	// (approve).
 	policy = []string{"TOOL_POLICY"}
+	// catalog: the functions that build a brain over the tool catalog and
+	// the agents (pkg/catalog).
+	catalog = []string{"TOOL_CATALOG", "AGENTS"}
 	// budget: the functions that hold firms to their monthly budget (the
 	// worker) or show it (runs).
 	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
@@ -45,17 +48,17 @@ var (
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
-	Invoke:       slices.Concat(base, brain, queue),
-	Resume:       slices.Concat(base, brain, queue, policy),
-	Worker:       slices.Concat(base, brain, queue, policy, budget),
-	Approve:      slices.Concat(base, policy),
+	Invoke:       slices.Concat(base, brain, queue, catalog),
+	Resume:       slices.Concat(base, brain, queue, policy, catalog),
+	Worker:       slices.Concat(base, brain, queue, policy, budget, catalog),
+	Approve:      slices.Concat(base, policy, catalog),
 	Runs:         slices.Concat(base, budget, desk),
 	StreamReduce: base,
-	Sweeper:      slices.Concat(base, queue),
+	Sweeper:      slices.Concat(base, queue, catalog),
 }
 
 // Optional variables may be left unset in the template.
-var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true,
+var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true}
 
 // Config is a function's validated configuration.
@@ -77,6 +80,10 @@ type Config struct {
 	// the executable) or "ssm:<parameter name>" (an SSM parameter). The
 	// document is a whole policy or an overlay of the embedded one.
 	ToolPolicy string
+	// ToolCatalog and Agents name the tool catalog and the agents
+	// documents the same way: empty for the embedded ones, "file:<path>" or
+	// "ssm:/<parameter name>".
+	ToolCatalog, Agents string
 	// DeskClientID, DeskAuthorizeURL and DeskTokenURL are the OIDC app
 	// client and the issuer's endpoints the counsel's desk signs in with
 	// (authorization code + PKCE). All three set (https URLs) or none: the
@@ -133,15 +140,21 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")
 	}
-	if slices.Contains(vars, "TOOL_POLICY") {
-		c.ToolPolicy = get("TOOL_POLICY", "")
-		kind, where, _ := strings.Cut(c.ToolPolicy, ":")
+	for _, src := range []struct {
+		name, what string
+		dst        *string
+	}{{"TOOL_POLICY", "policy", &c.ToolPolicy}, {"TOOL_CATALOG", "catalog", &c.ToolCatalog}, {"AGENTS", "agents", &c.Agents}} {
+		if !slices.Contains(vars, src.name) {
+			continue
+		}
+		*src.dst = get(src.name, "")
+		kind, where, _ := strings.Cut(*src.dst, ":")
 		switch {
-		case c.ToolPolicy == "":
+		case *src.dst == "":
 		case kind == "file" && where != "":
 		case kind == "ssm" && ssmName.MatchString(where):
 		default:
-			return Config{}, invalid("TOOL_POLICY", `must be empty (the embedded policy), "file:<path>" or "ssm:/<parameter name>"`)
+			return Config{}, invalid(src.name, `must be empty (the embedded `+src.what+`), "file:<path>" or "ssm:/<parameter name>"`)
 		}
 	}
 	if slices.Contains(vars, "DESK_CLIENT_ID") {

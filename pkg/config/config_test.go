@@ -272,6 +272,8 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",
+		"TOOL_CATALOG":            "ssm:/warrant/prod/tool-catalog",
+		"AGENTS":                  "file:agents.json",
 		"FIRM_MONTHLY_BUDGET_USD": "250.00",
 		"DESK_CLIENT_ID":          "4k1dmn2b3c4d5e6f7g8h9i0j1k",
 		"DESK_AUTHORIZE_URL":      "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/authorize",
@@ -436,25 +438,31 @@ func TestLoadErrorIsFailureError(t *testing.T) {
 	}
 }
 
-// TestToolPolicy: TOOL_POLICY names the embedded policy (empty), a file in
-// the bundle or an SSM parameter; anything else fails the function's init.
+// TestToolPolicy: TOOL_POLICY, TOOL_CATALOG and AGENTS each name the
+// embedded document (empty), a file in the bundle or an SSM parameter;
+// anything else fails the function's init.
 func TestToolPolicy(t *testing.T) {
-	env := func(v string) func(string) (string, bool) {
-		return func(k string) (string, bool) {
-			m := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey, "TOOL_POLICY": v}
-			s, ok := m[k]
-			return s, ok
+	for _, name := range []string{"TOOL_POLICY", "TOOL_CATALOG", "AGENTS"} {
+		env := func(v string) func(string) (string, bool) {
+			return func(k string) (string, bool) {
+				m := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey, name: v}
+				s, ok := m[k]
+				return s, ok
+			}
 		}
-	}
-	for _, ok := range []string{"", "file:policy.json", "ssm:/warrant/prod/tool-policy", "ssm:/p"} {
-		c, err := config.Load(config.Approve, env(ok))
-		if err != nil || c.ToolPolicy != ok {
-			t.Errorf("TOOL_POLICY=%q: %+v %v", ok, c.ToolPolicy, err)
+		got := func(c config.Config) string {
+			return map[string]string{"TOOL_POLICY": c.ToolPolicy, "TOOL_CATALOG": c.ToolCatalog, "AGENTS": c.Agents}[name]
 		}
-	}
-	for _, bad := range []string{"policy.json", "file:", "ssm:warrant/policy", "ssm:/", "s3://bucket/policy.json", "ssm:/a b"} {
-		if _, err := config.Load(config.Approve, env(bad)); err == nil || !strings.Contains(err.Error(), "TOOL_POLICY") {
-			t.Errorf("TOOL_POLICY=%q: %v, want an error naming it", bad, err)
+		for _, ok := range []string{"", "file:policy.json", "ssm:/warrant/prod/tool-policy", "ssm:/p"} {
+			c, err := config.Load(config.Approve, env(ok))
+			if err != nil || got(c) != ok {
+				t.Errorf("%s=%q: %+v %v", name, ok, got(c), err)
+			}
+		}
+		for _, bad := range []string{"policy.json", "file:", "ssm:warrant/policy", "ssm:/", "s3://bucket/policy.json", "ssm:/a b"} {
+			if _, err := config.Load(config.Approve, env(bad)); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%q: %v, want an error naming it", name, bad, err)
+			}
 		}
 	}
 }

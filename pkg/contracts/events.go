@@ -84,6 +84,11 @@ type RunStarted struct {
 	FormID         string           `json:"form_id,omitempty"`
 	History        []HistoryMessage `json:"history"`
 	CounselMessage string           `json:"counsel_message,omitempty"`
+	// AgentsVersion and CatalogVersion are the hashes of the agents
+	// document and the tool catalog the run was started under (absent on
+	// lines written before they were configuration).
+	AgentsVersion  string `json:"agents_version,omitempty"`
+	CatalogVersion string `json:"catalog_version,omitempty"`
 }
 
 // TurnDelta is one streamed text fragment of a model turn.
@@ -179,6 +184,11 @@ type ToolCompleted struct {
 	// ExecutedInputSHA256 is the hash of the input that ran when counsel
 	// edited the call before approving it (absent: the requested input ran).
 	ExecutedInputSHA256 string `json:"executed_input_sha256,omitempty"`
+	// ResultSHA256 and ResultBytes are set when the tool's result was too
+	// large to keep: Result is then its truncated form (what the model saw),
+	// and these are the hash and size of the whole result.
+	ResultSHA256 string `json:"result_sha256,omitempty"`
+	ResultBytes  int64  `json:"result_bytes,omitempty"`
 }
 
 // BlockedApproval is the warrant a held run waits on. ToolInput is the exact
@@ -455,6 +465,17 @@ func (e *ToolCompleted) validate() error {
 		}
 		if e.ExecutedInputSHA256 == e.InputSHA256 {
 			return fieldErr("payload.executed_input_sha256", "present only when another input ran")
+		}
+	}
+	switch {
+	case e.ResultSHA256 == "" && e.ResultBytes != 0:
+		return fieldErr("payload.result_bytes", "present only with result_sha256")
+	case e.ResultSHA256 != "":
+		if err := checkHash("payload.result_sha256", e.ResultSHA256); err != nil {
+			return err
+		}
+		if e.ResultBytes <= 0 || e.Status != ToolSuccess {
+			return fieldErr("payload.result_bytes", "a truncated result is a success's, of a positive size")
 		}
 	}
 	if e.Status == ToolUnknown {

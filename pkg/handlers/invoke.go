@@ -73,7 +73,13 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		}
 		id.CorrelationID = body.CorrelationID
 	}
-	capUSD, err := h.Config.CostCap(body.CostCapUSD)
+	requested := body.CostCapUSD
+	if requested == "" && h.Brain != nil {
+		// The agent's own default (AGENTS), held to the deployment's
+		// maximum as a requested cap is.
+		requested = h.Brain.DefaultCostCap(body.AgentKey)
+	}
+	capUSD, err := h.Config.CostCap(requested)
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
 	}

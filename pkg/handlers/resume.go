@@ -16,6 +16,8 @@ import (
 type Runner interface {
 	Start(ctx context.Context, inv contracts.AgentInvoke, opts agent.StartOptions) (agent.Result, error)
 	PrepareResume(ctx context.Context, r agent.ResumeRequest) (agent.Result, error)
+	// DefaultCostCap is an agent's own default cost cap ("": none).
+	DefaultCostCap(agentKey string) string
 }
 
 // ResumeBody names the warrant; nothing else is accepted.
