@@ -36,11 +36,14 @@ const Name = "warrant-reference-tools"
 // The texts of the tool errors a call can be answered with. They are fixed:
 // nothing of an error's own text (which may carry AWS's) reaches the caller.
 const (
-	TextNoScope        = "refused: the call names no effect and run (_meta io.warrant/effect_ref, io.warrant/firm_id, io.warrant/run_id and io.warrant/matter_id, each a lowercase UUID); nothing was done"
-	TextInvalidInput   = "invalid arguments: they do not match the tool's input schema"
-	TextOutOfScope     = "refused: matter_id is not this run's matter"
-	TextNotInMatter    = "refused: a document_id is not a document of this run's matter"
-	TextFailed         = "the tool failed"
+	TextNoScope      = "refused: the call names no effect and run (_meta io.warrant/effect_ref, io.warrant/firm_id, io.warrant/run_id and io.warrant/matter_id, each a lowercase UUID); nothing was done"
+	TextInvalidInput = "invalid arguments: they do not match the tool's input schema"
+	TextOutOfScope   = "refused: matter_id is not this run's matter"
+	TextNotInMatter  = "refused: a document_id is not a document of this run's matter"
+	TextFailed       = "the tool failed"
+	// TextAmbiguous follows TextInvalidInput for arguments two JSON
+	// readers could read differently.
+	TextAmbiguous      = "not JSON with one reading (a duplicate key, or a number a double cannot hold exactly)"
 	maxInvalidReported = 5
 )
 
@@ -234,7 +237,7 @@ func (h handler) valid(args json.RawMessage) (json.RawMessage, string) {
 	}
 	canonical, _, err := contracts.CanonicalInput(args)
 	if err != nil {
-		return nil, TextInvalidInput + ": not one JSON object whose keys are unique"
+		return nil, TextInvalidInput + ": " + TextAmbiguous
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical))
 	if err != nil {

@@ -312,6 +312,35 @@ func TestEffectOnce(t *testing.T) {
 	}
 }
 
+// TestConcurrentDeliveries: the same effect delivered 16 times at once
+// (a client retrying over new connections) is answered alike each time and
+// recorded once.
+func TestConcurrentDeliveries(t *testing.T) {
+	st := store(t)
+	cs, _ := connect(t, st)
+	r := newRun()
+	ref := uuid.NewString()
+	var wg sync.WaitGroup
+	results := make([]*mcp.CallToolResult, 16)
+	errs := make([]error, len(results))
+	for i := range results {
+		wg.Go(func() {
+			results[i], errs[i] = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "send_client_email",
+				Arguments: map[string]any{"matter_id": r.matter, "to": "client@ridgeway.example", "subject": "Update", "body": "b"},
+				Meta:      r.meta(ref)})
+		})
+	}
+	wg.Wait()
+	for i, res := range results {
+		if errs[i] != nil || res.IsError {
+			t.Fatalf("delivery %d: %v %+v", i, errs[i], res)
+		}
+	}
+	if out, _ := st.ListOutbound(context.Background(), r.firm, r.run); len(out) != 1 || out[0].Kind != "client_email" {
+		t.Errorf("16 deliveries of one effect_ref recorded %+v", out)
+	}
+}
+
 // TestRefusedWithoutRun: a call whose _meta lacks the effect_ref or any of
 // the run's ids (or spells one other than as a lowercase UUID) is refused
 // before the tool runs: nothing is written.
@@ -414,7 +443,9 @@ func TestInvalidArguments(t *testing.T) {
 		"extra property": {extra, mcpserver.TextInvalidInput + ": / (additionalProperties)"},
 		"no arguments":   {nil, mcpserver.TextInvalidInput + ": / (required: matter_id, court, document_title, document_text)"},
 		"duplicate keys": {json.RawMessage(`{"matter_id":"` + r.matter + `","matter_id":"` + r.matter + `","court":"c","document_title":"t","document_text":"x"}`),
-			mcpserver.TextInvalidInput + ": not one JSON object whose keys are unique"},
+			mcpserver.TextInvalidInput + ": " + mcpserver.TextAmbiguous},
+		"unsafe number": {json.RawMessage(`{"matter_id":"` + r.matter + `","court":"c","document_title":"t","document_text":"x","n":9007199254740993}`),
+			mcpserver.TextInvalidInput + ": " + mcpserver.TextAmbiguous},
 		"not an object": {[]string{"a"}, mcpserver.TextInvalidInput + ": / (type)"},
 	} {
 		t.Run(name, func(t *testing.T) {
