@@ -43,9 +43,11 @@ const (
 	TextFailed       = "the tool failed"
 	// TextAmbiguous follows TextInvalidInput for arguments two JSON
 	// readers could read differently.
-	TextAmbiguous      = "not JSON with one reading (a duplicate key, or a number a double cannot hold exactly)"
-	maxInvalidReported = 5
+	TextAmbiguous = "not JSON with one reading (a duplicate key, or a number a double cannot hold exactly)"
 )
+
+// maxInvalidReported bounds how many places an invalid-arguments text names.
+const maxInvalidReported = 5
 
 // Options configure New.
 type Options struct {
@@ -72,11 +74,12 @@ type Options struct {
 //   - without _meta io.warrant/effect_ref, firm_id, run_id and matter_id,
 //     each a canonical lowercase UUID, is answered isError TextNoScope and
 //     the tool is not run;
-//   - whose arguments are not one JSON object (duplicate keys included) that
-//     the tool's schema accepts (formats asserted) is answered isError, with
-//     TextInvalidInput and where the arguments fail (JSON pointers and
-//     schema keywords, never a value), as the specification says (input
-//     validation errors are tool execution errors);
+//   - whose arguments are not one JSON object that the tool's schema accepts
+//     (formats asserted), or have a duplicate key or a number a double cannot
+//     hold, is answered isError TextInvalidInput with where the arguments
+//     fail (JSON pointers, schema keywords, never a value), as the
+//     specification says (input validation errors are tool execution
+//     errors), and the tool is not run;
 //   - otherwise runs the tool's Execute with the effect_ref and with the
 //     scope in its context (tools.NewContext), on the arguments' RFC 8785
 //     form. Its JSON object result is answered as structuredContent and as
