@@ -26,9 +26,9 @@ var layers = []struct {
 	{"foundation", []string{"pkg/failure", "internal/proc", "pkg/awserr", "internal/browsertest"}},
 	{"domain", []string{"."}},
 	{"vocabulary", []string{"pkg/contracts"}},
-	{"rules", []string{"pkg/pricing", "pkg/toolpolicy"}},
+	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
-	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest"}},
+	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/tools/mcpserver"}},
 	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest"}},
 	{"wiring", []string{"internal/wire", "internal/rie", "internal/walkthrough"}},
 	{"programs", []string{"functions/", "cmd/", "deploy"}},
@@ -41,6 +41,9 @@ var forbidden = map[string][]string{
 	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock", "pkg/sqs"},
 	"pkg/agent":    {"pkg/dynamo", "pkg/bedrock"},
 	"pkg/tools":    {"pkg/dynamo"},
+	// The reference tool server writes through tools.Outbox and does not
+	// link the brain that calls it.
+	"pkg/tools/mcpserver": {"pkg/dynamo", "pkg/agent"},
 }
 
 func layerOf(rel string) (int, bool) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -100,9 +101,9 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	if err != nil {
 		return Deps{}, err
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := loadAWS(ctx)
 	if err != nil {
-		return Deps{}, failure.Wrap(failure.KindConfigInvalid, "AWS configuration does not load", err)
+		return Deps{}, err
 	}
 	key, err := anchor.Parse(cfg.LedgerKey, func() anchor.KMSClient { return kms.NewFromConfig(awsCfg) })
 	if err != nil {
@@ -139,6 +140,33 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
 	return d, nil
+}
+
+// loadAWS is the SDK's default configuration, which every client here is
+// built from.
+func loadAWS(ctx context.Context) (aws.Config, error) {
+	c, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return aws.Config{}, failure.Wrap(failure.KindConfigInvalid, "AWS configuration does not load", err)
+	}
+	return c, nil
+}
+
+// Outbox builds the store the reference tool server (cmd/toolserver) records
+// its effects in: the functions' table (TABLE_NAME), reached as Load reaches
+// it (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB on the local stack, the SDK's
+// credential chain). It writes only outbox items, so it signs nothing and
+// needs no LEDGER_KEY.
+func Outbox(ctx context.Context, lookup func(string) (string, bool)) (*dynamo.Store, error) {
+	table, err := config.TableName(lookup)
+	if err != nil {
+		return nil, err
+	}
+	awsCfg, err := loadAWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamo.New(dynamodb.NewFromConfig(awsCfg), table), nil
 }
 
 // NewBrain builds the brain invoke, resume and the worker share: the model

@@ -108,6 +108,16 @@ type Config struct {
 	Prices            *pricing.Table
 }
 
+// TableName reads TABLE_NAME, the one table every function and the reference
+// tool server (cmd/toolserver) use, through lookup: required, trimmed.
+func TableName(lookup func(string) (string, bool)) (string, error) {
+	s, _ := lookup("TABLE_NAME")
+	if s = strings.TrimSpace(s); s == "" {
+		return "", failure.New(failure.KindConfigInvalid, "environment variable TABLE_NAME is required")
+	}
+	return s, nil
+}
+
 // Load reads function's variables through lookup (os.LookupEnv in main).
 func Load(function string, lookup func(string) (string, bool)) (c Config, err error) {
 	vars, ok := FunctionVars[function]
@@ -130,9 +140,9 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	invalid := func(name, why string) error {
 		return failure.New(failure.KindConfigInvalid, "environment variable "+name+" "+why)
 	}
-	c = Config{Function: function, TableName: get("TABLE_NAME", ""), FirmClaim: get("FIRM_CLAIM", "firm_id"), RolesClaim: get("ROLES_CLAIM", "roles")}
-	if c.TableName == "" {
-		return Config{}, invalid("TABLE_NAME", "is required")
+	c = Config{Function: function, FirmClaim: get("FIRM_CLAIM", "firm_id"), RolesClaim: get("ROLES_CLAIM", "roles")}
+	if c.TableName, err = TableName(lookup); err != nil {
+		return Config{}, err
 	}
 	if c.LedgerKey = get("LEDGER_KEY", ""); !strings.HasPrefix(c.LedgerKey, "kms:") && !strings.HasPrefix(c.LedgerKey, "hmac:") {
 		return Config{}, invalid("LEDGER_KEY", `must be "kms:<key ARN or alias>" or, on the local stack only, "hmac:<hex>"`)

@@ -1,0 +1,328 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+)
+
+// The _meta keys of a tools/call that carry the effect and the run it is
+// made for. They are pkg/agent's Meta* keys (a test holds them equal): the
+// server does not link the brain that calls it.
+const (
+	MetaEffectRef = "io.warrant/effect_ref"
+	MetaFirmID    = "io.warrant/firm_id"
+	MetaRunID     = "io.warrant/run_id"
+	MetaMatterID  = "io.warrant/matter_id"
+)
+
+// Name is the server's name in its initialize answer.
+const Name = "warrant-reference-tools"
+
+// The texts of the tool errors a call can be answered with. They are fixed:
+// nothing of an error's own text (which may carry AWS's) reaches the caller.
+const (
+	TextNoScope      = "refused: the call names no effect and run (_meta io.warrant/effect_ref, io.warrant/firm_id, io.warrant/run_id and io.warrant/matter_id, each a lowercase UUID); nothing was done"
+	TextInvalidInput = "invalid arguments: they do not match the tool's input schema"
+	TextOutOfScope   = "refused: matter_id is not this run's matter"
+	TextNotInMatter  = "refused: a document_id is not a document of this run's matter"
+	TextFailed       = "the tool failed"
+	// TextAmbiguous follows TextInvalidInput for arguments two JSON
+	// readers could read differently.
+	TextAmbiguous = "not JSON with one reading (a duplicate key, or a number a double cannot hold exactly)"
+)
+
+// maxInvalidReported bounds how many places an invalid-arguments text names.
+const maxInvalidReported = 5
+
+// Options configure New.
+type Options struct {
+	// Annotations are the behavior hints tools/list gives, by tool name
+	// (ReferenceAnnotations for the reference set). A tool with no entry
+	// gives none, and a client assumes the specification's defaults: it may
+	// write, destructively, to an open world.
+	Annotations map[string]mcp.ToolAnnotations
+	// Logger gets one line per call: the tool, its outcome and the run's
+	// ids, never its input or its result; a failed tool as a failure
+	// envelope (fixed texts only). Nil: no log.
+	Logger *failure.Logger
+	// Version is the server's version in its initialize answer (default
+	// "dev").
+	Version string
+}
+
+// New returns an MCP server offering exactly ts. Each tool is listed with its
+// name, description and input schema as pkg/tools has them (the schema's
+// bytes, so its RFC 8785 form, and the SHA-256 a client pins, are the
+// tool's), with opts' annotations.
+//
+// A tools/call:
+//   - without _meta io.warrant/effect_ref, firm_id, run_id and matter_id,
+//     each a canonical lowercase UUID, is answered isError TextNoScope and
+//     the tool is not run;
+//   - whose arguments are not one JSON object that the tool's schema accepts
+//     (formats asserted), or have a duplicate key or a number a double cannot
+//     hold, is answered isError TextInvalidInput with where the arguments
+//     fail (JSON pointers, schema keywords, never a value), as the
+//     specification says (input validation errors are tool execution
+//     errors), and the tool is not run;
+//   - otherwise runs the tool's Execute with the effect_ref and with the
+//     scope in its context (tools.NewContext), on the arguments' RFC 8785
+//     form. Its JSON object result is answered as structuredContent and as
+//     one text block holding the same JSON; its error as isError with a
+//     fixed text (TextOutOfScope, TextNotInMatter, TextFailed).
+//
+// An unknown tool is a protocol error (JSON-RPC invalid params), as the
+// specification says. New fails on a tool whose schema does not compile or
+// is not an object schema, and on a name offered twice.
+func New(ts []tools.Tool, opts Options) (*mcp.Server, error) {
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: version}, &mcp.ServerOptions{
+		// Tools only: the set never changes while the server runs, and it
+		// logs nothing to its clients.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	seen := map[string]bool{}
+	for _, t := range ts {
+		if seen[t.Name] {
+			return nil, fmt.Errorf("mcpserver: tool %s is offered twice", t.Name)
+		}
+		seen[t.Name] = true
+		schema, err := compile(t)
+		if err != nil {
+			return nil, err
+		}
+		def := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema}
+		if a, ok := opts.Annotations[t.Name]; ok {
+			def.Annotations = &a
+		}
+		h := handler{tool: t, schema: schema, log: opts.Logger}
+		s.AddTool(def, h.call)
+	}
+	return s, nil
+}
+
+// Handler serves s over Streamable HTTP at every path. It is stateless (no
+// Mcp-Session-Id; GET and DELETE are 405): a call is one POST answered with
+// one JSON body, and the server never sends requests of its own. The SDK
+// refuses a loopback request whose Host is not a loopback name (DNS
+// rebinding); a browser's cross-origin request is refused too.
+func Handler(s *mcp.Server) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return http.NewCrossOriginProtection().Handler(h)
+}
+
+// ReferenceAnnotations are the reference tools' hints, honest to what each
+// does to the fixture matter and the world. Warrant never trusts a server's
+// hints (its catalog and policy decide); they are for other clients.
+// Recording an effect is additive: no reference tool but the deletion
+// destroys anything, though an e-mail or a filing cannot be taken back,
+// which no hint says.
+func ReferenceAnnotations() map[string]mcp.ToolAnnotations {
+	no, yes := false, true
+	return map[string]mcp.ToolAnnotations{
+		"search_matter_documents": {Title: "Search the matter's documents", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+		"get_matter_summary":      {Title: "Read the matter summary", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+		"draft_document":          {Title: "Save a draft", DestructiveHint: &no, OpenWorldHint: &no},
+		"send_client_email":       {Title: "E-mail the client", DestructiveHint: &no, OpenWorldHint: &yes},
+		"file_court_document":     {Title: "File with the court", DestructiveHint: &no, OpenWorldHint: &yes},
+		"delete_matter_document":  {Title: "Delete a matter document", DestructiveHint: &yes, OpenWorldHint: &no},
+	}
+}
+
+func compile(t tools.Tool) (*jsonschema.Schema, error) {
+	var doc any
+	if err := json.Unmarshal(t.Schema, &doc); err != nil {
+		return nil, fmt.Errorf("mcpserver: tool %s schema: %w", t.Name, err)
+	}
+	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
+		return nil, fmt.Errorf(`mcpserver: tool %s schema: not {"type":"object",...}`, t.Name)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(t.Name+".json", doc); err != nil {
+		return nil, fmt.Errorf("mcpserver: tool %s schema: %w", t.Name, err)
+	}
+	schema, err := c.Compile(t.Name + ".json")
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: tool %s schema: %w", t.Name, err)
+	}
+	return schema, nil
+}
+
+type handler struct {
+	tool   tools.Tool
+	schema *jsonschema.Schema
+	log    *failure.Logger
+}
+
+// call is the tool's tools/call handler. Its errors are the tool's (isError
+// results); it never returns a protocol error.
+func (h handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	effectRef, scope, ok := fromMeta(req.Params.Meta)
+	if !ok {
+		h.info(ctx, "refused_no_scope", tools.Scope{})
+		return toolError(TextNoScope), nil
+	}
+	input, why := h.valid(req.Params.Arguments)
+	if why != "" {
+		h.info(ctx, "invalid_arguments", scope)
+		return toolError(why), nil
+	}
+	out, err := h.tool.Execute(tools.NewContext(ctx, scope), input, effectRef)
+	switch {
+	case errors.Is(err, tools.ErrOutOfScope):
+		h.info(ctx, "out_of_scope", scope)
+		return toolError(TextOutOfScope), nil
+	case errors.Is(err, tools.ErrDocumentNotInMatter):
+		h.info(ctx, "document_not_in_matter", scope)
+		return toolError(TextNotInMatter), nil
+	case err != nil:
+		h.failed(ctx, err, scope)
+		return toolError(TextFailed), nil
+	}
+	if !isObject(out) {
+		h.failed(ctx, errors.New("mcpserver: the tool's result is not a JSON object"), scope)
+		return toolError(TextFailed), nil
+	}
+	h.info(ctx, "ok", scope)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(out)}},
+		StructuredContent: json.RawMessage(out),
+	}, nil
+}
+
+// fromMeta reads the effect and the run from a call's _meta: all four, each
+// a canonical lowercase UUID, or nothing.
+func fromMeta(meta mcp.Meta) (effectRef string, s tools.Scope, ok bool) {
+	get := func(key string) (string, bool) {
+		v, _ := meta[key].(string)
+		return v, contracts.CheckUUID(key, v) == nil
+	}
+	var okRef, okFirm, okRun, okMatter bool
+	effectRef, okRef = get(MetaEffectRef)
+	s.FirmID, okFirm = get(MetaFirmID)
+	s.RunID, okRun = get(MetaRunID)
+	s.MatterID, okMatter = get(MetaMatterID)
+	if !okRef || !okFirm || !okRun || !okMatter {
+		return "", tools.Scope{}, false
+	}
+	return effectRef, s, true
+}
+
+// valid returns the arguments' RFC 8785 form when they are one JSON object
+// the tool's schema accepts, else the text to answer with. Canonical bytes
+// are what the brain sends (and counsel signed), so for Warrant's calls the
+// tool runs on exactly the bytes it received; they also refuse what two
+// readers could read differently (duplicate keys, numbers a double cannot
+// hold).
+func (h handler) valid(args json.RawMessage) (json.RawMessage, string) {
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = json.RawMessage(`{}`) // arguments are optional in tools/call
+	}
+	canonical, _, err := contracts.CanonicalInput(args)
+	if err != nil {
+		return nil, TextInvalidInput + ": " + TextAmbiguous
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical))
+	if err != nil {
+		return nil, TextInvalidInput
+	}
+	if err := h.schema.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, TextInvalidInput + ": " + where(ve)
+		}
+		return nil, TextInvalidInput
+	}
+	return canonical, ""
+}
+
+// safeSegment is what of an instance location may be shown: the schema's
+// own property names and array indexes. Anything else (a name only the
+// input spelled) is shown as "*".
+var safeSegment = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// where says where the arguments fail: at most maxInvalidReported leaves of
+// the validation error, each a JSON pointer and the keyword it fails, with a
+// required property's name (the schema's). No value of the input is shown.
+func where(ve *jsonschema.ValidationError) string {
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		segs := make([]string, len(e.InstanceLocation))
+		for i, s := range e.InstanceLocation {
+			if !safeSegment.MatchString(s) {
+				s = "*"
+			}
+			segs[i] = s
+		}
+		msg := "/" + strings.Join(segs, "/")
+		if kw := e.ErrorKind.KeywordPath(); len(kw) > 0 {
+			msg += " (" + kw[len(kw)-1]
+			if r, ok := e.ErrorKind.(*kind.Required); ok {
+				missing := slices.DeleteFunc(slices.Clone(r.Missing), func(s string) bool { return !safeSegment.MatchString(s) })
+				msg += ": " + strings.Join(missing, ", ")
+			}
+			msg += ")"
+		}
+		out = append(out, msg)
+	}
+	walk(ve)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > maxInvalidReported {
+		out = append(out[:maxInvalidReported], "…")
+	}
+	return strings.Join(out, "; ")
+}
+
+func isObject(b json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func (h handler) info(ctx context.Context, outcome string, s tools.Scope) {
+	if h.log == nil {
+		return
+	}
+	h.log.Info(ctx, "tool call", "tool", h.tool.Name, "outcome", outcome, "firm_id", s.FirmID, "run_id", s.RunID, "matter_id", s.MatterID)
+}
+
+// failed logs a tool's own failure as an envelope: its kind from the
+// adapter's classification (a store's throttling, say), its texts fixed.
+func (h handler) failed(ctx context.Context, err error, s tools.Scope) {
+	if h.log == nil {
+		return
+	}
+	h.log.Log(ctx, failure.Build(err, failure.StageToolExecute, Name+"/"+h.tool.Name,
+		failure.Identity{FirmID: s.FirmID, RunID: s.RunID, MatterID: s.MatterID}))
+}
