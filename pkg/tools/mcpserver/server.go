@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -174,8 +175,10 @@ type handler struct {
 	log    *failure.Logger
 }
 
-// call is the tool's tools/call handler. Its errors are the tool's (isError
-// results); it never returns a protocol error.
+// call is the tool's tools/call handler. A refusal (no run in _meta,
+// invalid arguments, another matter) is an isError result: the tool did not
+// act. A failure of the tool's own system is a protocol error (internal
+// error): whether it acted is unknown.
 func (h handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	effectRef, scope, ok := fromMeta(req.Params.Meta)
 	if !ok {
@@ -196,8 +199,13 @@ func (h handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		h.info(ctx, "document_not_in_matter", scope)
 		return toolError(TextNotInMatter), nil
 	case err != nil:
+		// The tool's own system failed (its outbox write): the effect may
+		// have been recorded before the answer was lost. An isError result
+		// would tell the client it did not act; a protocol error tells it
+		// nothing, so an effect ends effect_outcome_unknown for counsel,
+		// never taken as not done.
 		h.failed(ctx, err, scope)
-		return toolError(TextFailed), nil
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: TextFailed}
 	}
 	if !isObject(out) {
 		h.failed(ctx, errors.New("mcpserver: the tool's result is not a JSON object"), scope)

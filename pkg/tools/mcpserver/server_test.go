@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -395,20 +396,26 @@ func TestOutOfScope(t *testing.T) {
 	}
 }
 
-// TestToolErrorSanitized: a tool that fails (its store answers AWS's error
-// text) is isError with the fixed TextFailed; neither the answer nor the log
-// carries the error's text or the call's input.
+// TestToolErrorSanitized: a tool whose own system fails (its store answers
+// AWS's error text) may have acted before the answer was lost, so it is a
+// protocol error (internal error, the fixed TextFailed), never an isError
+// result that says it did not act; neither the answer nor the log carries
+// the error's text or the call's input.
 func TestToolErrorSanitized(t *testing.T) {
 	const raw = "operation error DynamoDB: PutItem, https response error StatusCode: 400, RequestID: Q1, ResourceNotFoundException: Requested resource not found: secret-table"
 	ob := &outbox{record: func(context.Context, warrant.Outbound) (bool, error) { return false, errors.New(raw) }}
 	cs, log := connect(t, ob)
 	r := newRun()
-	res := call(t, cs, "file_court_document", filing(r.matter), r.meta(uuid.NewString()))
-	wantRefused(t, res, mcpserver.TextFailed)
-	wire, _ := json.Marshal(res)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "file_court_document", Arguments: filing(r.matter), Meta: r.meta(uuid.NewString())})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInternalError || werr.Message != mcpserver.TextFailed {
+		t.Fatalf("a failing tool answered %v, want an internal error with the fixed text", err)
+	}
 	for _, leak := range []string{"secret-table", "DynamoDB", "PRIVILEGED-BODY"} {
-		if strings.Contains(string(wire), leak) {
-			t.Errorf("the answer carries %q: %s", leak, wire)
+		if strings.Contains(err.Error(), leak) {
+			t.Errorf("the answer carries %q: %v", leak, err)
 		}
 		if strings.Contains(log.String(), leak) {
 			t.Errorf("the log carries %q:\n%s", leak, log)
