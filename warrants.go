@@ -63,6 +63,10 @@ type Warrant struct {
 	// call, and PolicyVersion the policy that decided it.
 	FiredRules    []FiredRule
 	PolicyVersion string
+	// ToolServer names the system that serves the tool and ToolSchemaSHA256
+	// the catalog's pin of its input schema (both empty for Warrant's own
+	// builtin tools): what counsel is shown of a tool the firm connected.
+	ToolServer, ToolSchemaSHA256 string
 }
 
 // FiredRule is one risk-policy rule that fired on a call: its id in the

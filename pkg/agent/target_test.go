@@ -149,6 +149,13 @@ func TestCatalogToolsRunThroughTheirTarget(t *testing.T) {
 	if res.State.Status != warrant.RunHeld || p == nil || p.ToolName != "dms_file" || p.HumanSummary != "File “Motion”." {
 		t.Fatalf("not held on the filing: %+v", res.State)
 	}
+	// Counsel is shown which system serves the tool and the schema the
+	// catalog pinned: on the ledger's run.blocked and the warrant.
+	pin := dmsCatalog(t).Tools["dms_file"].SchemaSHA256
+	w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID)
+	if p.ToolServer != "dms" || p.ToolSchemaSHA256 != pin || err != nil || w.ToolServer != "dms" || w.ToolSchemaSHA256 != pin {
+		t.Fatalf("run.blocked names server %q pin %q; the warrant %q %q (%v)", p.ToolServer, p.ToolSchemaSHA256, w.ToolServer, w.ToolSchemaSHA256, err)
+	}
 	started := h.ledger(res.State.RunID)[0].Event.(*contracts.RunStarted)
 	if started.CatalogVersion != dmsCatalog(t).Version || started.AgentsVersion != "agents-v" {
 		t.Fatalf("run.started records catalog %q agents %q", started.CatalogVersion, started.AgentsVersion)

@@ -350,12 +350,16 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Attempt: attempt, Input: req.Input,
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL), PolicyVersion: req.PolicyVersion}
+	if tool.System != nil {
+		w.ToolServer, w.ToolSchemaSHA256 = tool.Server, tool.Target.SchemaSHA256
+	}
 	w.FiredRules = slices.Clone(req.FiredRules)
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,
 		ToolName: w.ToolName, ToolInput: w.Input, ToolInputHash: w.ToolInputHash, Attempt: attemptField(attempt),
 		RiskTier: w.RiskTier, Reason: w.Reason,
 		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
-		PolicyVersion: req.PolicyVersion, FiredRules: req.FiredRules}}
+		PolicyVersion: req.PolicyVersion, FiredRules: req.FiredRules,
+		ToolServer: w.ToolServer, ToolSchemaSHA256: w.ToolSchemaSHA256}}
 	err := s.commit(ctx, func(lines []contracts.Line) error {
 		return s.b.store.CreateWarrantRequest(ctx, w, lines...)
 	}, req, blocked)

@@ -212,6 +212,11 @@ type BlockedApproval struct {
 	// the warrant, as tool.requested recorded it (what counsel is shown).
 	PolicyVersion string      `json:"policy_version,omitempty"`
 	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
+	// ToolServer names the system that serves the tool (the catalog's
+	// server) and ToolSchemaSHA256 the catalog's pin of its input schema;
+	// both absent for Warrant's own builtin tools.
+	ToolServer       string `json:"tool_server,omitempty"`
+	ToolSchemaSHA256 string `json:"tool_schema_sha256,omitempty"`
 }
 
 // RunBlocked holds the run on a warrant request.
@@ -524,6 +529,17 @@ func (e *RunBlocked) validate() error {
 	}
 	if err := checkFiredRules("payload.approval.fired_rules", a.FiredRules); err != nil {
 		return err
+	}
+	if (a.ToolServer == "") != (a.ToolSchemaSHA256 == "") {
+		return fieldErr("payload.approval.tool_server", "a tool's server and its schema pin come together")
+	}
+	if a.ToolSchemaSHA256 != "" {
+		if err := checkHash("payload.approval.tool_schema_sha256", a.ToolSchemaSHA256); err != nil {
+			return err
+		}
+		if len(a.ToolServer) > 64 || Printable(a.ToolServer) != a.ToolServer {
+			return fieldErr("payload.approval.tool_server", "at most 64 printable characters")
+		}
 	}
 	return checkTime("payload.approval.expires_at", a.ExpiresAt)
 }

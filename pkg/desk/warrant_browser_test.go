@@ -291,3 +291,25 @@ func TestDeskShowsEveryInvisibleCharacter(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18: for a tool the firm connected (a catalog tool), the desk shows
+// the system that runs the call and the schema the catalog pinned it to,
+// with the server's name made visible as any text is; a builtin tool's
+// warrant shows neither.
+func TestDeskShowsAnExternalToolsServerAndPin(t *testing.T) {
+	canonical := `{"matter":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","title":"Motion"}`
+	ext := pendingWarrant("a1b2c3d4-0000-4000-8000-000000000001", canonical, sha256Hex(canonical), "File “Motion”.")
+	ext.ToolName, ext.ToolServer, ext.ToolSchemaSHA256 = "dms_file", "imanage\u202e", strings.Repeat("ab", 32)
+	builtin := pendingWarrant("a1b2c3d4-0000-4000-8000-000000000002", canonical, sha256Hex(canonical), "File.")
+	ctx := openDesk(t, newFakeAPI(t, ext, builtin))
+	if err := waitFor(ctx, `document.querySelectorAll('li.warrant').length === 2`); err != nil {
+		t.Fatalf("the warrants are not listed: %v", err)
+	}
+	got := evalIn[[]string](t, ctx, `[...document.querySelectorAll('li.warrant')].map(li =>
+		[li.querySelector('.tool-server')?.textContent ?? '', li.querySelector('.tool-schema')?.textContent ?? ''].join('|'))`)
+	want := []string{"imanage⟨U+202E⟩|" + strings.Repeat("ab", 32), "|"} // sorted
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("server and pin shown: %q, want %q", got, want)
+	}
+}

@@ -119,6 +119,8 @@ type warrantItem struct {
 	EditedHash    string `dynamodbav:"edited_hash,omitempty"`
 	FiredRules    string `dynamodbav:"fired_rules,omitempty"` // JSON array of {id, effect, reason}
 	PolicyVersion string `dynamodbav:"policy_version,omitempty"`
+	ToolServer    string `dynamodbav:"tool_server,omitempty"`
+	ToolSchema    string `dynamodbav:"tool_schema_sha256,omitempty"`
 }
 
 // editItem is counsel's edit of a warrant's call, stored beside the warrant
@@ -150,7 +152,7 @@ func (w warrantItem) warrant() warrant.Warrant {
 		RequestedAt: parseTime(w.RequestedAt), ExpiresAt: parseTime(w.ExpiresAt),
 		Status: warrant.WarrantStatus(w.Status), Decision: warrant.Decision(w.Decision), DecidedBy: w.DecidedBy,
 		DecidedAt: parseTime(w.DecidedAt), Note: w.Note, EditedHash: w.EditedHash, PolicyVersion: w.PolicyVersion,
-		FiredRules: firedRulesFrom(w.FiredRules),
+		FiredRules: firedRulesFrom(w.FiredRules), ToolServer: w.ToolServer, ToolSchemaSHA256: w.ToolSchema,
 	}
 	if w.EditedInput != "" {
 		out.EditedInput = json.RawMessage(w.EditedInput)

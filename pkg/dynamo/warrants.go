@@ -57,7 +57,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: string(w.Input),
 		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
 		RequestedAt: fmtTime(w.RequestedAt), ExpiresAt: fmtTime(w.ExpiresAt), Status: string(warrant.WarrantPending),
-		FiredRules: firedRulesAttr(w.FiredRules), PolicyVersion: w.PolicyVersion,
+		FiredRules: firedRulesAttr(w.FiredRules), PolicyVersion: w.PolicyVersion, ToolServer: w.ToolServer, ToolSchema: w.ToolSchemaSHA256,
 	})
 	if err != nil {
 		return wrap(op, err)

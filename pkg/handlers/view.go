@@ -84,6 +84,11 @@ type WarrantView struct {
 	// instead of tool_input; EditedInputHash its SHA-256.
 	EditedInput     json.RawMessage `json:"edited_input,omitempty"`
 	EditedInputHash string          `json:"edited_input_hash,omitempty"`
+	// ToolServer names the firm's system that serves the tool and
+	// ToolSchemaSHA256 the catalog's pin of its input schema (absent for
+	// Warrant's builtin tools).
+	ToolServer       string `json:"tool_server,omitempty"`
+	ToolSchemaSHA256 string `json:"tool_schema_sha256,omitempty"`
 }
 
 // FiredRuleView is one risk-policy rule that fired on a call.
@@ -119,7 +124,7 @@ func warrantView(w warrant.Warrant) WarrantView {
 		HumanSummary: contracts.Printable(w.HumanSummary),
 		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		Status: string(w.Status), DecidedBy: w.DecidedBy, PolicyVersion: w.PolicyVersion,
-		EditedInput: w.EditedInput, EditedInputHash: w.EditedHash}
+		EditedInput: w.EditedInput, EditedInputHash: w.EditedHash, ToolServer: w.ToolServer, ToolSchemaSHA256: w.ToolSchemaSHA256}
 	v.FiredRules = slices.Clone(w.FiredRules)
 	if !w.RequestedAt.IsZero() {
 		v.RequestedAt = contracts.FormatTime(w.RequestedAt)

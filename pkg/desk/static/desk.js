@@ -830,6 +830,15 @@
       kv('Expires', expires),
       kv('Policy version', h('code', { class: 'policy-version', text: str(w.policy_version) })),
       kv('Run', h('a', { class: 'run-link', href: runHash(runId), text: runId || 'run' }))));
+    // A tool the firm connected (the tool catalog's): the system that runs
+    // the call, and the schema the catalog pinned it to.
+    if (str(w.tool_server) !== '') {
+      const server = h('code', { class: 'tool-server' });
+      appendVisible(server, str(w.tool_server));
+      li.append(h('div', { class: 'meta external' },
+        kv('Runs on', server),
+        kv('Schema pinned at', h('code', { class: 'tool-schema', text: str(w.tool_schema_sha256) }))));
+    }
 
     if (!isCounsel()) {
       li.append(h('p', { class: 'muted not-counsel', text: 'Only counsel may decide a warrant.' }));
