@@ -13,15 +13,22 @@ import (
 )
 
 type statement struct {
+	sid       string
 	effect    string
 	actions   []string
 	resources []any
+	// when is the template condition a conditional statement is given
+	// under ("" for a statement always given); conditions is its IAM
+	// Condition block.
+	when       string
+	conditions any
 }
 
 // grant is one (action, resource) pair, the resource written canonically:
 // "Table.Arn" for !GetAtt Table.Arn, "sub:..." for !Sub, "if:<Condition>" for
-// !If, "*" for a literal star.
-type grant struct{ action, resource string }
+// !If, "ref:<Parameter>" for !Ref, "*" for a literal star; when is the
+// template condition the statement is given under ("" for always).
+type grant struct{ action, resource, when string }
 
 func resourceKey(v any) string {
 	if id, attr, ok := getAtt(v); ok {
@@ -63,6 +70,7 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 	var out []statement
 	for _, pol := range list(rp["Policies"]) {
 		for _, s := range list(get(pol, "PolicyDocument", "Statement")) {
+			when := ""
 			if ifv := get(s, "Fn::If"); ifv != nil {
 				// A conditional statement: the grant it may give is its
 				// true branch (the false one is AWS::NoValue).
@@ -70,7 +78,7 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 				if refOf(b[2]) != "AWS::NoValue" {
 					t.Errorf("%s: a conditional statement's false branch must be AWS::NoValue", roleID)
 				}
-				s = b[1]
+				s, when = b[1], str(b[0])
 			}
 			sm, _ := s.(object)
 			for _, k := range []string{"NotAction", "NotResource", "NotPrincipal"} {
@@ -78,7 +86,7 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 					t.Errorf("%s: statement uses %s", roleID, k)
 				}
 			}
-			st := statement{effect: str(sm["Effect"]), resources: list(sm["Resource"])}
+			st := statement{sid: str(sm["Sid"]), effect: str(sm["Effect"]), resources: list(sm["Resource"]), when: when, conditions: sm["Condition"]}
 			for _, a := range list(sm["Action"]) {
 				st.actions = append(st.actions, str(a))
 			}
@@ -94,14 +102,22 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		return refOf(get(resourcesOf(raw)[fnID], "Properties", "LoggingConfig", "LogGroup")) + ".Arn"
 	}
 	logs := func(fnID string) []grant {
-		return []grant{{"logs:CreateLogStream", logGroup(fnID)}, {"logs:PutLogEvents", logGroup(fnID)}}
+		return []grant{{"logs:CreateLogStream", logGroup(fnID), ""}, {"logs:PutLogEvents", logGroup(fnID), ""}}
 	}
 	on := func(resource string, actions ...string) []grant {
 		var g []grant
 		for _, a := range actions {
-			g = append(g, grant{a, resource})
+			g = append(g, grant{a, resource, ""})
 		}
 		return g
+	}
+	// onlyIf is a grant given only under a template condition.
+	onlyIf := func(cond string, g []grant) []grant {
+		out := slices.Clone(g)
+		for i := range out {
+			out[i].when = cond
+		}
+		return out
 	}
 	model := "if:ModelIsInferenceProfile"
 	// Writers sign the ledger head they move; readers only verify it.
@@ -113,12 +129,18 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	reservations := on("Table.Arn", "dynamodb:DeleteItem")
 	// The functions that hand a run to the worker.
 	enqueue := on("WorkerQueue.Arn", "sqs:SendMessage")
-	// The functions that decide under the risk policy read its SSM
-	// parameter, when the stack names one (the statement is conditional).
-	toolPolicy := on("sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${ToolPolicyParameter}", "ssm:GetParameter")
+	// The functions that read a document from SSM (config.FunctionVars:
+	// the risk policy for resume, the worker and approve; the tool catalog
+	// and the agents for those and invoke and the sweeper) may read its
+	// parameter, and only when the stack names one.
+	param := func(cond, name string) []grant {
+		return onlyIf(cond, on("sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${"+name+"}", "ssm:GetParameter"))
+	}
+	toolPolicy := param("HasToolPolicy", "ToolPolicyParameter")
+	catalog := slices.Concat(param("HasToolCatalog", "ToolCatalogParameter"), param("HasAgents", "AgentsParameter"))
 	want := map[string][]grant{
-		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign),
-		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy),
+		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, catalog),
+		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, catalog),
 		// The worker runs the brain: the only function that calls the model.
 		// Its queue permissions are what Lambda's SQS event source mapping
 		// uses on its behalf, and the hand-over of a run to a new
@@ -126,11 +148,11 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			enqueue,
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, catalog),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
-			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign),
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, catalog),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, catalog),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
 			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify),
@@ -190,14 +212,18 @@ func TestIAMLeastPrivilege(t *testing.T) {
 							t.Errorf("%s (%s): %s on %s, which only %v may touch", fnID, roleID, a, key, users)
 						}
 					}
-					got = append(got, grant{a, key})
+					got = append(got, grant{a, key, st.when})
 				}
 			}
 		}
 		sortGrants := func(g []grant) []string {
 			var s []string
 			for _, x := range g {
-				s = append(s, x.action+" on "+x.resource)
+				line := x.action + " on " + x.resource
+				if x.when != "" {
+					line += " if " + x.when
+				}
+				s = append(s, line)
 			}
 			sort.Strings(s)
 			return slices.Compact(s)
@@ -228,10 +254,14 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	}
 }
 
-// evalIntrinsic evaluates the few intrinsics the Bedrock grant uses, with the
-// given parameters and fixed pseudo parameters: goformation resolves no Fn::If
-// on a parameter it was not given, no GetAtt, and never reports the ARN a
-// policy ends up with (limit 2).
+// noValue is what !Ref AWS::NoValue evaluates to: the property is left out.
+type noValue struct{}
+
+// evalIntrinsic evaluates the few intrinsics the Bedrock grant, the document
+// sources and the secrets grants use, with the given parameters (a
+// CommaDelimitedList's value written with commas) and fixed pseudo
+// parameters: goformation resolves no Fn::If on a parameter it was not given,
+// no GetAtt, and never reports the ARN a policy ends up with (limit 2).
 func evalIntrinsic(t *testing.T, raw object, v any, params map[string]string) any {
 	t.Helper()
 	pseudo := map[string]string{"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"}
@@ -271,7 +301,25 @@ func evalIntrinsic(t *testing.T, raw object, v any, params map[string]string) an
 		for fn, arg := range m {
 			switch fn {
 			case "Ref":
-				return lookup(str(arg))
+				switch name := str(arg); {
+				case name == "AWS::NoValue":
+					return noValue{}
+				case get(raw, "Parameters", name, "Type") == "CommaDelimitedList":
+					var out []any
+					for _, e := range strings.Split(lookup(name), ",") {
+						out = append(out, e)
+					}
+					return out
+				default:
+					return lookup(name)
+				}
+			case "Fn::Join":
+				a := list(arg)
+				var parts []string
+				for _, e := range list(eval(a[1])) {
+					parts = append(parts, fmt.Sprint(e))
+				}
+				return strings.Join(parts, str(a[0]))
 			case "Condition":
 				return cond(str(arg))
 			case "Fn::Equals":
