@@ -138,6 +138,12 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	}
 	toolPolicy := param("HasToolPolicy", "ToolPolicyParameter")
 	catalog := slices.Concat(param("HasToolCatalog", "ToolCatalogParameter"), param("HasAgents", "AgentsParameter"))
+	// Only the worker calls tools: it alone may read their servers'
+	// credentials, exactly the secrets the stack names, and decrypt them
+	// with their customer-managed key when there is one
+	// (TestToolSecretsGrant checks the key's conditions).
+	secrets := slices.Concat(onlyIf("HasToolSecrets", on("ref:ToolSecretArns", "secretsmanager:GetSecretValue")),
+		onlyIf("HasToolSecretsKey", on("ref:ToolSecretsKeyArn", "kms:Decrypt")))
 	want := map[string][]grant{
 		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, catalog),
 		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, catalog),
@@ -148,7 +154,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			enqueue,
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, catalog),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, catalog, secrets),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
 			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, catalog),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
@@ -188,6 +194,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				}
 				if fnID != "WorkerFunction" && strings.HasPrefix(la, "bedrock:") {
 					t.Errorf("%s (%s): grants %s; only the worker calls the model (requests answer 202 and hand the run over)", fnID, roleID, a)
+				}
+				if fnID != "WorkerFunction" && (strings.HasPrefix(la, "secretsmanager:") || la == "kms:decrypt") {
+					t.Errorf("%s (%s): grants %s; only the worker calls tools, so only it reads their credentials", fnID, roleID, a)
 				}
 				if (fnID == "RunsFunction" || fnID == "StreamReduceFunction") && la == "kms:generatemac" {
 					t.Errorf("%s (%s): grants %s; only the functions that append lines sign ledger heads", fnID, roleID, a)
@@ -257,6 +266,18 @@ func TestIAMLeastPrivilege(t *testing.T) {
 // noValue is what !Ref AWS::NoValue evaluates to: the property is left out.
 type noValue struct{}
 
+// intrinsicOf reports whether m is an intrinsic function's long form
+// ({"Ref": ...}, {"Condition": ...}, {"Fn::<name>": ...}), and its name.
+func intrinsicOf(m object) (string, bool) {
+	if len(m) != 1 {
+		return "", false
+	}
+	for k := range m {
+		return k, k == "Ref" || k == "Condition" || strings.HasPrefix(k, "Fn::")
+	}
+	return "", false
+}
+
 // evalIntrinsic evaluates the few intrinsics the Bedrock grant, the document
 // sources and the secrets grants use, with the given parameters (a
 // CommaDelimitedList's value written with commas) and fixed pseudo
@@ -288,15 +309,23 @@ func evalIntrinsic(t *testing.T, raw object, v any, params map[string]string) an
 	}
 	eval = func(v any) any {
 		m, ok := v.(object)
-		if !ok || len(m) != 1 {
-			if s, ok := v.([]any); ok {
-				out := make([]any, len(s))
-				for i := range s {
-					out[i] = eval(s[i])
-				}
-				return out
+		if s, isList := v.([]any); isList {
+			out := make([]any, len(s))
+			for i := range s {
+				out[i] = eval(s[i])
 			}
+			return out
+		}
+		if !ok {
 			return v
+		}
+		if _, intrinsic := intrinsicOf(m); !intrinsic {
+			// A plain mapping (an IAM Condition block): its values.
+			out := make(object, len(m))
+			for k, e := range m {
+				out[k] = eval(e)
+			}
+			return out
 		}
 		for fn, arg := range m {
 			switch fn {
