@@ -60,17 +60,29 @@ bench:
 # `sam build` (BuildMethod: makefile, CodeUri: .) runs `make build-<LogicalId>` with
 # ARTIFACTS_DIR set to that function's artifact folder; Lambda runs the bootstrap there.
 LAMBDA_GOBUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' -o $(ARTIFACTS_DIR)/bootstrap
+# The deployment's documents, built into the functions that read TOOL_POLICY,
+# TOOL_CATALOG or AGENTS (docs/DEPLOY.md, "Connecting your systems"): every
+# file under BUNDLE_DIR, with its folders, lands next to their bootstrap, where
+# the template's ToolPolicyFile, ToolCatalogFile, AgentsFile (and an agent's
+# system_prompt_file) name it. No folder, nothing copied. Keep it inside the
+# tree: sam build works on a copy of the tree, and its cache (cached = true)
+# hashes the tree, not this variable.
+BUNDLE_DIR ?= bundle
+LAMBDA_BUNDLE = bash deploy/bundle.sh "$(BUNDLE_DIR)" "$(ARTIFACTS_DIR)"
 SAM_ENV ?= default
 
 .PHONY: build validate deploy build-InvokeFunction build-ApproveFunction build-ResumeFunction build-RunsFunction build-StreamReduceFunction build-WorkerFunction build-SweeperFunction
 
 build-InvokeFunction:
+	$(LAMBDA_BUNDLE)
 	$(LAMBDA_GOBUILD) ./functions/invoke
 
 build-ApproveFunction:
+	$(LAMBDA_BUNDLE)
 	$(LAMBDA_GOBUILD) ./functions/approve
 
 build-ResumeFunction:
+	$(LAMBDA_BUNDLE)
 	$(LAMBDA_GOBUILD) ./functions/resume
 
 build-RunsFunction:
@@ -80,9 +92,11 @@ build-StreamReduceFunction:
 	$(LAMBDA_GOBUILD) ./functions/stream-reduce
 
 build-WorkerFunction:
+	$(LAMBDA_BUNDLE)
 	$(LAMBDA_GOBUILD) ./functions/worker
 
 build-SweeperFunction:
+	$(LAMBDA_BUNDLE)
 	$(LAMBDA_GOBUILD) ./functions/sweeper
 
 # `make build`: every function's bootstrap under bin/<name>/, arm64 for deployment

@@ -95,17 +95,18 @@ func templateEnv(raw object, fnID string) map[string]string {
 	} {
 		m, _ := vars.(object)
 		for k, v := range m {
-			if ifv := get(v, "Fn::If"); ifv != nil {
-				// !If [Condition, then, else] with the parameters' defaults;
-				// a branch of !Ref AWS::NoValue leaves the variable unset.
+			// !If [Condition, then, else] with the parameters' defaults, the
+			// chosen branch an !If again or not; a branch of !Ref
+			// AWS::NoValue leaves the variable unset.
+			for ifv := get(v, "Fn::If"); ifv != nil; ifv = get(v, "Fn::If") {
 				branches := list(ifv)
 				v = branches[2]
 				if conditionHolds(raw, str(branches[0])) {
 					v = branches[1]
 				}
-				if refOf(v) == "AWS::NoValue" {
-					continue
-				}
+			}
+			if refOf(v) == "AWS::NoValue" {
+				continue
 			}
 			switch {
 			case refOf(v) != "" && get(raw, "Parameters", refOf(v)) != nil:

@@ -14,29 +14,60 @@ import (
 // source is a document a function loads at init from the source its
 // environment variable names (internal/wire.LoadPolicy, LoadCatalog,
 // LoadAgents): empty for the embedded one, "ssm:<name>" for an SSM
-// parameter the stack names.
+// parameter the stack names, "file:<path>" for a file of the bundle.
 type source struct {
-	env, parameter, condition string
+	env, parameter, condition, file, fileCondition, rule string
 }
 
 var sources = []source{
-	{"TOOL_POLICY", "ToolPolicyParameter", "HasToolPolicy"},
-	{"TOOL_CATALOG", "ToolCatalogParameter", "HasToolCatalog"},
-	{"AGENTS", "AgentsParameter", "HasAgents"},
+	{"TOOL_POLICY", "ToolPolicyParameter", "HasToolPolicy", "ToolPolicyFile", "HasToolPolicyFile", "OneToolPolicySource"},
+	{"TOOL_CATALOG", "ToolCatalogParameter", "HasToolCatalog", "ToolCatalogFile", "HasToolCatalogFile", "OneToolCatalogSource"},
+	{"AGENTS", "AgentsParameter", "HasAgents", "AgentsFile", "HasAgentsFile", "OneAgentsSource"},
 }
 
-// TestDocumentSources: each document source is a parameter (a path, empty by
-// default), a condition that holds when it is set, and the environment
-// variable "ssm:<path>" on exactly the functions config.FunctionVars says
-// read it, each of whose roles may ssm:GetParameter that parameter, under
-// that condition, and nothing else does (TestIAMLeastPrivilege holds the
-// grants exactly). Evaluated with a path set, the variable and the grant name
-// the same parameter, and config.Load accepts the variable.
+// notEmpty is the condition that parameter is set.
+func notEmpty(parameter string) object {
+	return object{"Fn::Not": []any{object{"Fn::Equals": []any{object{"Ref": parameter}, ""}}}}
+}
+
+// TestDocumentSources: each document source is an SSM parameter (a path)
+// and a file of the bundle (a relative path), both empty by default, each
+// with a condition that holds when it is set and a rule that refuses both at
+// once, and the environment variable "ssm:<path>", else "file:<path>", else
+// unset, on exactly the functions config.FunctionVars says read it, each of
+// whose roles may ssm:GetParameter that parameter, under that condition, and
+// nothing else does (TestIAMLeastPrivilege holds the grants exactly).
+// Evaluated with a path set, the variable and the grant name the same
+// parameter, and config.Load accepts the variable.
 func TestDocumentSources(t *testing.T) {
 	raw := rawTemplate(t)
-	const path = "/warrant/prod/document/v7"
+	const path, file = "/warrant/prod/document/v7", "documents/firm-7.json"
 	pattern := str(get(raw, "Parameters", "ToolPolicyParameter", "AllowedPattern"))
+	filePattern := str(get(raw, "Parameters", "ToolPolicyFile", "AllowedPattern"))
 	for _, src := range sources {
+		f, _ := get(raw, "Parameters", src.file).(object)
+		if f == nil || f["Type"] != "String" || f["Default"] != "" || f["AllowedPattern"] != filePattern {
+			t.Errorf("%s: parameter %s is %v; want a String, default \"\", pattern %s (ToolPolicyFile's)", src.env, src.file, f, filePattern)
+		}
+		if c := get(raw, "Conditions", src.fileCondition); !reflect.DeepEqual(c, notEmpty(src.file)) {
+			t.Errorf("condition %s = %v, want !Not [!Equals [!Ref %s, \"\"]]", src.fileCondition, c, src.file)
+		}
+		assertions := list(get(raw, "Rules", src.rule, "Assertions"))
+		oneSource := object{"Fn::Or": []any{object{"Fn::Equals": []any{object{"Ref": src.parameter}, ""}}, object{"Fn::Equals": []any{object{"Ref": src.file}, ""}}}}
+		if len(assertions) != 1 || !reflect.DeepEqual(get(assertions[0], "Assert"), oneSource) || get(raw, "Rules", src.rule, "RuleCondition") != nil {
+			t.Errorf("rule %s = %v, want one unconditional assertion !Or [!Equals [!Ref %s, \"\"], !Equals [!Ref %s, \"\"]]",
+				src.rule, get(raw, "Rules", src.rule), src.parameter, src.file)
+		} else {
+			for _, c := range []struct {
+				params map[string]string
+				ok     bool
+			}{{nil, true}, {map[string]string{src.parameter: path}, true}, {map[string]string{src.file: file}, true},
+				{map[string]string{src.parameter: path, src.file: file}, false}} {
+				if got := evalIntrinsic(t, raw, oneSource, c.params); got != c.ok {
+					t.Errorf("rule %s with %v holds: %v, want %v", src.rule, c.params, got, c.ok)
+				}
+			}
+		}
 		p, _ := get(raw, "Parameters", src.parameter).(object)
 		if p == nil {
 			t.Errorf("%s: no parameter %s", src.env, src.parameter)
@@ -46,11 +77,11 @@ func TestDocumentSources(t *testing.T) {
 			t.Errorf("%s: Type %v, Default %q, AllowedPattern %v; want a String, default \"\", pattern %s (ToolPolicyParameter's)",
 				src.parameter, p["Type"], p["Default"], p["AllowedPattern"], pattern)
 		}
-		wantCond := object{"Fn::Not": []any{object{"Fn::Equals": []any{object{"Ref": src.parameter}, ""}}}}
-		if c := get(raw, "Conditions", src.condition); !reflect.DeepEqual(c, wantCond) {
+		if c := get(raw, "Conditions", src.condition); !reflect.DeepEqual(c, notEmpty(src.parameter)) {
 			t.Errorf("condition %s = %v, want !Not [!Equals [!Ref %s, \"\"]]", src.condition, c, src.parameter)
 		}
-		wantEnv := object{"Fn::If": []any{src.condition, object{"Fn::Sub": "ssm:${" + src.parameter + "}"}, object{"Ref": "AWS::NoValue"}}}
+		wantEnv := object{"Fn::If": []any{src.condition, object{"Fn::Sub": "ssm:${" + src.parameter + "}"},
+			object{"Fn::If": []any{src.fileCondition, object{"Fn::Sub": "file:${" + src.file + "}"}, object{"Ref": "AWS::NoValue"}}}}}
 		for _, fnID := range keys(functionPackages) {
 			pkg := functionPackages[fnID]
 			vars, _ := get(resourcesOf(raw)[fnID], "Properties", "Environment", "Variables").(object)
@@ -67,20 +98,24 @@ func TestDocumentSources(t *testing.T) {
 				continue
 			}
 			if !reflect.DeepEqual(v, wantEnv) {
-				t.Errorf("%s: %s = %v, want !If [%s, !Sub \"ssm:${%s}\", !Ref AWS::NoValue]", fnID, src.env, v, src.condition, src.parameter)
+				t.Errorf("%s: %s = %v, want !If [%s, !Sub \"ssm:${%s}\", !If [%s, !Sub \"file:${%s}\", !Ref AWS::NoValue]]",
+					fnID, src.env, v, src.condition, src.parameter, src.fileCondition, src.file)
 				continue
 			}
 			if got := evalIntrinsic(t, raw, v, nil); got != (noValue{}) {
 				t.Errorf("%s: %s with the parameters' defaults is %v, want it unset (the embedded document)", fnID, src.env, got)
 			}
-			got := evalIntrinsic(t, raw, v, map[string]string{src.parameter: path})
-			if got != "ssm:"+path {
-				t.Errorf("%s: %s with %s=%s is %v, want ssm:%s", fnID, src.env, src.parameter, path, got, path)
-			}
-			env := templateEnv(raw, fnID)
-			env[src.env] = fmt.Sprint(got)
-			if _, err := config.Load(pkg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
-				t.Errorf("%s: config.Load with %s=%v: %v", fnID, src.env, got, err)
+			for param, want := range map[string]string{src.parameter: "ssm:" + path, src.file: "file:" + file} {
+				value := strings.TrimPrefix(strings.TrimPrefix(want, "ssm:"), "file:")
+				got := evalIntrinsic(t, raw, v, map[string]string{param: value})
+				if got != want {
+					t.Errorf("%s: %s with %s=%s is %v, want %s", fnID, src.env, param, value, got, want)
+				}
+				env := templateEnv(raw, fnID)
+				env[src.env] = fmt.Sprint(got)
+				if _, err := config.Load(pkg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+					t.Errorf("%s: config.Load with %s=%v: %v", fnID, src.env, got, err)
+				}
 			}
 			_, stmts := roleStatements(t, raw, fnID)
 			var arns []string

@@ -6,8 +6,12 @@ package deploy
 // table_test.go (the table and its stream mapping), queue_test.go (the worker
 // queue, its dead-letter queue, alarm and policy, the worker's SQS event, the
 // sweeper's schedule), iam_test.go (the roles), env_test.go (each function's
-// environment); gosrc_test.go reads the functions' Go source for the
-// functions and environment checks. This file loads the template for all.
+// environment), sources_test.go (where the policy, the tool catalog and the
+// agents come from: SSM parameters or files of the bundle, and who may read
+// them), secrets_test.go (the tool servers' secrets and their key),
+// bundle_test.go (the Makefile's copy of BUNDLE_DIR into the artifacts);
+// gosrc_test.go reads the functions' Go source for the functions and
+// environment checks. This file loads the template for all.
 //
 // These tests read template.yaml two ways:
 //

@@ -333,6 +333,11 @@ def check(out):
     worker_timeout = fns.get("WorkerFunction", {}).get("Properties", {}).get("Timeout")
     need(isinstance(wq.get("VisibilityTimeout"), int) and isinstance(worker_timeout, int) and wq["VisibilityTimeout"] >= 6 * worker_timeout,
          f"WorkerQueue: VisibilityTimeout {wq.get('VisibilityTimeout')!r} is not at least 6 x the worker's Timeout {worker_timeout!r}")
+    # One source per document: the rules survive the transform (CloudFormation
+    # checks them before it changes anything).
+    rules = sorted(out.get("Rules") or {})
+    need(rules == ["OneAgentsSource", "OneToolCatalogSource", "OneToolPolicySource"],
+         f"Rules {rules}, want the three one-source rules")
     sub = res.get("AlarmEmailSubscription", {})
     need(sub.get("Condition") == "HasAlarmEmail", "the email subscription must depend on HasAlarmEmail")
     return problems, summary
