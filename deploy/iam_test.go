@@ -137,7 +137,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		return onlyIf(cond, on("sub:arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${"+name+"}", "ssm:GetParameter"))
 	}
 	toolPolicy := param("HasToolPolicy", "ToolPolicyParameter")
-	catalog := slices.Concat(param("HasToolCatalog", "ToolCatalogParameter"), param("HasAgents", "AgentsParameter"))
+	documents := slices.Concat(param("HasToolCatalog", "ToolCatalogParameter"), param("HasAgents", "AgentsParameter"))
 	// Only the worker calls tools: it alone may read their servers'
 	// credentials, exactly the secrets the stack names, and decrypt them
 	// with their customer-managed key when there is one
@@ -145,8 +145,8 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	secrets := slices.Concat(onlyIf("HasToolSecrets", on("ref:ToolSecretArns", "secretsmanager:GetSecretValue")),
 		onlyIf("HasToolSecretsKey", on("ref:ToolSecretsKeyArn", "kms:Decrypt")))
 	want := map[string][]grant{
-		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, catalog),
-		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, catalog),
+		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, documents),
+		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, documents),
 		// The worker runs the brain: the only function that calls the model.
 		// Its queue permissions are what Lambda's SQS event source mapping
 		// uses on its behalf, and the hand-over of a run to a new
@@ -154,11 +154,11 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			enqueue,
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, catalog, secrets),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
-			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, catalog),
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, catalog),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, documents),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
 			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify),

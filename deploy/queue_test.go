@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 )
 
 // intOf reads a YAML number (or a numeric string) of the raw template.
@@ -44,6 +47,24 @@ func onlyEvent(t *testing.T, raw object, fnID string) (string, object) {
 		return name, m
 	}
 	return "", nil
+}
+
+// outcomeTime is what a tool call's outcome write needs beyond the tool's
+// timeout: agent.Config.OutcomeTime's default, which the worker runs with.
+const outcomeTime = 5 * time.Second
+
+// TestWorkerHasTimeForTheLongestTool: a worker starts a tool call only with
+// the tool's timeout and the outcome write's time left before its deadline,
+// and otherwise hands the run on. A catalog allows tools of up to
+// catalog.MaxTimeout, so the worker's Timeout must exceed that plus the write,
+// or such a tool would never start: every invocation would hand the run on.
+func TestWorkerHasTimeForTheLongestTool(t *testing.T) {
+	raw := rawTemplate(t)
+	timeout := time.Duration(functionTimeout(raw, "WorkerFunction")) * time.Second
+	if need := catalog.MaxTimeout + outcomeTime; timeout <= need {
+		t.Errorf("WorkerFunction: Timeout %s, want more than the longest tool's %s plus its outcome write's %s (%s)",
+			timeout, catalog.MaxTimeout, outcomeTime, need)
+	}
 }
 
 // TestWorkerQueue: the queue that hands runs to the worker, as AWS advises
