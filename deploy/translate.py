@@ -118,8 +118,11 @@ def samconfig_overrides(path, template):
             if allowed is not None and value not in [str(a) for a in allowed]:
                 problems.append(f"samconfig [{env}]: {key}={value!r} is not one of {allowed}")
             pattern = spec.get("AllowedPattern")
-            if pattern is not None and not re.fullmatch(pattern, value):
-                problems.append(f"samconfig [{env}]: {key}={value!r} does not match {pattern}")
+            # CloudFormation matches a CommaDelimitedList's pattern against each element.
+            elements = value.split(",") if spec.get("Type") == "CommaDelimitedList" else [value]
+            for element in elements:
+                if pattern is not None and not re.fullmatch(pattern, element):
+                    problems.append(f"samconfig [{env}]: {key}={value!r}: {element!r} does not match {pattern}")
         envs[env] = pairs
     return envs, problems
 
