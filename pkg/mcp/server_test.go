@@ -11,10 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 )
@@ -41,6 +41,8 @@ type serverOptions struct {
 	stateless bool
 	// token, when set, is the bearer token every request must carry.
 	token string
+	// sessionTimeout closes a session idle this long (0: never).
+	sessionTimeout time.Duration
 	// ignoreCaps makes the server act as if the client had declared
 	// elicitation and sampling (a server that ignores capabilities).
 	ignoreCaps bool
@@ -184,7 +186,7 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 		}}, nil
 	})
 
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Stateless: o.stateless})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Stateless: o.stateless, SessionTimeout: o.sessionTimeout})
 	s.Server = httptest.NewServer(s.handle(h))
 	t.Cleanup(func() {
 		s.unblock() // a slow call still running ends, so the server can close

@@ -15,9 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"

@@ -353,6 +353,27 @@ func TestServerDown(t *testing.T) {
 	wantClass(t, err, "unreachable")
 }
 
+// A server that forgot the session (an idle timeout, a restart) answers
+// 404 to it: the call did not run, and is made once more on a new session.
+func TestSessionGone(t *testing.T) {
+	srv := newServer(t, serverOptions{sessionTimeout: 100 * time.Millisecond})
+	tg := newTarget(t, mcp.Config{URL: srv.URL, ToolsMaxAge: time.Hour})
+	ctx := context.Background()
+	c := call("file_motion", motionSchema, `{"matter_id":"m","title":"t"}`)
+	if _, err := tg.Call(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := tg.Call(ctx, c); err != nil {
+		t.Fatalf("the call after the session expired: %v", err)
+	}
+	// The 404 came to the call (or first to the GET stream): either way
+	// the refused attempt did not run.
+	if n, s := len(srv.seen("file_motion")), srv.sessions.Load(); n != 2 || s != 2 {
+		t.Fatalf("%d calls ran on %d sessions, want 2 on 2", n, s)
+	}
+}
+
 // A deadline that passes before the call leaves is unreachable; one that
 // passes after it left, while the tool runs, is unknown.
 func TestDeadline(t *testing.T) {
