@@ -58,6 +58,8 @@ type options struct {
 	sweepEvery             time.Duration
 	modelLatency           time.Duration
 	clientTimeout          time.Duration
+	modelScript            string
+	toolsAddr              string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -76,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.integrationTimeout, "integration-timeout", 30*time.Second, "API Gateway's integration timeout (503 after it)")
 	fs.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "the local queues' visibility timeout: a message whose delivery failed comes back after it (0 keeps the template's, 3600s for the worker queue)")
 	fs.DurationVar(&o.sweepEvery, "sweep-every", 5*time.Second, "the local period of a rate(1 minute) schedule (the sweeper); longer rates in proportion; 0 turns the schedules off")
+	fs.StringVar(&o.modelScript, "model-script", "", "the fake model answers from the JSON script `FILE` (its turns in order; see docs/LOCAL.md) instead of the demo's")
+	fs.StringVar(&o.toolsAddr, "tools-addr", "127.0.0.1:3001", "`ADDR` the reference tools' MCP server listens on (the local catalog names it)")
 	fs.DurationVar(&o.modelLatency, "model-latency", 0, "how long the fake model takes for each turn (a slow model; runs outlive API calls)")
 	fs.DurationVar(&o.clientTimeout, "client-timeout", 0, "with -demo: bound every HTTP call of the walkthrough to `D`, following runs by polling instead of ?wait (default: 120s, ?wait=20)")
 	fs.Usage = func() {
@@ -90,6 +94,8 @@ as SQS events; scheduled functions (the sweeper) are called every -sweep-every.
 
 environment: DYNAMODB_ENDPOINT (another DynamoDB), TABLE_NAME (default warrant-local),
 MODEL_BACKEND=bedrock (real Bedrock with your AWS configuration), MODEL_ID,
+TOOL_CATALOG, AGENTS and TOOL_POLICY (file:PATH: the functions' tool catalog, agents and risk policy;
+default: the reference tools on the local MCP server, the matter assistant, the embedded policy),
 LEDGER_KEY (hmac:<hex>; default a fresh key per start, saved as <log dir>/ledger.key).
 Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs/LOCAL.md.
 
@@ -159,6 +165,11 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 
 		VisibilityTimeout: o.visibilityTimeout,
 		ModelLatency:      o.modelLatency,
+		ModelScript:       o.modelScript,
+		ToolsAddr:         o.toolsAddr,
+		ToolCatalog:       os.Getenv("TOOL_CATALOG"),
+		Agents:            os.Getenv("AGENTS"),
+		ToolPolicy:        os.Getenv("TOOL_POLICY"),
 	}
 }
 

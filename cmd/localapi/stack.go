@@ -61,6 +61,17 @@ type StackConfig struct {
 	// template's, 3600 s for the worker queue, is far too long to wait for a
 	// redelivery locally); 0 keeps the template's.
 	VisibilityTimeout time.Duration
+	// ModelScript is a scripted model's file (bedrocktest.ParseScript) the
+	// fake answers from instead of the demo's.
+	ModelScript string
+	// ToolsAddr is where the reference tools' MCP server (cmd/toolserver)
+	// listens: a loopback address (port 0: any free one).
+	ToolsAddr string
+	// ToolCatalog, Agents and ToolPolicy are the functions' TOOL_CATALOG,
+	// AGENTS and TOOL_POLICY ("file:PATH", relative to where localapi
+	// runs, or "ssm:..."). An empty ToolCatalog is the local catalog: the
+	// reference tools on the reference MCP server.
+	ToolCatalog, Agents, ToolPolicy string
 }
 
 // Stack is the running local stack: DynamoDB, Bedrock and one emulator per
@@ -75,6 +86,9 @@ type Stack struct {
 	DDB     *dynamodb.Client
 	Streams *dynamodbstreams.Client
 	model   *bedrocktest.Server
+	tools   *toolServer
+	// toolEnv is the functions' TOOL_CATALOG, AGENTS and TOOL_POLICY.
+	toolEnv []string
 
 	// SQS serves the template's queues (sqstest), each named by its logical
 	// id: <SQS.URL>/000000000000/WorkerQueue.
@@ -197,7 +211,18 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.realBedrock() {
 		s.say("bedrock: real Bedrock (MODEL_BACKEND=bedrock, region %s, model %s)", s.Region, cfg.ModelID)
 	} else {
-		s.model, err = bedrocktest.NewOn("127.0.0.1:0", bedrocktest.DemoScript().WithDelay(cfg.ModelLatency))
+		script, name := bedrocktest.DemoScript(), "demo script"
+		if cfg.ModelScript != "" {
+			doc, err := os.ReadFile(cfg.ModelScript)
+			if err != nil {
+				return nil, fmt.Errorf("bedrock: -model-script: %w", err)
+			}
+			if script, err = bedrocktest.ParseScript(doc); err != nil {
+				return nil, fmt.Errorf("bedrock: -model-script %s: %w", cfg.ModelScript, err)
+			}
+			name = "script " + cfg.ModelScript
+		}
+		s.model, err = bedrocktest.NewOn("127.0.0.1:0", script.WithDelay(cfg.ModelLatency))
 		if err != nil {
 			return nil, fmt.Errorf("bedrock: %w", err)
 		}
@@ -205,13 +230,17 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		if cfg.ModelLatency > 0 {
 			latency = fmt.Sprintf(", %s per turn", cfg.ModelLatency)
 		}
-		s.say("bedrock: fake on %s (demo script%s)", strings.TrimPrefix(s.model.URL(), "http://"), latency)
+		s.say("bedrock: fake on %s (%s%s)", strings.TrimPrefix(s.model.URL(), "http://"), name, latency)
 	}
 
-	// Lambdas: build, then one emulator each.
+	// Lambdas (and the reference tools' MCP server): build, then one
+	// emulator each.
 	t0 := time.Now()
-	bins, err := buildAll(ctx, funcs, filepath.Join(cfg.LogDir, "build"))
+	bins, err := buildAll(ctx, funcs, filepath.Join(cfg.LogDir, "build"), toolServerPkg(cfg.TemplatePath))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.startTools(ctx, bins["toolserver"]); err != nil {
 		return nil, err
 	}
 	err = <-rieErr
@@ -268,6 +297,7 @@ func (s *Stack) functionEnv(f *Function) []string {
 	if s.model != nil {
 		env = append(env, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+s.model.URL())
 	}
+	env = append(env, s.toolEnv...)
 	if s.realBedrock() || awsHosted(s.ddbURL) {
 		for _, k := range passAWS {
 			env = append(env, k+"="+os.Getenv(k))
@@ -432,6 +462,9 @@ func (s *Stack) WritePIDs() {
 			add(fmt.Sprintf("%d bootstrap:%s", p, n))
 		}
 	}
+	if s.tools != nil && s.tools.cmd.Process != nil {
+		add(fmt.Sprintf("%d toolserver:reference", s.tools.cmd.Process.Pid))
+	}
 	if !changed || s.cfg.LogDir == "" {
 		return
 	}
@@ -459,6 +492,7 @@ func (s *Stack) Stop() error {
 		})
 	}
 	wg.Wait()
+	s.tools.stop()
 	if s.model != nil {
 		s.model.Close()
 	}
@@ -476,8 +510,8 @@ func (s *Stack) Stop() error {
 // buildAll builds the functions' bootstraps into dir/<name>/bootstrap with
 // one `go build`. A failure is one line naming the function, with the full
 // compiler output in dir/build.log.
-func buildAll(ctx context.Context, funcs []*Function, dir string) (map[string]string, error) {
-	pkgs := map[string]string{}
+func buildAll(ctx context.Context, funcs []*Function, dir, toolserver string) (map[string]string, error) {
+	pkgs := map[string]string{"toolserver": toolserver}
 	byDir := map[string]string{}
 	for _, f := range funcs {
 		pkgs[f.Name] = f.Dir

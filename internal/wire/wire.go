@@ -22,6 +22,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
@@ -35,7 +36,9 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/secrets"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
@@ -136,6 +139,7 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 			return Deps{}, err
 		}
 	}
+	d.Targets = mcpTargets(awsCfg, d.Logger)
 	if cfg.Function == config.Worker {
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
@@ -253,6 +257,23 @@ func (d Deps) toolset(cat *catalog.Catalog) ([]agent.Tool, error) {
 		toolset = append(toolset, agent.Tool{Tool: t, System: target, Server: t.Target.Server})
 	}
 	return toolset, nil
+}
+
+// mcpTargets builds a catalog server's MCP target: its credentials from
+// Secrets Manager (read when a call first needs them, by the worker: the
+// other functions build targets they never call), and every request the
+// server makes of Warrant (elicitation, sampling, roots) refused and
+// logged by its method alone.
+func mcpTargets(awsCfg aws.Config, logger *failure.Logger) func(catalog.Server) (agent.Target, error) {
+	sm := &secrets.Manager{Client: secretsmanager.NewFromConfig(awsCfg)}
+	return func(srv catalog.Server) (agent.Target, error) {
+		return mcp.New(mcp.Config{Name: srv.Name, URL: srv.URL, Secrets: sm,
+			Auth: mcp.Auth{Kind: mcp.AuthKind(srv.Auth.Kind), TokenSecretID: srv.Auth.Secret, TokenURL: srv.Auth.TokenURL,
+				ClientID: srv.Auth.ClientID, ClientSecretID: srv.Auth.ClientSecret, Scopes: srv.Auth.Scopes},
+			OnServerRequest: func(method string) {
+				logger.Info(context.Background(), "mcp_server_request_refused", "server", srv.Name, "method", method)
+			}})
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seed-f6d3920e/warrant/internal/proc"
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+)
+
+// The reference tools' MCP server (cmd/toolserver) on the local stack: the
+// firm's own system of the demo, which the functions reach through the MCP
+// path as they would a document system.
+
+// toolServer is the running reference MCP server.
+type toolServer struct {
+	cmd *exec.Cmd
+	URL string
+	log *os.File
+}
+
+var toolServerURL = regexp.MustCompile(`^http://127\.0\.0\.1:[0-9]+/mcp$`)
+
+// startToolServer starts bin on addr (a loopback address) over the stack's
+// table, and reads the URL it serves.
+func (s *Stack) startToolServer(ctx context.Context, bin, addr string) (*toolServer, error) {
+	logPath := filepath.Join(s.cfg.LogDir, "toolserver.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("toolserver: %w", err)
+	}
+	cmd := exec.Command(bin, "-addr", addr)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TABLE_NAME=" + s.cfg.TableName,
+		"AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null",
+		"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
+	cmd.Stderr, cmd.SysProcAttr = logf, proc.Group()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("toolserver: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("toolserver: %w", err)
+	}
+	t := &toolServer{cmd: cmd, log: logf}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+	}()
+	select {
+	case u, ok := <-line:
+		if !ok || !toolServerURL.MatchString(u) {
+			t.stop()
+			return nil, fmt.Errorf("toolserver: it did not say where it listens (log: %s)", logPath)
+		}
+		t.URL = u
+	case <-time.After(30 * time.Second):
+		t.stop()
+		return nil, fmt.Errorf("toolserver: not listening after 30s (log: %s)", logPath)
+	case <-ctx.Done():
+		t.stop()
+		return nil, ctx.Err()
+	}
+	return t, nil
+}
+
+// stop ends the server (SIGTERM, then the process group) and waits for it.
+func (t *toolServer) stop() {
+	if t == nil || t.cmd.Process == nil {
+		return
+	}
+	_ = t.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = t.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(12 * time.Second):
+		proc.KillGroup(t.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	t.log.Close()
+}
+
+// localCatalog is the embedded tool catalog with every builtin tool moved
+// onto the reference MCP server at url, each pinned to its schema: the
+// demo's tools, reached as a firm's would be.
+func localCatalog(url string) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(catalog.EmbeddedDocument(), &doc); err != nil {
+		return nil, err
+	}
+	tools, _ := doc["tools"].(map[string]any)
+	for name, v := range tools {
+		t, _ := v.(map[string]any)
+		schema, err := json.Marshal(t["input_schema"])
+		if err != nil {
+			return nil, err
+		}
+		_, pin, err := contracts.CanonicalInput(schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", name, err)
+		}
+		t["target"] = map[string]any{"kind": catalog.TargetMCP, "server": "reference", "tool": name, "schema_sha256": pin}
+	}
+	doc["servers"] = map[string]any{"reference": map[string]any{"kind": catalog.TargetMCP, "url": url, "auth": map[string]any{"kind": catalog.AuthNone}}}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := catalog.Parse(b); err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// toolServerPkg is cmd/toolserver beside the template's functions.
+func toolServerPkg(templatePath string) string {
+	abs, err := filepath.Abs(templatePath)
+	if err != nil {
+		abs = templatePath
+	}
+	return filepath.Join(filepath.Dir(abs), "cmd", "toolserver")
+}
+
+// startTools starts the reference tools' MCP server and settles the
+// functions' TOOL_CATALOG, AGENTS and TOOL_POLICY: the caller's (a file's
+// path made absolute, since a function reads a relative one from its
+// bundle), or the local catalog naming the server.
+func (s *Stack) startTools(ctx context.Context, bin string) error {
+	addr := s.cfg.ToolsAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	t, err := s.startToolServer(ctx, bin, addr)
+	if err != nil {
+		return err
+	}
+	s.tools = t
+	s.say("tools: the reference tools' MCP server on %s (log %s)", t.URL, filepath.Join(s.cfg.LogDir, "toolserver.log"))
+	for _, v := range []struct{ name, spec string }{{"TOOL_CATALOG", s.cfg.ToolCatalog}, {"AGENTS", s.cfg.Agents}, {"TOOL_POLICY", s.cfg.ToolPolicy}} {
+		spec := v.spec
+		if where, ok := strings.CutPrefix(spec, "file:"); ok {
+			abs, err := filepath.Abs(where)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			spec = "file:" + abs
+		}
+		if spec == "" && v.name == "TOOL_CATALOG" {
+			doc, err := localCatalog(t.URL)
+			if err != nil {
+				return fmt.Errorf("the local tool catalog: %w", err)
+			}
+			path := filepath.Join(s.cfg.LogDir, "catalog.json")
+			if err := os.WriteFile(path, doc, 0o644); err != nil {
+				return fmt.Errorf("the local tool catalog: %w", err)
+			}
+			spec = "file:" + path
+			s.say("tools: the local catalog %s (the reference tools over MCP)", path)
+		}
+		if spec != "" {
+			s.toolEnv = append(s.toolEnv, v.name+"="+spec)
+		}
+	}
+	return nil
+}
