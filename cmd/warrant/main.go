@@ -61,6 +61,13 @@ const usage = `usage:
         /v1/runs/{run}/effects/{ref}/reconcile with the bearer token of $WARRANT_TOKEN or
         --token-file, at --api or $WARRANT_API; prints the recorded reconciliation.
         Nothing is executed, whatever the outcome
+  warrant tools check --catalog FILE [--policy FILE] [--timeout 20s]
+        check a tool catalog (TOOL_CATALOG) before it is published: it loads as the
+        functions load it, every MCP server it names is reached (credentials from
+        Secrets Manager with the usual AWS configuration) and offers every tool with
+        exactly the pinned input schema (on drift: the server's current hash), and the
+        risk policy (default: the embedded one) lists every tool; exit 1 naming each
+        problem
   warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
         print the USD cost of one model call (PRICING_FILE overrides the embedded
         table, as it does for the agent)
@@ -130,6 +137,11 @@ func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
 		return decideCmd(rest[1:], stdin, stdout)
 	case "price":
 		return priceCmd(rest, stdout)
+	case "tools":
+		if len(rest) == 0 || rest[0] != "check" {
+			return usageErr("tools needs the subcommand check")
+		}
+		return toolsCheckCmd(rest[1:], stdout)
 	case "effect":
 		if len(rest) == 0 || rest[0] != "reconcile" {
 			return usageErr("effect needs the subcommand reconcile")
