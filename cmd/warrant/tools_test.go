@@ -59,7 +59,9 @@ func TestToolsCheck(t *testing.T) {
 			s = strings.Replace(s, `"maxLength": 300}`, `"maxLength": 200}`, 1)
 			return strings.Replace(s, pin, mustSchemaHash(t, s), 1)
 		}), examplePolicy, "has another schema: pinned "},
-		{"not offered", exampleCatalog(t, url, func(s string) string { return strings.Replace(s, `"tool": "draft_document"`, `"tool": "draft_memo"`, 1) }),
+		{"not offered", exampleCatalog(t, url, func(s string) string {
+			return strings.Replace(s, `"tool": "draft_document"`, `"tool": "draft_memo"`, 1)
+		}),
 			examplePolicy, "the server offers no tool draft_memo"},
 		{"not in the policy", exampleCatalog(t, url, nil), "", "save_research_memo: the policy does not list it"},
 		{"server down", exampleCatalog(t, "http://127.0.0.1:9/mcp", nil), examplePolicy, "not reached"},
