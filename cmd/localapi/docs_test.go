@@ -25,6 +25,7 @@ var commandDocs = []string{"README.md", "docs/LOCAL.md"}
 // command runs, so a command added to the documents runs by default; an
 // entry that matches no command fails the test, so the list cannot go stale.
 var notRun = map[string]string{
+	"make localapi":            "TestAddingATool runs this test binary as localapi",
 	"make run":                 "the stack this test starts (localapi on loopback; here on a free port, walking the demo first)",
 	"make test":                "the whole suite, this test included",
 	"make demo":                "the walkthrough on 127.0.0.1:3000 (a port a developer's stack may hold): TestDemoHeadless runs it on a free port, and make test runs this very target",
@@ -39,10 +40,16 @@ var notRun = map[string]string{
 // docCommand is one command of a ```sh block: its lines joined where they
 // end in a backslash, comments and blank lines left out.
 type docCommand struct {
-	doc  string
-	line int // of its first line
-	text string
+	doc     string
+	section string // the "## " heading it is under
+	line    int    // of its first line
+	text    string
 }
+
+// addToolSection is docs/LOCAL.md's walkthrough of adding a tool: its
+// commands run against a stack started with the section's own catalog,
+// policy, agents and model script (TestAddingATool), not the demo's.
+const addToolSection = "Adding a tool"
 
 func (c docCommand) String() string { return fmt.Sprintf("%s:%d: %s", c.doc, c.line, c.text) }
 
@@ -68,6 +75,7 @@ func shellCommands(t *testing.T, doc string) []docCommand {
 	var out []docCommand
 	var cur *docCommand
 	inSh, inOther := false, false
+	section := ""
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -89,6 +97,9 @@ func shellCommands(t *testing.T, doc string) []docCommand {
 		if inOther {
 			continue
 		}
+		if !inSh && strings.HasPrefix(line, "## ") {
+			section = strings.TrimPrefix(line, "## ")
+		}
 		if !inSh {
 			if strings.Contains(line, "`curl ") {
 				t.Errorf("%s:%d: a curl command in running text is never run; put it in a ```sh block", doc, n)
@@ -99,7 +110,7 @@ func shellCommands(t *testing.T, doc string) []docCommand {
 			continue
 		}
 		if cur == nil {
-			cur = &docCommand{doc: doc, line: n}
+			cur = &docCommand{doc: doc, section: section, line: n}
 		}
 		text, more := strings.CutSuffix(trimmed, `\`)
 		cur.text = strings.TrimSpace(cur.text + " " + text)
@@ -213,6 +224,9 @@ func TestDocCommands(t *testing.T) {
 			t.Logf("not run: %s (%s)", c, reason)
 			continue
 		}
+		if c.section == addToolSection {
+			continue // TestAddingATool runs these on a stack of their own
+		}
 		if placeholders.MatchString(c.text) {
 			for _, m := range placeholder.FindAllStringSubmatch(c.text, -1) {
 				v, err := jsonMember(last, m[2])
@@ -316,4 +330,113 @@ func mirrorRepo(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// TestAddingATool runs docs/LOCAL.md's "Adding a tool" as a reader would:
+// the stack started with the section's TOOL_CATALOG, TOOL_POLICY, AGENTS and
+// -model-script (its command line read from the document, on free ports,
+// the catalog's reference server moved to the stack's), then every other
+// command of the section against it: tools check passes, the clerk's run
+// holds on the new tool, counsel signs, the memo is saved through the MCP
+// server and the run completes.
+func TestAddingATool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the whole stack; skipped with -short")
+	}
+	var cmds []docCommand
+	for _, c := range shellCommands(t, "docs/LOCAL.md") {
+		if c.section == addToolSection {
+			cmds = append(cmds, c)
+		}
+	}
+	start := slices.IndexFunc(cmds, func(c docCommand) bool { return strings.Contains(c.text, "bin/localapi ") })
+	if start < 0 || cmds[0].text != "make localapi" {
+		t.Fatalf("the section has no `make localapi` then bin/localapi command line: %v", cmds)
+	}
+	root, err := filepath.Abs(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, tools := freeAddr(t), freeAddr(t)
+	// The documented catalog names the reference server at 127.0.0.1:3001;
+	// this stack's is on a free port.
+	const docCatalog = "docs/examples/new-tool/catalog.json"
+	b, err := os.ReadFile(filepath.Join(root, docCatalog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalogCopy := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.WriteFile(catalogCopy, bytes.ReplaceAll(b, []byte("127.0.0.1:3001"), []byte(tools)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(cmds[start].text)
+	var env, args []string
+	for i, f := range fields {
+		if k, v, ok := strings.Cut(f, "="); ok && i < slices.Index(fields, "bin/localapi") {
+			if strings.HasPrefix(v, "file:") {
+				v = "file:" + filepath.Join(root, strings.TrimPrefix(v, "file:"))
+			}
+			if k == "TOOL_CATALOG" {
+				v = "file:" + catalogCopy
+			}
+			env = append(env, k+"="+v)
+			continue
+		}
+		if f != "bin/localapi" {
+			args = append(args, f)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	stack := localapi(ctx, append(args, "-addr", addr, "-tools-addr", tools, "-log-dir", t.TempDir())...)
+	stack.Env = append(stack.Env, env...)
+	var stdout, stderr lockedBuffer
+	stack.Stdout, stack.Stderr = &stdout, &stderr
+	stack.WaitDelay = 10 * time.Second
+	if err := stack.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stack.Wait() }()
+	defer func() {
+		_ = stack.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = stack.Cancel()
+			<-exited
+		}
+	}()
+	if !waitFor(4*time.Minute, func() bool { return strings.Contains(stderr.String(), "api: http://") }) {
+		t.Fatalf("the stack did not come up:\nstderr:\n%s", stderr.String())
+	}
+	work := mirrorRepo(t)
+	vars := map[string]string{}
+	var last []byte
+	for _, c := range cmds[start+1:] {
+		if placeholders.MatchString(c.text) {
+			for _, m := range placeholder.FindAllStringSubmatch(c.text, -1) {
+				v, err := jsonMember(last, m[2])
+				if err != nil {
+					t.Fatalf("%s: %v in the answer before it:\n%s", c, err, last)
+				}
+				vars[m[1]] = v
+			}
+			continue
+		}
+		text := strings.NewReplacer("127.0.0.1:3000", addr, docCatalog, catalogCopy).Replace(c.text)
+		out, status, err := runDocCommand(ctx, work, text, vars)
+		if err != nil {
+			t.Fatalf("%s\n%v\nstdout:\n%s\nstack:\n%s", c, err, out, stderr.String())
+		}
+		t.Logf("ran: %s -> %v", c, status)
+		last = out
+	}
+	var final struct {
+		Status    string `json:"status"`
+		FinalText string `json:"final_text"`
+	}
+	if err := json.Unmarshal(last, &final); err != nil || final.Status != "completed" || final.FinalText != "The memo is saved in the matter." {
+		t.Fatalf("the clerk's run ended %s (%v): %s", final.Status, err, last)
+	}
 }

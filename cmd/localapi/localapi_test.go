@@ -40,6 +40,10 @@ const repo = "../.."
 
 // localapi runs this test binary as localapi from the repository root.
 func localapi(ctx context.Context, args ...string) *exec.Cmd {
+	if !slices.Contains(args, "-tools-addr") {
+		// Never the developer's 127.0.0.1:3001 (a stack of theirs may hold it).
+		args = append(args, "-tools-addr", "127.0.0.1:0")
+	}
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "LOCALAPI_TEST_MAIN=1")
