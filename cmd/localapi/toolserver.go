@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
 // The reference tools' MCP server (cmd/toolserver) on the local stack: the
@@ -101,32 +99,7 @@ func (t *toolServer) stop() {
 // onto the reference MCP server at url, each pinned to its schema: the
 // demo's tools, reached as a firm's would be.
 func localCatalog(url string) ([]byte, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(catalog.EmbeddedDocument(), &doc); err != nil {
-		return nil, err
-	}
-	tools, _ := doc["tools"].(map[string]any)
-	for name, v := range tools {
-		t, _ := v.(map[string]any)
-		schema, err := json.Marshal(t["input_schema"])
-		if err != nil {
-			return nil, err
-		}
-		_, pin, err := contracts.CanonicalInput(schema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", name, err)
-		}
-		t["target"] = map[string]any{"kind": catalog.TargetMCP, "server": "reference", "tool": name, "schema_sha256": pin}
-	}
-	doc["servers"] = map[string]any{"reference": map[string]any{"kind": catalog.TargetMCP, "url": url, "auth": map[string]any{"kind": catalog.AuthNone}}}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := catalog.Parse(b); err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
+	return catalog.OnServer(catalog.Server{Name: "reference", Kind: catalog.TargetMCP, URL: url, Auth: catalog.Auth{Kind: catalog.AuthNone}})
 }
 
 // toolServerPkg is cmd/toolserver beside the template's functions.

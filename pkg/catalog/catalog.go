@@ -369,3 +369,38 @@ type Error struct{ Path, Reason string }
 func (e *Error) Error() string { return "catalog: " + e.Path + ": " + e.Reason }
 
 func invalid(path, reason string) error { return &Error{Path: path, Reason: reason} }
+
+// OnServer is the embedded catalog with every builtin tool moved onto one
+// MCP server (server's name, URL and auth), each pinned to its schema: the
+// reference tools reached as a firm's tools are, through their MCP server
+// (cmd/toolserver on the local stack, and the tests).
+func OnServer(server Server) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(embeddedCatalog, &doc); err != nil {
+		return nil, err
+	}
+	tools, _ := doc["tools"].(map[string]any)
+	for name, v := range tools {
+		t, _ := v.(map[string]any)
+		schema, err := json.Marshal(t["input_schema"])
+		if err != nil {
+			return nil, err
+		}
+		_, pin, err := contracts.CanonicalInput(schema)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: tool %s: %w", name, err)
+		}
+		t["target"] = map[string]any{"kind": TargetMCP, "server": server.Name, "tool": name, "schema_sha256": pin}
+	}
+	doc["servers"] = map[string]any{server.Name: map[string]any{"kind": TargetMCP, "url": server.URL,
+		"auth": authDoc{Kind: server.Auth.Kind, Secret: server.Auth.Secret, TokenURL: server.Auth.TokenURL, ClientID: server.Auth.ClientID,
+			ClientSecret: server.Auth.ClientSecret, Scopes: server.Auth.Scopes}}}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Parse(b); err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

@@ -204,3 +204,27 @@ func ExampleTool_Summarize() {
 		`{"matter_id":"` + matter + `","court":"Superior Court","document_title":"Motion to Compel","document_text":"…"}`)))
 	// Output: File “Motion to Compel” with Superior Court.
 }
+
+// OnServer moves the reference tools onto an MCP server, each pinned to the
+// schema its builtin had: the same tools, reached another way.
+func TestOnServer(t *testing.T) {
+	doc, err := catalog.OnServer(catalog.Server{Name: "reference", Kind: catalog.TargetMCP, URL: "http://127.0.0.1:3001/mcp", Auth: catalog.Auth{Kind: catalog.AuthNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, _ := catalog.Embedded()
+	for name, e := range embedded.Tools {
+		m := c.Tools[name]
+		if m.Target.Kind != catalog.TargetMCP || m.Target.Server != "reference" || m.Target.Tool != name || m.Target.SchemaSHA256 != e.SchemaSHA256 ||
+			m.Summary != e.Summary || m.Class != e.Class || m.MatterField != e.MatterField {
+			t.Errorf("%s on the server: %+v, builtin %+v", name, m, e)
+		}
+	}
+	if c.Servers["reference"].URL != "http://127.0.0.1:3001/mcp" {
+		t.Fatalf("servers %+v", c.Servers)
+	}
+}

@@ -34,8 +34,14 @@ type crashWalk struct {
 	sweeps int
 }
 
-func newCrashWalk(t *testing.T, ep *dynamotest.Endpoint) *crashWalk {
-	s := newStack(t, stackOptions{endpoint: ep})
+func newCrashWalk(t *testing.T, ep *dynamotest.Endpoint, viaMCP bool) *crashWalk {
+	opt := stackOptions{endpoint: ep}
+	if viaMCP {
+		// The tools on their MCP server (the firm's system, writing with a
+		// client of its own: the faults are the functions').
+		opt.mcp = passThrough
+	}
+	s := newStack(t, opt)
 	return &crashWalk{t: t, s: s, f: ep.Faults}
 }
 
@@ -207,17 +213,19 @@ func (c *crashWalk) budgetSettled() {
 // TestCrashInjection kills the process at every write of the walk, in both
 // ways a write can die (failed before it applied; applied with its answer
 // lost), and refuses every write once, transiently (a throttle that outlasts
-// the SDK's retries, the process living on), on minidyn and on moto. Every time: no effect executes twice, the
+// the SDK's retries, the process living on), on minidyn and on moto, with
+// the reference tools run in process and on their MCP server. Every time: no effect executes twice, the
 // run settles (completed, failed or held) after at most one sweeper pass,
 // its chain verifies against the signed head and audits, and a retried
 // request gets its answer or a precise 409.
 func TestCrashInjection(t *testing.T) {
 	for _, ep := range []struct {
-		name string
-		new  func(testing.TB) *dynamotest.Endpoint
-	}{{"minidyn", dynamotest.Minidyn}, {"moto", dynamotest.Moto}} {
+		name   string
+		new    func(testing.TB) *dynamotest.Endpoint
+		viaMCP bool
+	}{{"minidyn", dynamotest.Minidyn, false}, {"moto", dynamotest.Moto, false}, {"minidyn-mcp", dynamotest.Minidyn, true}, {"moto-mcp", dynamotest.Moto, true}} {
 		t.Run(ep.name, func(t *testing.T) {
-			clean := newCrashWalk(t, ep.new(t))
+			clean := newCrashWalk(t, ep.new(t), ep.viaMCP)
 			clean.f.Arm(1<<30, dynamotest.FaultFail) // counts, never fires
 			clean.walk()
 			ops := clean.f.Ops()
@@ -228,7 +236,7 @@ func TestCrashInjection(t *testing.T) {
 			for k := 1; k <= len(ops); k++ {
 				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose, dynamotest.FaultTransient} {
 					t.Run(fmt.Sprintf("%02d-%s-%s", k, ops[k-1], mode), func(t *testing.T) {
-						c := newCrashWalk(t, ep.new(t))
+						c := newCrashWalk(t, ep.new(t), ep.viaMCP)
 						c.f.Arm(k, mode)
 						c.walk()
 						if !c.f.Fired() && c.crash == "" {

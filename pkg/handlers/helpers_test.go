@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"maps"
 	"os"
 	"path/filepath"
@@ -200,6 +201,11 @@ type stackOptions struct {
 	// resumePolicy is the resume function's risk policy (nil: the one the
 	// others run), as after a deployment changed it.
 	resumePolicy *toolpolicy.Policy
+	// mcp, when set, serves the reference tools from an MCP server
+	// (pkg/tools/mcpserver on loopback, writing its effects with a client of
+	// its own) that the functions reach through the catalog and pkg/mcp, as
+	// a firm's tools; the function wraps the server's handler (nil: none).
+	mcp func(http.Handler) http.Handler
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -250,6 +256,9 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	// this stack's store, fake model, clock and run ids.
 	queue := &memQueue{}
 	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
+	if opt.mcp != nil {
+		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.mcp)
+	}
 	invoke, err := wire.Invoke(d)
 	if err != nil {
 		t.Fatal(err)
