@@ -102,13 +102,21 @@ func localCatalog(url string) ([]byte, error) {
 	return catalog.OnServer(catalog.Server{Name: "reference", Kind: catalog.TargetMCP, URL: url, Auth: catalog.Auth{Kind: catalog.AuthNone}})
 }
 
-// toolServerPkg is cmd/toolserver beside the template's functions.
+// toolServerPkg is cmd/toolserver of the module the template is in (its
+// nearest folder with a go.mod, upward).
 func toolServerPkg(templatePath string) string {
-	abs, err := filepath.Abs(templatePath)
+	dir, err := filepath.Abs(filepath.Dir(templatePath))
 	if err != nil {
-		abs = templatePath
+		dir = filepath.Dir(templatePath)
 	}
-	return filepath.Join(filepath.Dir(abs), "cmd", "toolserver")
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "cmd", "toolserver")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, "cmd", "toolserver")
+		}
+	}
 }
 
 // startTools starts the reference tools' MCP server and settles the

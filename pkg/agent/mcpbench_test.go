@@ -1,0 +1,206 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/mcp"
+	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+	"github.com/seed-f6d3920e/warrant/pkg/tools"
+	"github.com/seed-f6d3920e/warrant/pkg/tools/mcpserver"
+)
+
+// searchesModel answers a conversation without tool results with n searches
+// of the matter (each its own query, so each is its own effect), and
+// anything after them with "Done.": an in-process model, so a run's time is
+// the brain's, the store's and the tools'.
+type searchesModel struct {
+	n      int
+	matter string
+	seq    atomic.Int64
+}
+
+func (m *searchesModel) Converse(_ context.Context, in *bedrockruntime.ConverseInput, _ func(string)) (*bedrockruntime.ConverseOutput, error) {
+	usage := &types.TokenUsage{InputTokens: aws.Int32(900), OutputTokens: aws.Int32(40), TotalTokens: aws.Int32(940)}
+	if len(in.Messages) > 1 || m.n == 0 {
+		return &bedrockruntime.ConverseOutput{StopReason: types.StopReasonEndTurn, Usage: usage,
+			Output: &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant,
+				Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Done."}}}}}, nil
+	}
+	var blocks []types.ContentBlock
+	for range m.n {
+		q := m.seq.Add(1)
+		blocks = append(blocks, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{ToolUseId: aws.String(fmt.Sprintf("t%d", q)),
+			Name:  aws.String("search_matter_documents"),
+			Input: document.NewLazyDocument(map[string]any{"matter_id": m.matter, "query": fmt.Sprintf("deposition %d", q)})}})
+	}
+	return &bedrockruntime.ConverseOutput{StopReason: types.StopReasonToolUse, Usage: usage,
+		Output: &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant, Content: blocks}}}, nil
+}
+
+// mcpBench is a brain whose tools are the reference tools on their MCP
+// server (pkg/tools/mcpserver over loopback, reached through pkg/mcp), over
+// minidyn.
+type mcpBench struct {
+	ep         *dynamotest.Endpoint
+	store      *dynamo.Store
+	serverURL  string
+	firm, user string
+	matter     string
+}
+
+func newMCPBench(b *testing.B) *mcpBench {
+	ep := dynamotest.Minidyn(b)
+	table := dynamotest.NewTable(b, ep)
+	key, _ := anchor.NewHMAC([]byte("mcp-bench-ledger-head-key-32-byte"))
+	store := dynamo.New(ep.Client, table, dynamo.WithHeadSigner(anchor.NewKeyring(key)))
+	srv, err := mcpserver.New(tools.Reference(store, nil), mcpserver.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(mcpserver.Handler(srv))
+	b.Cleanup(hs.Close)
+	return &mcpBench{ep: ep, store: store, serverURL: hs.URL + "/mcp", firm: uuid.NewString(), user: uuid.NewString(), matter: uuid.NewString()}
+}
+
+func (m *mcpBench) brain(b *testing.B, model agent.Converser) *agent.Brain {
+	doc, err := catalog.OnServer(catalog.Server{Name: "reference", Kind: catalog.TargetMCP, URL: m.serverURL, Auth: catalog.Auth{Kind: catalog.AuthNone}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, _ := catalog.Parse(doc)
+	target, err := mcp.New(mcp.Config{Name: "reference", URL: m.serverURL, Auth: mcp.Auth{Kind: mcp.AuthNone}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { target.Close() })
+	var set []agent.Tool
+	for _, name := range cat.Names() {
+		set = append(set, agent.Tool{Tool: cat.Tools[name], System: target, Server: "reference"})
+	}
+	policy, _ := toolpolicy.Embedded()
+	prices, _ := pricing.Embedded()
+	budget := int64(1_000_000 * 1_000_000_000) // a million dollars: the budget is not what is measured
+	brain, err := agent.New(m.store, model, policy, prices, failure.NewLogger(nil),
+		agent.Config{ModelID: testModel, FirmBudget: &budget}, set, agent.MatterAssistant)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return brain
+}
+
+func (m *mcpBench) run(b *testing.B, brain *agent.Brain) {
+	inv := contracts.AgentInvoke{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke,
+		Meta:    contracts.InvokeMeta{RunID: uuid.NewString(), FirmID: m.firm, UserID: m.user, MatterID: m.matter},
+		History: []contracts.HistoryMessage{}, CounselMessage: "Search the depositions."}
+	res, err := brain.Run(context.Background(), inv, agent.StartOptions{CostCapUSD: "10.00"})
+	if err != nil || res.State.Status != "completed" {
+		b.Fatalf("run %+v %v", res.State, err)
+	}
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkGovernedMCPCall: a governed call of a read tool on its MCP server
+// beside the same call made directly with the SDK. A governed run of
+// perRun searches and a run of none (same model turns) are timed in turn;
+// the difference, per search, is what governing one call costs: its
+// latency (median and p99 of the runs' per-call share), its DynamoDB round
+// trips, and the process's CPU (the in-process DynamoDB and MCP server
+// included: BENCHMARKS.md attributes Warrant's own share with a profile).
+func BenchmarkGovernedMCPCall(b *testing.B) {
+	const perRun = 8
+	m := newMCPBench(b)
+	b.Run("sdk-direct", func(b *testing.B) {
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		ctx := context.Background()
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: m.serverURL}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		run := uuid.NewString()
+		var lat []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_matter_documents",
+				Arguments: map[string]any{"matter_id": m.matter, "query": "deposition"},
+				Meta:      sdk.Meta{agent.MetaEffectRef: uuid.NewString(), agent.MetaFirmID: m.firm, agent.MetaRunID: run, agent.MetaMatterID: m.matter}})
+			if err != nil || res.IsError {
+				b.Fatalf("%+v %v", res, err)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		report(b, lat, 1)
+	})
+	b.Run("governed", func(b *testing.B) {
+		governed, baseline := m.brain(b, &searchesModel{n: perRun, matter: m.matter}), m.brain(b, &searchesModel{matter: m.matter})
+		m.run(b, governed) // sessions and tool lists in hand
+		m.run(b, baseline)
+		var withCalls, without []time.Duration
+		var tripsWith, tripsWithout, cpuWith, cpuWithout int64
+		for b.Loop() {
+			t0, c0, r0 := time.Now(), cpuNow(), m.ep.Counter.Count()
+			m.run(b, governed)
+			withCalls = append(withCalls, time.Since(t0))
+			cpuWith += int64(cpuNow() - c0)
+			tripsWith += int64(m.ep.Counter.Count() - r0)
+			t0, c0, r0 = time.Now(), cpuNow(), m.ep.Counter.Count()
+			m.run(b, baseline)
+			without = append(without, time.Since(t0))
+			cpuWithout += int64(cpuNow() - c0)
+			tripsWithout += int64(m.ep.Counter.Count() - r0)
+		}
+		n := int64(len(withCalls))
+		base := median(without)
+		perCall := make([]time.Duration, len(withCalls))
+		for i, d := range withCalls {
+			perCall[i] = (d - base) / perRun
+		}
+		report(b, perCall, 1)
+		b.ReportMetric(float64(tripsWith-tripsWithout)/float64(n*perRun), "dynamodb-round-trips/call")
+		b.ReportMetric(float64(cpuWith-cpuWithout)/float64(n*perRun)/1e3, "process-cpu-µs/call")
+	})
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// report puts the median and p99 of one call's latency beside ns/op.
+func report(b *testing.B, lat []time.Duration, _ int) {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return
+	}
+	b.ReportMetric(float64(s[len(s)/2].Microseconds()), "median-µs/call")
+	b.ReportMetric(float64(s[min(len(s)-1, len(s)*99/100)].Microseconds()), "p99-µs/call")
+}
