@@ -127,8 +127,8 @@ func cpuNow() time.Duration {
 }
 
 // BenchmarkGovernedMCPCall: a governed call of a read tool on its MCP server
-// beside the same call made directly with the SDK. A governed run of
-// perRun searches and a run of none (same model turns) are timed in turn;
+// beside the same call made directly with the SDK. A run of 2·perRun
+// searches and one of perRun (the same two model calls) are timed in turn;
 // the difference, per search, is what governing one call costs: its
 // latency (median and p99 of the runs' per-call share), its DynamoDB round
 // trips, and the process's CPU (the in-process DynamoDB and MCP server
@@ -159,7 +159,9 @@ func BenchmarkGovernedMCPCall(b *testing.B) {
 		report(b, lat, 1)
 	})
 	b.Run("governed", func(b *testing.B) {
-		governed, baseline := m.brain(b, &searchesModel{n: perRun, matter: m.matter}), m.brain(b, &searchesModel{matter: m.matter})
+		// Both runs make the same two model calls; the governed one makes
+		// perRun more searches.
+		governed, baseline := m.brain(b, &searchesModel{n: 2 * perRun, matter: m.matter}), m.brain(b, &searchesModel{n: perRun, matter: m.matter})
 		m.run(b, governed) // sessions and tool lists in hand
 		m.run(b, baseline)
 		var withCalls, without []time.Duration
