@@ -61,11 +61,14 @@ func (m *searchesModel) Converse(_ context.Context, in *bedrockruntime.ConverseI
 
 // mcpBench is a brain whose tools are the reference tools on their MCP
 // server (pkg/tools/mcpserver over loopback, reached through pkg/mcp), over
-// minidyn.
+// minidyn. Each measured pair of runs gets a table of its own: minidyn copies
+// a table's items on every operation, so a table that grew over the
+// benchmark would make every round trip slower than the last.
 type mcpBench struct {
 	ep         *dynamotest.Endpoint
-	store      *dynamo.Store
+	keys       *anchor.Keyring
 	serverURL  string
+	set        []agent.Tool
 	firm, user string
 	matter     string
 }
@@ -74,17 +77,16 @@ func newMCPBench(b *testing.B) *mcpBench {
 	ep := dynamotest.Minidyn(b)
 	table := dynamotest.NewTable(b, ep)
 	key, _ := anchor.NewHMAC([]byte("mcp-bench-ledger-head-key-32-byte"))
-	store := dynamo.New(ep.Client, table, dynamo.WithHeadSigner(anchor.NewKeyring(key)))
-	srv, err := mcpserver.New(tools.Reference(store, nil), mcpserver.Options{})
+	keys := anchor.NewKeyring(key)
+	// The server's effects are writes of the firm's system; searches write
+	// nothing.
+	srv, err := mcpserver.New(tools.Reference(dynamo.New(ep.Client, table), nil), mcpserver.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	hs := httptest.NewServer(mcpserver.Handler(srv))
 	b.Cleanup(hs.Close)
-	return &mcpBench{ep: ep, store: store, serverURL: hs.URL + "/mcp", firm: uuid.NewString(), user: uuid.NewString(), matter: uuid.NewString()}
-}
-
-func (m *mcpBench) brain(b *testing.B, model agent.Converser) *agent.Brain {
+	m := &mcpBench{ep: ep, keys: keys, serverURL: hs.URL + "/mcp", firm: uuid.NewString(), user: uuid.NewString(), matter: uuid.NewString()}
 	doc, err := catalog.OnServer(catalog.Server{Name: "reference", Kind: catalog.TargetMCP, URL: m.serverURL, Auth: catalog.Auth{Kind: catalog.AuthNone}})
 	if err != nil {
 		b.Fatal(err)
@@ -95,15 +97,19 @@ func (m *mcpBench) brain(b *testing.B, model agent.Converser) *agent.Brain {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { target.Close() })
-	var set []agent.Tool
 	for _, name := range cat.Names() {
-		set = append(set, agent.Tool{Tool: cat.Tools[name], System: target, Server: "reference"})
+		m.set = append(m.set, agent.Tool{Tool: cat.Tools[name], System: target, Server: "reference"})
 	}
+	return m
+}
+
+// brain is a brain on a new table with model.
+func (m *mcpBench) brain(b *testing.B, table string, model agent.Converser) *agent.Brain {
 	policy, _ := toolpolicy.Embedded()
 	prices, _ := pricing.Embedded()
 	budget := int64(1_000_000 * 1_000_000_000) // a million dollars: the budget is not what is measured
-	brain, err := agent.New(m.store, model, policy, prices, failure.NewLogger(nil),
-		agent.Config{ModelID: testModel, FirmBudget: &budget}, set, agent.MatterAssistant)
+	brain, err := agent.New(dynamo.New(m.ep.Client, table, dynamo.WithHeadSigner(m.keys)), model, policy, prices, failure.NewLogger(nil),
+		agent.Config{ModelID: testModel, FirmBudget: &budget}, m.set, agent.MatterAssistant)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -161,12 +167,13 @@ func BenchmarkGovernedMCPCall(b *testing.B) {
 	b.Run("governed", func(b *testing.B) {
 		// Both runs make the same two model calls; the governed one makes
 		// perRun more searches.
-		governed, baseline := m.brain(b, &searchesModel{n: 2 * perRun, matter: m.matter}), m.brain(b, &searchesModel{n: perRun, matter: m.matter})
-		m.run(b, governed) // sessions and tool lists in hand
-		m.run(b, baseline)
+		more, fewer := &searchesModel{n: 2 * perRun, matter: m.matter}, &searchesModel{n: perRun, matter: m.matter}
+		m.run(b, m.brain(b, dynamotest.NewTable(b, m.ep), more)) // the target's session and tool list in hand
 		var withCalls, without []time.Duration
 		var tripsWith, tripsWithout, cpuWith, cpuWithout int64
 		for b.Loop() {
+			table := dynamotest.NewTable(b, m.ep)
+			governed, baseline := m.brain(b, table, more), m.brain(b, table, fewer)
 			t0, c0, r0 := time.Now(), cpuNow(), m.ep.Counter.Count()
 			m.run(b, governed)
 			withCalls = append(withCalls, time.Since(t0))
