@@ -3,8 +3,6 @@ package contracts
 import (
 	"crypto/sha256"
 	"encoding/hex"
-
-	"github.com/gowebpki/jcs"
 )
 
 // ZeroHash is the prev_hash of ledger line 1.
@@ -15,18 +13,11 @@ const ZeroHash = "00000000000000000000000000000000000000000000000000000000000000
 // two readers of the same bytes must never disagree about what was signed.
 // Numbers are rounded to doubles as RFC 8785 says; InputHash is stricter.
 func Canonicalize(doc []byte) ([]byte, error) {
-	if _, _, err := parse(&scanner{data: doc, anyNumber: true}); err != nil {
+	root, canonical, err := parse(&scanner{data: doc, anyNumber: true})
+	if err != nil {
 		return nil, err
 	}
-	return transform(doc)
-}
-
-func transform(doc []byte) ([]byte, error) {
-	out, err := jcs.Transform(doc)
-	if err != nil {
-		return nil, fieldErr("", "not canonicalizable JSON (RFC 8785)")
-	}
-	return out, nil
+	return canonicalOf(doc, root, canonical)
 }
 
 // InputHash is the tool_input_hash a warrant is bound to:
@@ -44,10 +35,11 @@ func InputHash(input []byte) (string, error) {
 // bytes, not the model's, to the ledger, the warrant and the tool, so what
 // counsel reads, signs and runs is one byte string.
 func CanonicalInput(input []byte) (canonical []byte, hash string, err error) {
-	if _, err := parseDocument(input); err != nil {
+	root, already, err := parseCanonical(input)
+	if err != nil {
 		return nil, "", err
 	}
-	c, err := transform(input)
+	c, err := canonicalOf(input, root, already)
 	if err != nil {
 		return nil, "", err
 	}

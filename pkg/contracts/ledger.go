@@ -10,8 +10,6 @@ import (
 	"reflect"
 	"strconv"
 	"time"
-
-	"github.com/gowebpki/jcs"
 )
 
 // TimeLayout is the ledger's timestamp form: RFC 3339, UTC, milliseconds.
@@ -246,9 +244,9 @@ func hashWithout(raw []byte, root, hashNode *node) (string, error) {
 		buf = append(buf, raw[v.start:v.end]...)
 	}
 	buf = append(buf, '}')
-	c, err := jcs.Transform(buf)
+	c, err := Canonicalize(buf)
 	if err != nil {
-		return "", fieldErr("", "not canonicalizable JSON (RFC 8785)")
+		return "", err
 	}
 	return sha256Hex(c), nil
 }
@@ -321,11 +319,7 @@ func EncodeLine(l Line, e Event) (Line, error) {
 		return Line{}, err
 	}
 	w.Hash = sha256Hex(c)
-	signed, err := json.Marshal(w)
-	if err != nil {
-		return Line{}, err
-	}
-	raw, err := jcs.Transform(signed)
+	raw, err := signedLine(c, w)
 	if err != nil {
 		return Line{}, err
 	}
@@ -335,6 +329,46 @@ func EncodeLine(l Line, e Event) (Line, error) {
 		return Line{}, err
 	}
 	return l, nil
+}
+
+// signedLine returns the canonical bytes of w with its hash member, given
+// the canonical bytes of w without it. RFC 8785 sorts members by key, and of
+// a line's keys only created_at and firm_id sort before "hash", so when the
+// unsigned form starts with exactly those two members the signed form is the
+// same bytes with "hash":"<hex>", inserted after them: one canonicalization
+// per line instead of two. Otherwise (a header string JCS would escape, which
+// validateHeader refuses anyway) it canonicalizes the signed form in full.
+func signedLine(unsigned []byte, w lineWire) ([]byte, error) {
+	prefix := make([]byte, 0, 96)
+	prefix = append(prefix, `{"created_at":`...)
+	prefix = strconv.AppendQuote(prefix, w.CreatedAt)
+	prefix = append(prefix, `,"firm_id":`...)
+	prefix = strconv.AppendQuote(prefix, w.FirmID)
+	prefix = append(prefix, ',')
+	if plainASCII(w.CreatedAt) && plainASCII(w.FirmID) && bytes.HasPrefix(unsigned, prefix) {
+		out := make([]byte, 0, len(unsigned)+len(`"hash":"",`)+len(w.Hash))
+		out = append(out, prefix...)
+		out = append(out, `"hash":"`...)
+		out = append(out, w.Hash...)
+		out = append(out, `",`...)
+		return append(out, unsigned[len(prefix):]...), nil
+	}
+	signed, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return Canonicalize(signed)
+}
+
+// plainASCII reports whether s is printable ASCII that needs no escape in a
+// JSON string, so Go's quoting and RFC 8785's agree on it.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Chain appends events to one run's ledger, keeping the seq and head hash.

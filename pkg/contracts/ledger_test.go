@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gowebpki/jcs"
 	"github.com/seed-f6d3920e/warrant"
 )
 
@@ -251,5 +252,57 @@ func TestNonCanonicalLineVerifiesByCanonicalForm(t *testing.T) {
 	tampered := bytes.Replace(pretty, []byte(`\u0043ourt`), []byte(`\u0044ourt`), 1)
 	if _, err := ParseEventLine(tampered); !errors.Is(err, ErrHashMismatch) {
 		t.Fatalf("tampered non-canonical copy: %v", err)
+	}
+}
+
+// TestSignedLineMatchesFullCanonicalization: inserting the hash member into
+// the canonical unsigned line gives the same bytes as canonicalizing the
+// signed line in full, for every event type and for header strings that take
+// the fallback (escapes, non-ASCII, a key-order trap).
+func TestSignedLineMatchesFullCanonicalization(t *testing.T) {
+	headers := []struct{ createdAt, firmID string }{
+		{"2026-12-02T10:00:00.123Z", uFirm},
+		{"2026-12-02T10:00:00.123Z", `a"b`},
+		{"2026-12-02T10:00:00.123Z", "caf\u00e9"},
+		{"tab\there", uFirm},
+		{"<&>", "\u2028"},
+		{"", ""},
+	}
+	var fast, full int
+	for _, e := range sampleEvents() {
+		payload, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range headers {
+			w := lineWire{SchemaVersion: SchemaVersion, Seq: 7, RunID: uRun, FirmID: h.firmID,
+				Type: e.EventType(), CreatedAt: h.createdAt, PrevHash: ZeroHash, Payload: payload}
+			unsigned, _ := json.Marshal(w)
+			c, err := Canonicalize(unsigned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Hash = sha256Hex(c)
+			got, err := signedLine(c, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			signed, _ := json.Marshal(w)
+			want, err := jcs.Transform(signed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s %q/%q:\n got %s\nwant %s", e.EventType(), h.createdAt, h.firmID, got, want)
+			}
+			if plainASCII(h.createdAt) && plainASCII(h.firmID) {
+				fast++
+			} else {
+				full++
+			}
+		}
+	}
+	if fast == 0 || full == 0 {
+		t.Fatalf("both paths must be exercised: fast %d full %d", fast, full)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -238,12 +240,33 @@ var namePattern = regexp.MustCompile(`#[A-Za-z0-9_]+`)
 func names(exprs ...string) map[string]string {
 	out := map[string]string{}
 	for _, e := range exprs {
-		for _, m := range namePattern.FindAllString(e, -1) {
+		for _, m := range exprNames(e) {
 			out[m] = m[1:]
 		}
 	}
 	return out
 }
+
+// exprNames returns the #names in one expression. The store's expressions
+// are built from a fixed set of attribute names, so they are few and each is
+// scanned once per process.
+func exprNames(e string) []string {
+	if v, ok := exprNameCache.Load(e); ok {
+		return v.([]string)
+	}
+	m := namePattern.FindAllString(e, -1)
+	if exprNameCacheSize.Add(1) <= maxCachedExprs {
+		exprNameCache.Store(e, m)
+	}
+	return m
+}
+
+const maxCachedExprs = 4096
+
+var (
+	exprNameCache     sync.Map // expression -> []string
+	exprNameCacheSize atomic.Int64
+)
 
 // update builds an UpdateExpression of SET and REMOVE clauses. Values are
 // named :set_<attr>, apart from condition values.
