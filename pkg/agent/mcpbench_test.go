@@ -162,7 +162,7 @@ func BenchmarkGovernedMCPCall(b *testing.B) {
 			}
 			lat = append(lat, time.Since(t0))
 		}
-		report(b, lat, 1)
+		report(b, lat)
 	})
 	b.Run("governed", func(b *testing.B) {
 		// Both runs make the same two model calls; the governed one makes
@@ -191,7 +191,7 @@ func BenchmarkGovernedMCPCall(b *testing.B) {
 		for i, d := range withCalls {
 			perCall[i] = (d - base) / perRun
 		}
-		report(b, perCall, 1)
+		report(b, perCall)
 		b.ReportMetric(float64(tripsWith-tripsWithout)/float64(n*perRun), "dynamodb-round-trips/call")
 		b.ReportMetric(float64(cpuWith-cpuWithout)/float64(n*perRun)/1e3, "process-cpu-µs/call")
 	})
@@ -204,7 +204,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // report puts the median and p99 of one call's latency beside ns/op.
-func report(b *testing.B, lat []time.Duration, _ int) {
+func report(b *testing.B, lat []time.Duration) {
 	s := slices.Clone(lat)
 	slices.Sort(s)
 	if len(s) == 0 {
