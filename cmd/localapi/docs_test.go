@@ -177,24 +177,8 @@ func TestDocCommands(t *testing.T) {
 	defer cancel()
 	logDir := t.TempDir()
 	addr := freeAddr(t)
-	var stdout, stderr lockedBuffer
-	stack := localapi(ctx, "-demo", "-addr", addr, "-log-dir", logDir)
-	stack.Stdout, stack.Stderr = &stdout, &stderr
-	stack.WaitDelay = 10 * time.Second
-	if err := stack.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- stack.Wait() }()
-	defer func() {
-		_ = stack.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = stack.Cancel()
-			<-exited
-		}
-	}()
+	stdout, stderr, stop := runStack(t, ctx, nil, "-demo", "-addr", addr, "-log-dir", logDir)
+	defer stop()
 	if !waitFor(4*time.Minute, func() bool {
 		return strings.Contains(stdout.String(), "checks passed") || strings.Contains(stdout.String(), "✗")
 	}) || !strings.Contains(stdout.String(), "checks passed") {
@@ -388,25 +372,8 @@ func TestAddingATool(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	stack := localapi(ctx, append(args, "-addr", addr, "-tools-addr", tools, "-log-dir", t.TempDir())...)
-	stack.Env = append(stack.Env, env...)
-	var stdout, stderr lockedBuffer
-	stack.Stdout, stack.Stderr = &stdout, &stderr
-	stack.WaitDelay = 10 * time.Second
-	if err := stack.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- stack.Wait() }()
-	defer func() {
-		_ = stack.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = stack.Cancel()
-			<-exited
-		}
-	}()
+	_, stderr, stop := runStack(t, ctx, env, append(args, "-addr", addr, "-tools-addr", tools, "-log-dir", t.TempDir())...)
+	defer stop()
 	if !waitFor(4*time.Minute, func() bool { return strings.Contains(stderr.String(), "api: http://") }) {
 		t.Fatalf("the stack did not come up:\nstderr:\n%s", stderr.String())
 	}
@@ -438,5 +405,31 @@ func TestAddingATool(t *testing.T) {
 	}
 	if err := json.Unmarshal(last, &final); err != nil || final.Status != "completed" || final.FinalText != "The memo is saved in the matter." {
 		t.Fatalf("the clerk's run ended %s (%v): %s", final.Status, err, last)
+	}
+}
+
+// runStack starts bin/localapi with args and env added to its environment,
+// returning its stdout and stderr as they grow and a stop to defer (SIGTERM,
+// then a kill after 30 s) before ctx is cancelled.
+func runStack(t *testing.T, ctx context.Context, env []string, args ...string) (stdout, stderr *lockedBuffer, stop func()) {
+	t.Helper()
+	stack := localapi(ctx, args...)
+	stack.Env = append(stack.Env, env...)
+	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
+	stack.Stdout, stack.Stderr = stdout, stderr
+	stack.WaitDelay = 10 * time.Second
+	if err := stack.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stack.Wait() }()
+	return stdout, stderr, func() {
+		_ = stack.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = stack.Cancel()
+			<-exited
+		}
 	}
 }
