@@ -24,31 +24,27 @@ type Script struct {
 // from the request it answers (Reply.Bill): the same conversation, a model
 // that bills what the test says, e.g. exactly each request's worst case.
 func (s Script) BilledBy(bill func(Request) Usage) Script {
-	out := s
-	out.Rules = append([]Rule(nil), s.Rules...)
-	for i := range out.Rules {
-		out.Rules[i].Reply.Bill = bill
-	}
-	if s.Fallback != nil {
-		f := *s.Fallback
-		f.Bill = bill
-		out.Fallback = &f
-	}
-	return out
+	return s.eachReply(func(r *Reply) { r.Bill = bill })
 }
 
 // WithDelay returns the script with every reply taking d (Reply.Delay): the
 // same conversation, a slower model.
 func (s Script) WithDelay(d time.Duration) Script {
+	return s.eachReply(func(r *Reply) { r.Delay = d })
+}
+
+// eachReply returns a copy of the script with f applied to every reply, the
+// fallback's included; s itself is unchanged.
+func (s Script) eachReply(f func(*Reply)) Script {
 	out := s
 	out.Rules = append([]Rule(nil), s.Rules...)
 	for i := range out.Rules {
-		out.Rules[i].Reply.Delay = d
+		f(&out.Rules[i].Reply)
 	}
 	if s.Fallback != nil {
-		f := *s.Fallback
-		f.Delay = d
-		out.Fallback = &f
+		r := *s.Fallback
+		f(&r)
+		out.Fallback = &r
 	}
 	return out
 }
