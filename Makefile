@@ -7,6 +7,7 @@ FUZZTIME ?= 3s
 FUZZ_TARGETS := \
 	./pkg/contracts:FuzzParseEventLine \
 	./pkg/contracts:FuzzDecodeStrict \
+	./pkg/contracts:FuzzAppendCanonical \
 	./pkg/toolpolicy:FuzzLoad \
 	./pkg/toolpolicy:FuzzJoinedStringsDetectAsEach \
 	./pkg/pricing:FuzzParseUSD \
