@@ -28,7 +28,7 @@ var layers = []struct {
 	{"vocabulary", []string{"pkg/contracts"}},
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
-	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/secrets", "pkg/tools/mcpserver"}},
+	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/secrets", "pkg/remote", "pkg/tools/mcpserver"}},
 	{"targets", []string{"pkg/mcp"}},
 	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest"}},
 	{"wiring", []string{"internal/wire", "internal/rie", "internal/walkthrough"}},
@@ -39,7 +39,7 @@ var layers = []struct {
 // the handlers reach the store and the model only through the brain's and
 // their own interfaces.
 var forbidden = map[string][]string{
-	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock", "pkg/sqs", "pkg/secrets", "pkg/mcp"},
+	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock", "pkg/sqs", "pkg/secrets", "pkg/remote", "pkg/mcp"},
 	"pkg/agent":    {"pkg/dynamo", "pkg/bedrock"},
 	"pkg/tools":    {"pkg/dynamo"},
 	// The reference tool server writes through tools.Outbox and does not

@@ -2,11 +2,10 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/remote"
 )
 
 // ToolChangedError refuses a call to a tool that the server no longer
@@ -57,30 +56,5 @@ func (t *Target) fail(ctx context.Context, class error, what string, cause error
 	if cause != nil {
 		text += ": " + cause.Error()
 	}
-	return &targetError{text: t.redact(text), class: class, ctx: ctxErr(ctx, cause)}
-}
-
-// ctxErr is the context's error when the failure was the context's.
-func ctxErr(ctx context.Context, cause error) error {
-	switch {
-	case errors.Is(cause, context.DeadlineExceeded):
-		return context.DeadlineExceeded
-	case errors.Is(cause, context.Canceled):
-		return context.Canceled
-	}
-	return ctx.Err()
-}
-
-// redact cuts every token and secret the target has held out of s: a
-// server may echo the Authorization header in its error text.
-func (t *Target) redact(s string) string {
-	if t.auth == nil {
-		return s
-	}
-	for _, secret := range t.auth.known() {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[redacted]")
-		}
-	}
-	return s
+	return &targetError{text: remote.Redact(text, t.auth), class: class, ctx: remote.CtxErr(ctx, cause)}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/remote"
 )
 
 // Target calls the tools of one MCP server. It opens its client session on
@@ -32,7 +33,7 @@ type Target struct {
 	url    string
 	hook   func(string)
 	maxAge time.Duration
-	auth   tokenSource // nil: none
+	auth   remote.Credentials // nil: none
 	http   *http.Client
 	client *sdk.Client
 
@@ -84,7 +85,7 @@ func New(cfg Config) (*Target, error) {
 		base = cfg.HTTPClient.Transport
 	}
 	if base == nil {
-		base = defaultTransport()
+		base = remote.DefaultTransport()
 	}
 	t := &Target{
 		name:   cfg.Name,
@@ -96,16 +97,13 @@ func New(cfg Config) (*Target, error) {
 		t.maxAge = time.Minute
 	}
 	caps := &sdk.ClientCapabilities{} // no roots, sampling or elicitation
-	switch cfg.Auth.Kind {
-	case AuthBearer:
-		t.auth = &bearerToken{tokenCache: newTokenCache(), secrets: cfg.Secrets, id: cfg.Auth.TokenSecretID}
-	case AuthOAuthClientCredentials:
-		t.auth = newClientCredentials(cfg.Auth, cfg.URL, cfg.Secrets, base)
+	t.auth = remote.NewCredentials(cfg.Auth, cfg.URL, cfg.Secrets, base)
+	if cfg.Auth.Kind == AuthOAuthClientCredentials {
 		caps.Extensions = map[string]any{"io.modelcontextprotocol/oauth-client-credentials": map[string]any{}}
 	}
 	t.http = &http.Client{
-		Transport:     &roundTripper{base: base, origin: origin, auth: t.auth},
-		CheckRedirect: noRedirect,
+		Transport:     &remote.Transport{Base: base, Origin: origin, Auth: t.auth},
+		CheckRedirect: remote.NoRedirect,
 	}
 	t.client = sdk.NewClient(&sdk.Implementation{Name: "warrant", Version: "1"}, &sdk.ClientOptions{
 		Capabilities: caps,
@@ -214,8 +212,8 @@ func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (ag
 		return agent.TargetResult{}, o
 	}
 	what := fmt.Sprintf("tools/call %q", c.Tool)
-	p := &probe{}
-	res, err := s.cs.CallTool(withProbe(ctx, p), &sdk.CallToolParams{
+	p := &remote.Probe{}
+	res, err := s.cs.CallTool(remote.WithProbe(ctx, p), &sdk.CallToolParams{
 		Meta: sdk.Meta{
 			agent.MetaEffectRef: c.EffectRef,
 			agent.MetaFirmID:    c.FirmID,
@@ -225,7 +223,8 @@ func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (ag
 		Name:      c.Tool,
 		Arguments: json.RawMessage(c.Input),
 	})
-	sent, status, hadSession := p.seal()
+	v := p.Seal()
+	sent, status, hadSession := v.Sent, v.Status, v.Header.Get("Mcp-Session-Id") != ""
 	unreachable := func(why string, again bool) (agent.TargetResult, outcome) {
 		return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetUnreachable, what+": "+why, err), broken: true, again: again}
 	}

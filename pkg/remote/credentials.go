@@ -1,4 +1,4 @@
-package mcp
+package remote
 
 import (
 	"context"
@@ -14,30 +14,48 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 )
 
-// tokenSource gives the bearer token for the server's requests.
-type tokenSource interface {
-	token(ctx context.Context) (string, error)
-	// invalidate drops tok after the server refused it (HTTP 401), so the
+// Credentials give the bearer token for a target's requests. They are
+// safe for concurrent use.
+type Credentials interface {
+	// Token returns the current token, reading or fetching it when none is
+	// held. Its errors are *TokenError: no request left with a token.
+	Token(ctx context.Context) (string, error)
+	// Invalidate drops tok after the server refused it (HTTP 401), so the
 	// next request reads or fetches a new one.
-	invalidate(tok string)
-	// known lists the tokens and secrets held so far, to keep them out of
-	// error texts.
-	known() []string
+	Invalidate(tok string)
+	// Known lists the tokens and secrets held so far, to keep them out of
+	// error texts (Redact).
+	Known() []string
 }
 
-// tokenError: no token could be had; no request left with it. Its text
+// NewCredentials returns the credentials a describes (nil for AuthNone):
+// a bearer token read from secrets, or tokens from the OAuth 2.0 client
+// credentials grant, asked for resource (RFC 8707; a.Resource overrides it)
+// and fetched through base without redirects. a must be valid
+// (Auth.Validate).
+func NewCredentials(a Auth, resource string, secrets Secrets, base http.RoundTripper) Credentials {
+	switch a.Kind {
+	case AuthBearer:
+		return &bearerToken{tokenCache: newTokenCache(), secrets: secrets, id: a.TokenSecretID}
+	case AuthOAuthClientCredentials:
+		return newClientCredentials(a, resource, secrets, base)
+	}
+	return nil
+}
+
+// TokenError: no token could be had; no request left with it. Its text
 // names the secret or the token endpoint, never a value, and it unwraps
 // only to a context error.
-type tokenError struct {
+type TokenError struct {
 	text string
 	ctx  error
 }
 
-func (e *tokenError) Error() string { return e.text }
-func (e *tokenError) Unwrap() error { return e.ctx }
+func (e *TokenError) Error() string { return e.text }
+func (e *TokenError) Unwrap() error { return e.ctx }
 
 func newTokenError(ctx context.Context, text string, cause error) error {
-	return &tokenError{text: "no token for the server: " + text, ctx: ctxErr(ctx, cause)}
+	return &TokenError{text: "no token for the server: " + text, ctx: CtxErr(ctx, cause)}
 }
 
 // tokenCache keeps one token until it expires or is invalidated; one
@@ -91,7 +109,8 @@ func (c *tokenCache) get(ctx context.Context, fetch func(context.Context) (strin
 	return tok, nil
 }
 
-func (c *tokenCache) invalidate(tok string) {
+// Invalidate drops tok if it is the token held.
+func (c *tokenCache) Invalidate(tok string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tok == tok {
@@ -99,7 +118,8 @@ func (c *tokenCache) invalidate(tok string) {
 	}
 }
 
-func (c *tokenCache) known() []string {
+// Known lists the last few tokens held.
+func (c *tokenCache) Known() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.seen...)
@@ -126,7 +146,8 @@ type bearerToken struct {
 	id      string
 }
 
-func (b *bearerToken) token(ctx context.Context) (string, error) {
+// Token reads the token from the secret, or returns the one held.
+func (b *bearerToken) Token(ctx context.Context) (string, error) {
 	return b.get(ctx, func(ctx context.Context) (string, time.Time, error) {
 		v, err := b.secrets.GetSecret(ctx, b.id)
 		if err != nil {
@@ -174,7 +195,8 @@ func newClientCredentials(a Auth, resource string, secrets Secrets, base http.Ro
 	}
 }
 
-func (o *clientCredentials) token(ctx context.Context) (string, error) {
+// Token fetches a token, or returns the one held until shortly before it expires.
+func (o *clientCredentials) Token(ctx context.Context) (string, error) {
 	return o.get(ctx, o.fetch)
 }
 
@@ -188,7 +210,7 @@ func (o *clientCredentials) fetch(ctx context.Context) (string, time.Time, error
 	// token on it) and no redirects (the client secret goes to TokenURL
 	// only); rec keeps what the network said, which oauth2 flattens.
 	rec := &recorder{base: o.base}
-	hc := &http.Client{Transport: rec, CheckRedirect: noRedirect}
+	hc := &http.Client{Transport: rec, CheckRedirect: NoRedirect}
 	tok, err := o.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, hc))
 	o.cfg.ClientSecret = ""
 	if err != nil {
@@ -243,11 +265,12 @@ func (o *clientCredentials) forgetSecret() {
 	o.secret = ""
 }
 
-func (o *clientCredentials) known() []string {
+// Known lists the tokens held and the client secret.
+func (o *clientCredentials) Known() []string {
 	o.mu.Lock()
 	secret := o.secret
 	o.mu.Unlock()
-	return append(o.tokenCache.known(), secret)
+	return append(o.tokenCache.Known(), secret)
 }
 
 // rfc6749Code returns code if it is one of RFC 6749 §5.2's error codes,
@@ -272,4 +295,6 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+// NoRedirect is an http.Client's CheckRedirect that follows none: a call
+// reaches one server only, and a secret goes to its endpoint only.
+func NoRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

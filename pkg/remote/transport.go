@@ -1,4 +1,4 @@
-package mcp
+package remote
 
 import (
 	"context"
@@ -13,37 +13,51 @@ import (
 	"time"
 )
 
-// A probe watches the HTTP request that carries one tools/call, so Call can
-// tell from the HTTP layer, not from error texts, whether the call left.
-// The request is framed by its length: a server that did not receive the
-// whole body cannot have the call. So it was sent once the transport wrote
-// the whole request to the connection (httptrace's WroteRequest without an
-// error), or, while no write has finished, once the transport read the whole
-// body to write it: that write may still complete.
+// A Probe watches the HTTP request that carries one call, so its caller
+// can tell from the HTTP layer, not from error texts, whether the call
+// left. The request is framed by its length: a server that did not receive
+// the whole body cannot have the call. So it was sent once the transport
+// wrote the whole request to the connection (httptrace's WroteRequest
+// without an error), or, while no write has finished, once the transport
+// read the whole body to write it: that write may still complete.
 //
-// The verdict is sealed when the SDK's call returns; from then on a body not
-// wholly read gives the transport nothing more, so the call cannot leave
-// after it was judged unsent.
-type probe struct {
+// The verdict is sealed (Seal) when the caller's client returns; from then
+// on a body not wholly read gives the transport nothing more, so the call
+// cannot leave after it was judged unsent. A Probe watches the first POST
+// made under the context WithProbe gives it, through a Transport.
+type Probe struct {
 	mu       sync.Mutex
 	armed    bool // the first POST under the probe's context is the call
 	sealed   bool
 	wrote    bool // a write of the whole request succeeded
 	fullRead bool // the current attempt's body was read whole, its write not failed
 	status   int  // the answer's status, 0 if no answer came
-	session  bool // the request named a server session (Mcp-Session-Id)
+	header   http.Header
+}
+
+// Verdict is what a sealed Probe saw.
+type Verdict struct {
+	// Sent: the call may have reached the server.
+	Sent bool
+	// Status is the answer's HTTP status, 0 when no answer came.
+	Status int
+	// Header is the call's request header as the Transport sent it, less
+	// Authorization (nil when no request was made).
+	Header http.Header
 }
 
 type probeKey struct{}
 
-func withProbe(ctx context.Context, p *probe) context.Context {
+// WithProbe returns ctx with p watching the first POST made under it.
+func WithProbe(ctx context.Context, p *Probe) context.Context {
 	return context.WithValue(ctx, probeKey{}, p)
 }
 
 // arm claims req as the call's request if it is the first POST made under
-// the probe's context. The SDK writes the tools/call before anything else
-// under that context; a notifications/cancelled after it is not the call.
-func (p *probe) arm(req *http.Request) bool {
+// the probe's context. (The MCP SDK writes the tools/call before anything
+// else under that context; a notifications/cancelled after it is not the
+// call.)
+func (p *Probe) arm(req *http.Request) bool {
 	if req.Method != http.MethodPost {
 		return false
 	}
@@ -53,11 +67,12 @@ func (p *probe) arm(req *http.Request) bool {
 		return false
 	}
 	p.armed = true
-	p.session = req.Header.Get("Mcp-Session-Id") != ""
+	p.header = req.Header.Clone()
+	p.header.Del("Authorization")
 	return true
 }
 
-func (p *probe) answered(status int) {
+func (p *Probe) answered(status int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.sealed {
@@ -67,7 +82,7 @@ func (p *probe) answered(status int) {
 
 // wroteRequest is httptrace's WroteRequest: called after each attempt to
 // write the request, err saying whether the whole of it was written.
-func (p *probe) wroteRequest(info httptrace.WroteRequestInfo) {
+func (p *Probe) wroteRequest(info httptrace.WroteRequestInfo) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -79,19 +94,19 @@ func (p *probe) wroteRequest(info httptrace.WroteRequestInfo) {
 	}
 }
 
-// seal fixes the verdict.
-func (p *probe) seal() (sent bool, status int, session bool) {
+// Seal fixes the verdict and returns it.
+func (p *Probe) Seal() Verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sealed = true
-	return p.wrote || p.fullRead, p.status, p.session
+	return Verdict{Sent: p.wrote || p.fullRead, Status: p.status, Header: p.header}
 }
 
-var errSealed = errors.New("mcp: the call was judged unsent; its body is withheld")
+var errSealed = errors.New("remote: the call was judged unsent; its body is withheld")
 
 // watchedBody counts what the transport reads of the call's body.
 type watchedBody struct {
-	p    *probe
+	p    *Probe
 	r    io.ReadCloser
 	n    int64
 	size int64 // the body's length, -1 if unknown
@@ -116,7 +131,7 @@ func (b *watchedBody) Close() error { return b.r.Close() }
 // watch makes req's body (and any copy the transport takes to retry it on
 // a fresh connection) and its writes report to the probe. It returns req
 // with the trace in its context.
-func (p *probe) watch(req *http.Request) *http.Request {
+func (p *Probe) watch(req *http.Request) *http.Request {
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteRequest: p.wroteRequest}))
 	size := req.ContentLength
 	if size == 0 && req.Body != nil && req.Body != http.NoBody {
@@ -137,27 +152,28 @@ func (p *probe) watch(req *http.Request) *http.Request {
 	return req
 }
 
-// roundTripper is the target's HTTP layer: it puts the token on requests to
-// the server's origin (only there) and lets a call's probe watch its
-// request.
-type roundTripper struct {
-	base   http.RoundTripper
-	origin *url.URL
-	auth   tokenSource // nil: none
+// Transport is a target's HTTP layer: it puts the token on requests to
+// the system's origin (only there), drops a token the system refuses (HTTP
+// 401), and lets a call's Probe watch its request.
+type Transport struct {
+	Base   http.RoundTripper
+	Origin *url.URL
+	Auth   Credentials // nil: none
 }
 
-func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+// RoundTrip implements http.RoundTripper.
+func (rt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var tok string
-	if rt.auth != nil && sameOrigin(req.URL, rt.origin) {
+	if rt.Auth != nil && SameOrigin(req.URL, rt.Origin) {
 		var err error
-		if tok, err = rt.auth.token(req.Context()); err != nil {
+		if tok, err = rt.Auth.Token(req.Context()); err != nil {
 			if req.Body != nil {
 				req.Body.Close()
 			}
 			return nil, err
 		}
 	}
-	p, _ := req.Context().Value(probeKey{}).(*probe)
+	p, _ := req.Context().Value(probeKey{}).(*Probe)
 	watched := p != nil && p.arm(req)
 	if tok != "" || watched {
 		req = req.Clone(req.Context()) // a RoundTripper must not change its request
@@ -168,25 +184,26 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			req = p.watch(req)
 		}
 	}
-	resp, err := rt.base.RoundTrip(req)
+	resp, err := rt.Base.RoundTrip(req)
 	if resp != nil {
 		if watched {
 			p.answered(resp.StatusCode)
 		}
 		if resp.StatusCode == http.StatusUnauthorized && tok != "" {
-			rt.auth.invalidate(tok)
+			rt.Auth.Invalidate(tok)
 		}
 	}
 	return resp, err
 }
 
-func sameOrigin(a, b *url.URL) bool {
+// SameOrigin reports whether a and b have the same scheme and host.
+func SameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
-// defaultTransport bounds connecting and the TLS handshake; nothing else:
+// DefaultTransport bounds connecting and the TLS handshake; nothing else:
 // a call's time is its ctx's.
-func defaultTransport() http.RoundTripper {
+func DefaultTransport() http.RoundTripper {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,

@@ -1,0 +1,99 @@
+package remote_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/remote"
+)
+
+type fixedToken string
+
+func (f fixedToken) Token(context.Context) (string, error) { return string(f), nil }
+func (f fixedToken) Invalidate(string)                     {}
+func (f fixedToken) Known() []string                       { return []string{string(f)} }
+
+// post sends one POST through a Transport under a Probe and returns the
+// sealed verdict.
+func post(t *testing.T, target string, auth remote.Credentials) (remote.Verdict, error) {
+	t.Helper()
+	origin, _ := url.Parse(target)
+	hc := &http.Client{Transport: &remote.Transport{Base: remote.DefaultTransport(), Origin: origin, Auth: auth}, CheckRedirect: remote.NoRedirect}
+	p := &remote.Probe{}
+	req, _ := http.NewRequestWithContext(remote.WithProbe(context.Background(), p), http.MethodPost, target, strings.NewReader(`{"call":1}`))
+	req.Header.Set("X-Call", "1")
+	resp, err := hc.Do(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return p.Seal(), err
+}
+
+func TestProbeVerdicts(t *testing.T) {
+	t.Run("connection refused: not sent", func(t *testing.T) {
+		l, _ := net.Listen("tcp", "127.0.0.1:0")
+		addr := l.Addr().String()
+		l.Close()
+		v, err := post(t, "http://"+addr+"/", nil)
+		if err == nil || v.Sent || v.Status != 0 {
+			t.Fatalf("verdict %+v err %v", v, err)
+		}
+	})
+	t.Run("body read then connection dropped: sent, no answer", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}))
+		defer srv.Close()
+		v, err := post(t, srv.URL, nil)
+		if err == nil || !v.Sent || v.Status != 0 {
+			t.Fatalf("verdict %+v err %v", v, err)
+		}
+	})
+	t.Run("503: sent, answered", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+		defer srv.Close()
+		v, err := post(t, srv.URL, nil)
+		if err != nil || !v.Sent || v.Status != 503 || v.Header.Get("X-Call") != "1" {
+			t.Fatalf("verdict %+v err %v", v, err)
+		}
+	})
+	t.Run("token to its origin only, never in the verdict", func(t *testing.T) {
+		var got string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") }))
+		defer srv.Close()
+		v, err := post(t, srv.URL, fixedToken("tok-123"))
+		if err != nil || got != "Bearer tok-123" || v.Header.Get("Authorization") != "" {
+			t.Fatalf("server saw %q, verdict %+v, err %v", got, v, err)
+		}
+		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Get("Authorization") }))
+		defer other.Close()
+		origin, _ := url.Parse(srv.URL)
+		hc := &http.Client{Transport: &remote.Transport{Base: remote.DefaultTransport(), Origin: origin, Auth: fixedToken("tok-123")}}
+		resp, err := hc.Post(other.URL, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got != "" {
+			t.Fatalf("a token went to another origin: %q", got)
+		}
+	})
+}
+
+func TestRedact(t *testing.T) {
+	if got := remote.Redact("echo: Bearer tok-123 and tok-123", fixedToken("tok-123")); strings.Contains(got, "tok-123") {
+		t.Fatal(got)
+	}
+	if got := remote.Redact("plain", nil); got != "plain" {
+		t.Fatal(got)
+	}
+}
