@@ -35,6 +35,12 @@ const (
 const (
 	// TargetMCP is a tool of a remote MCP server (Streamable HTTP).
 	TargetMCP = "mcp"
+	// TargetLambda is a firm's Lambda function, invoked synchronously with
+	// the call as its payload.
+	TargetLambda = "lambda"
+	// TargetHTTPS is a firm's HTTPS endpoint: one POST of the call's input,
+	// with the effect_ref as its Idempotency-Key.
+	TargetHTTPS = "https"
 	// TargetBuiltin is one of Warrant's own reference tools (pkg/tools),
 	// run in process: the embedded catalog's, for a deployment that names
 	// none of its own.
@@ -60,13 +66,40 @@ type Catalog struct {
 // Server is a system that serves tools.
 type Server struct {
 	Name string
-	Kind string // TargetMCP
+	Kind string // TargetMCP, TargetHTTPS or TargetLambda
+	// URL is an MCP server's endpoint or an HTTPS system's base URL (the
+	// tools' paths are under it).
 	URL  string
 	Auth Auth
+	// Function is a Lambda server's function: its ARN, or a qualified ARN
+	// naming a version or alias (TargetLambda).
+	Function string
+	// FinalClientErrors (TargetHTTPS) is the firm's statement that the
+	// endpoint's 4xx answers mean nothing happened: a 4xx is then a tool
+	// error the model is told, and otherwise an outcome to reconcile.
+	FinalClientErrors bool
+}
+
+// FirmPlaceholder in an auth secret's name makes the credentials per firm:
+// each firm's calls use the secret named with its firm id in place of it.
+const FirmPlaceholder = "{firm_id}"
+
+// PerFirm reports whether the server's credentials are per firm.
+func (s Server) PerFirm() bool {
+	return strings.Contains(s.Auth.Secret, FirmPlaceholder) || strings.Contains(s.Auth.ClientSecret, FirmPlaceholder)
+}
+
+// ForFirm is the server with its secrets' names for one firm.
+func (s Server) ForFirm(firm string) Server {
+	s.Auth.Secret = strings.ReplaceAll(s.Auth.Secret, FirmPlaceholder, firm)
+	s.Auth.ClientSecret = strings.ReplaceAll(s.Auth.ClientSecret, FirmPlaceholder, firm)
+	s.Auth.Scopes = slices.Clone(s.Auth.Scopes)
+	return s
 }
 
 // Auth is how Warrant authenticates to a server. Secrets are named (a
-// Secrets Manager ARN or name), never held in the catalog.
+// Secrets Manager ARN or name), never held in the catalog; a name holding
+// FirmPlaceholder is a secret per firm.
 type Auth struct {
 	Kind string
 	// Secret names the bearer token (AuthBearer).
@@ -100,11 +133,13 @@ type Tool struct {
 
 // Target is where a tool runs.
 type Target struct {
-	Kind string // TargetMCP or TargetBuiltin
-	// Server names the catalog's server, Tool the tool's name there
-	// (default: the tool's own name), SchemaSHA256 the pin of its input
-	// schema there: a server offering the tool with another schema is
-	// refused, not called.
+	Kind string // its server's kind, or TargetBuiltin
+	// Server names the catalog's server. Tool is the tool's name there
+	// (default: the tool's own name): an MCP tool's name, the "tool" of a
+	// Lambda function's payload, or an HTTPS tool's path under its server's
+	// URL. SchemaSHA256 (MCP only) pins the tool's input schema on its
+	// server: a server offering the tool with another schema is refused,
+	// not called.
 	Server, Tool, SchemaSHA256 string
 }
 
@@ -121,9 +156,11 @@ type catalogDoc struct {
 }
 
 type serverDoc struct {
-	Kind string  `json:"kind"`
-	URL  string  `json:"url"`
-	Auth authDoc `json:"auth"`
+	Kind              string   `json:"kind"`
+	URL               string   `json:"url,omitempty"`
+	Auth              *authDoc `json:"auth,omitempty"`
+	Function          string   `json:"function,omitempty"`
+	FinalClientErrors bool     `json:"final_client_errors,omitempty"`
 }
 
 type authDoc struct {
@@ -205,16 +242,44 @@ func parseServer(name string, d serverDoc) (Server, error) {
 	if !toolName.MatchString(name) {
 		return Server{}, invalid("servers", "a server's name is 1 to 64 letters, digits, '_' or '-', starting with a letter")
 	}
-	if d.Kind != TargetMCP {
-		return Server{}, invalid(at+".kind", `must be "mcp"`)
+	switch d.Kind {
+	case TargetMCP, TargetHTTPS:
+		if d.Function != "" {
+			return Server{}, invalid(at+".function", "is for lambda servers only")
+		}
+		if d.FinalClientErrors && d.Kind != TargetHTTPS {
+			return Server{}, invalid(at+".final_client_errors", "is for https servers only")
+		}
+		return parseHTTPServer(name, d)
+	case TargetLambda:
+		if d.URL != "" || d.Auth != nil || d.FinalClientErrors {
+			return Server{}, invalid(at, "a lambda server takes only kind and function (it is reached with the worker's IAM role)")
+		}
+		if !functionARN.MatchString(d.Function) {
+			return Server{}, invalid(at+".function", "must be a Lambda function's ARN, or a qualified ARN naming a version or alias (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]); never a pattern")
+		}
+		return Server{Name: name, Kind: d.Kind, Function: d.Function}, nil
 	}
+	return Server{}, invalid(at+".kind", `must be "mcp", "https" or "lambda"`)
+}
+
+// functionARN is a Lambda function's ARN, unqualified or with a version
+// ($LATEST or a number) or an alias, in any partition: what IAM can grant
+// one by one (the template's ToolFunctionArns), never a wildcard.
+var functionARN = regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}(-[a-z]+)+-\d:\d{12}:function:[a-zA-Z0-9_-]{1,64}(:(\$LATEST|\d{1,10}|[a-zA-Z0-9_-]{1,128}))?$`)
+
+func parseHTTPServer(name string, d serverDoc) (Server, error) {
+	at := "servers." + name
 	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" {
-		return Server{}, invalid(at+".url", "must be an http(s) URL without credentials or fragment")
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
+		return Server{}, invalid(at+".url", "must be an http(s) URL without credentials, query or fragment")
 	}
 	loopback := isLoopback(u.Hostname())
 	if u.Scheme == "http" && !loopback {
 		return Server{}, invalid(at+".url", "plain http is for loopback servers only; use https")
+	}
+	if d.Auth == nil {
+		return Server{}, invalid(at+".auth", `is required ({"kind": "none"} for a loopback server)`)
 	}
 	a := Auth{Kind: d.Auth.Kind, Secret: d.Auth.Secret, TokenURL: d.Auth.TokenURL, ClientID: d.Auth.ClientID,
 		ClientSecret: d.Auth.ClientSecret, Scopes: slices.Clone(d.Auth.Scopes)}
@@ -241,7 +306,12 @@ func parseServer(name string, d serverDoc) (Server, error) {
 	default:
 		return Server{}, invalid(at+".auth.kind", `must be "none", "bearer" or "oauth_client_credentials"`)
 	}
-	return Server{Name: name, Kind: d.Kind, URL: d.URL, Auth: a}, nil
+	for field, v := range map[string]string{"secret": a.Secret, "client_secret": a.ClientSecret} {
+		if n := strings.Count(v, FirmPlaceholder); n > 1 || (n == 0 && strings.ContainsAny(v, "{}")) {
+			return Server{}, invalid(at+".auth."+field, "may hold "+FirmPlaceholder+" once (a secret per firm), and no other braces")
+		}
+	}
+	return Server{Name: name, Kind: d.Kind, URL: d.URL, Auth: a, FinalClientErrors: d.FinalClientErrors}, nil
 }
 
 func isLoopback(host string) bool {
@@ -289,9 +359,13 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 	}
 	tg := Target{Kind: d.Target.Kind, Server: d.Target.Server, Tool: d.Target.Tool, SchemaSHA256: d.Target.SchemaSHA256}
 	switch tg.Kind {
-	case TargetMCP:
-		if _, ok := servers[tg.Server]; !ok {
+	case TargetMCP, TargetLambda, TargetHTTPS:
+		srv, ok := servers[tg.Server]
+		if !ok {
 			return Tool{}, invalid(at+".target.server", "names no server of the catalog")
+		}
+		if srv.Kind != tg.Kind {
+			return Tool{}, invalid(at+".target.kind", "must be its server's kind, "+srv.Kind)
 		}
 		if tg.Tool == "" {
 			tg.Tool = name
@@ -299,18 +373,41 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 		if len(tg.Tool) > 128 || strings.ContainsFunc(tg.Tool, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 			return Tool{}, invalid(at+".target.tool", "at most 128 printable ASCII characters")
 		}
-		if tg.SchemaSHA256 != hash {
+		if tg.Kind == TargetHTTPS && !httpsPath(tg.Tool) {
+			return Tool{}, invalid(at+".target.tool", `an https tool's path under its server's URL: segments of letters, digits, '-', '_', '.' and '~' joined by '/' ("filings", "v2/filings"), no "." or ".." segment`)
+		}
+		switch {
+		case tg.Kind == TargetMCP && tg.SchemaSHA256 != hash:
 			return Tool{}, invalid(at+".target.schema_sha256", "must pin the tool's input_schema: its hex SHA-256 (RFC 8785), "+hash)
+		case tg.Kind != TargetMCP && tg.SchemaSHA256 != "":
+			return Tool{}, invalid(at+".target.schema_sha256", "is for mcp tools only: a "+tg.Kind+" tool's schema is the catalog's own")
 		}
 	case TargetBuiltin:
 		if tg.Server != "" || tg.Tool != "" || tg.SchemaSHA256 != "" {
 			return Tool{}, invalid(at+".target", "a builtin target takes only its kind")
 		}
 	default:
-		return Tool{}, invalid(at+".target.kind", `must be "mcp" or "builtin"`)
+		return Tool{}, invalid(at+".target.kind", `must be "mcp", "https", "lambda" or "builtin"`)
 	}
 	t.Target = tg
 	return t, nil
+}
+
+// httpsPath reports whether p is an https tool's path under its server's
+// URL: plain segments joined by '/', so it cannot leave the server's path
+// (no "." or ".." segment, no "//host", no escapes, no query).
+func httpsPath(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+		for _, r := range seg {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~", r)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func compiles(name string, schema []byte) error {
@@ -393,7 +490,7 @@ func OnServer(server Server) ([]byte, error) {
 		t["target"] = map[string]any{"kind": TargetMCP, "server": server.Name, "tool": name, "schema_sha256": pin}
 	}
 	doc["servers"] = map[string]any{server.Name: map[string]any{"kind": TargetMCP, "url": server.URL,
-		"auth": authDoc{Kind: server.Auth.Kind, Secret: server.Auth.Secret, TokenURL: server.Auth.TokenURL, ClientID: server.Auth.ClientID,
+		"auth": &authDoc{Kind: server.Auth.Kind, Secret: server.Auth.Secret, TokenURL: server.Auth.TokenURL, ClientID: server.Auth.ClientID,
 			ClientSecret: server.Auth.ClientSecret, Scopes: server.Auth.Scopes}}}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
