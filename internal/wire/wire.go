@@ -249,7 +249,13 @@ func (d Deps) toolset(cat *catalog.Catalog) ([]agent.Tool, error) {
 			if d.Targets == nil {
 				return nil, failure.New(failure.KindConfigInvalid, "tool catalog: tools."+name+": no target can reach its server")
 			}
-			if target, err = d.Targets(cat.Servers[t.Target.Server]); err != nil {
+			server := cat.Servers[t.Target.Server]
+			if server.PerFirm() {
+				target, err = newPerFirm(server, d.Targets)
+			} else {
+				target, err = d.Targets(server)
+			}
+			if err != nil {
 				return nil, failure.Wrap(failure.KindConfigInvalid, "tool catalog: servers."+t.Target.Server+": its target does not build", err)
 			}
 			targets[t.Target.Server] = target
