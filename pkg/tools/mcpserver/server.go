@@ -1,24 +1,17 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
+	"github.com/seed-f6d3920e/warrant/pkg/tools/serve"
 )
 
 // The _meta keys of a tools/call that carry the effect and the run it is
@@ -38,17 +31,12 @@ const Name = "warrant-reference-tools"
 // nothing of an error's own text (which may carry AWS's) reaches the caller.
 const (
 	TextNoScope      = "refused: the call names no effect and run (_meta io.warrant/effect_ref, io.warrant/firm_id, io.warrant/run_id and io.warrant/matter_id, each a lowercase UUID); nothing was done"
-	TextInvalidInput = "invalid arguments: they do not match the tool's input schema"
-	TextOutOfScope   = "refused: matter_id is not this run's matter"
-	TextNotInMatter  = "refused: a document_id is not a document of this run's matter"
-	TextFailed       = "the tool failed"
-	// TextAmbiguous follows TextInvalidInput for arguments two JSON
-	// readers could read differently.
-	TextAmbiguous = "not JSON with one reading (a duplicate key, or a number a double cannot hold exactly)"
+	TextInvalidInput = serve.TextInvalidInput
+	TextOutOfScope   = serve.TextOutOfScope
+	TextNotInMatter  = serve.TextNotInMatter
+	TextFailed       = serve.TextFailed
+	TextAmbiguous    = serve.TextAmbiguous
 )
-
-// maxInvalidReported bounds how many places an invalid-arguments text names.
-const maxInvalidReported = 5
 
 // Options configure New.
 type Options struct {
@@ -100,21 +88,16 @@ func New(ts []tools.Tool, opts Options) (*mcp.Server, error) {
 		// logs nothing to its clients.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	seen := map[string]bool{}
-	for _, t := range ts {
-		if seen[t.Name] {
-			return nil, fmt.Errorf("mcpserver: tool %s is offered twice", t.Name)
-		}
-		seen[t.Name] = true
-		schema, err := compile(t)
-		if err != nil {
-			return nil, err
-		}
+	set, err := serve.New(ts)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	for _, t := range set.List() {
 		def := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Schema}
 		if a, ok := opts.Annotations[t.Name]; ok {
 			def.Annotations = &a
 		}
-		h := handler{tool: t, schema: schema, log: opts.Logger}
+		h := handler{set: set, name: t.Name, log: opts.Logger}
 		s.AddTool(def, h.call)
 	}
 	return s, nil
@@ -149,30 +132,10 @@ func ReferenceAnnotations() map[string]mcp.ToolAnnotations {
 	}
 }
 
-func compile(t tools.Tool) (*jsonschema.Schema, error) {
-	var doc any
-	if err := json.Unmarshal(t.Schema, &doc); err != nil {
-		return nil, fmt.Errorf("mcpserver: tool %s schema: %w", t.Name, err)
-	}
-	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
-		return nil, fmt.Errorf(`mcpserver: tool %s schema: not {"type":"object",...}`, t.Name)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource(t.Name+".json", doc); err != nil {
-		return nil, fmt.Errorf("mcpserver: tool %s schema: %w", t.Name, err)
-	}
-	schema, err := c.Compile(t.Name + ".json")
-	if err != nil {
-		return nil, fmt.Errorf("mcpserver: tool %s schema: %w", t.Name, err)
-	}
-	return schema, nil
-}
-
 type handler struct {
-	tool   tools.Tool
-	schema *jsonschema.Schema
-	log    *failure.Logger
+	set  *serve.Tools
+	name string
+	log  *failure.Logger
 }
 
 // call is the tool's tools/call handler. A refusal (no run in _meta,
@@ -185,133 +148,37 @@ func (h handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		h.info(ctx, "refused_no_scope", tools.Scope{})
 		return toolError(TextNoScope), nil
 	}
-	input, why := h.valid(req.Params.Arguments)
-	if why != "" {
-		h.info(ctx, "invalid_arguments", scope)
-		return toolError(why), nil
-	}
-	out, err := h.tool.Execute(tools.NewContext(ctx, scope), input, effectRef)
-	switch {
-	case errors.Is(err, tools.ErrOutOfScope):
-		h.info(ctx, "out_of_scope", scope)
-		return toolError(TextOutOfScope), nil
-	case errors.Is(err, tools.ErrDocumentNotInMatter):
-		h.info(ctx, "document_not_in_matter", scope)
-		return toolError(TextNotInMatter), nil
-	case err != nil:
+	o := h.set.Run(ctx, h.name, effectRef, scope, req.Params.Arguments)
+	switch o.Kind {
+	case serve.Refused:
+		h.info(ctx, o.Log, scope)
+		return toolError(o.Text), nil
+	case serve.Failed:
 		// The tool's own system failed (its outbox write): the effect may
 		// have been recorded before the answer was lost. An isError result
 		// would tell the client it did not act; a protocol error tells it
 		// nothing, so an effect ends effect_outcome_unknown for counsel,
 		// never taken as not done.
-		h.failed(ctx, err, scope)
+		h.failed(ctx, o.Err, scope)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: TextFailed}
-	}
-	if !isObject(out) {
-		h.failed(ctx, errors.New("mcpserver: the tool's result is not a JSON object"), scope)
-		return toolError(TextFailed), nil
 	}
 	h.info(ctx, "ok", scope)
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(out)}},
-		StructuredContent: json.RawMessage(out),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(o.Result)}},
+		StructuredContent: json.RawMessage(o.Result),
 	}, nil
 }
 
 // fromMeta reads the effect and the run from a call's _meta: all four, each
 // a canonical lowercase UUID, or nothing.
 func fromMeta(meta mcp.Meta) (effectRef string, s tools.Scope, ok bool) {
-	get := func(key string) (string, bool) {
-		v, _ := meta[key].(string)
-		return v, contracts.CheckUUID(key, v) == nil
-	}
-	var okRef, okFirm, okRun, okMatter bool
-	effectRef, okRef = get(MetaEffectRef)
-	s.FirmID, okFirm = get(MetaFirmID)
-	s.RunID, okRun = get(MetaRunID)
-	s.MatterID, okMatter = get(MetaMatterID)
-	if !okRef || !okFirm || !okRun || !okMatter {
+	get := func(key string) string { v, _ := meta[key].(string); return v }
+	effectRef = get(MetaEffectRef)
+	s, ok = serve.Scope(effectRef, get(MetaFirmID), get(MetaRunID), get(MetaMatterID))
+	if !ok {
 		return "", tools.Scope{}, false
 	}
 	return effectRef, s, true
-}
-
-// valid returns the arguments' RFC 8785 form when they are one JSON object
-// the tool's schema accepts, else the text to answer with. Canonical bytes
-// are what the brain sends (and counsel signed), so for Warrant's calls the
-// tool runs on exactly the bytes it received; they also refuse what two
-// readers could read differently (duplicate keys, numbers a double cannot
-// hold).
-func (h handler) valid(args json.RawMessage) (json.RawMessage, string) {
-	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
-		args = json.RawMessage(`{}`) // arguments are optional in tools/call
-	}
-	canonical, _, err := contracts.CanonicalInput(args)
-	if err != nil {
-		return nil, TextInvalidInput + ": " + TextAmbiguous
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical))
-	if err != nil {
-		return nil, TextInvalidInput
-	}
-	if err := h.schema.Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return nil, TextInvalidInput + ": " + where(ve)
-		}
-		return nil, TextInvalidInput
-	}
-	return canonical, ""
-}
-
-// safeSegment is what of an instance location may be shown: the schema's
-// own property names and array indexes. Anything else (a name only the
-// input spelled) is shown as "*".
-var safeSegment = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
-// where says where the arguments fail: at most maxInvalidReported leaves of
-// the validation error, each a JSON pointer and the keyword it fails, with a
-// required property's name (the schema's). No value of the input is shown.
-func where(ve *jsonschema.ValidationError) string {
-	var out []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		segs := make([]string, len(e.InstanceLocation))
-		for i, s := range e.InstanceLocation {
-			if !safeSegment.MatchString(s) {
-				s = "*"
-			}
-			segs[i] = s
-		}
-		msg := "/" + strings.Join(segs, "/")
-		if kw := e.ErrorKind.KeywordPath(); len(kw) > 0 {
-			msg += " (" + kw[len(kw)-1]
-			if r, ok := e.ErrorKind.(*kind.Required); ok {
-				missing := slices.DeleteFunc(slices.Clone(r.Missing), func(s string) bool { return !safeSegment.MatchString(s) })
-				msg += ": " + strings.Join(missing, ", ")
-			}
-			msg += ")"
-		}
-		out = append(out, msg)
-	}
-	walk(ve)
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if len(out) > maxInvalidReported {
-		out = append(out[:maxInvalidReported], "…")
-	}
-	return strings.Join(out, "; ")
-}
-
-func isObject(b json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(b, &m) == nil && m != nil
 }
 
 func toolError(text string) *mcp.CallToolResult {
@@ -322,7 +189,7 @@ func (h handler) info(ctx context.Context, outcome string, s tools.Scope) {
 	if h.log == nil {
 		return
 	}
-	h.log.Info(ctx, "tool call", "tool", h.tool.Name, "outcome", outcome, "firm_id", s.FirmID, "run_id", s.RunID, "matter_id", s.MatterID)
+	h.log.Info(ctx, "tool call", "tool", h.name, "outcome", outcome, "firm_id", s.FirmID, "run_id", s.RunID, "matter_id", s.MatterID)
 }
 
 // failed logs a tool's own failure as an envelope: its kind from the
@@ -331,6 +198,6 @@ func (h handler) failed(ctx context.Context, err error, s tools.Scope) {
 	if h.log == nil {
 		return
 	}
-	h.log.Log(ctx, failure.Build(err, failure.StageToolExecute, Name+"/"+h.tool.Name,
+	h.log.Log(ctx, failure.Build(err, failure.StageToolExecute, Name+"/"+h.name,
 		failure.Identity{FirmID: s.FirmID, RunID: s.RunID, MatterID: s.MatterID}))
 }
