@@ -59,6 +59,13 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 	if !ok || attr != "Arn" {
 		t.Fatalf("%s: Role must be !GetAtt <AWS::IAM::Role>.Arn, got %v", fnID, p["Role"])
 	}
+	return roleID, policyStatements(t, raw, roleID)
+}
+
+// policyStatements returns the statements of the inline policies of the
+// template's role roleID.
+func policyStatements(t *testing.T, raw object, roleID string) []statement {
+	t.Helper()
 	role := mustResource(t, raw, roleID, "AWS::IAM::Role")
 	rp, _ := role["Properties"].(object)
 	if len(list(rp["ManagedPolicyArns"])) > 0 {
@@ -93,7 +100,7 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 			out = append(out, st)
 		}
 	}
-	return roleID, out
+	return out
 }
 
 func TestIAMLeastPrivilege(t *testing.T) {
@@ -144,6 +151,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	// (TestToolSecretsGrant checks the key's conditions).
 	secrets := slices.Concat(onlyIf("HasToolSecrets", on("ref:ToolSecretArns", "secretsmanager:GetSecretValue")),
 		onlyIf("HasToolSecretsKey", on("ref:ToolSecretsKeyArn", "kms:Decrypt")))
+	// And it alone may invoke the firm's functions the catalog names as
+	// tools, exactly those the stack names (TestToolFunctionsGrant).
+	functions := onlyIf("HasToolFunctions", on("ref:ToolFunctionArns", "lambda:InvokeFunction"))
 	want := map[string][]grant{
 		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, documents),
 		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, documents),
@@ -154,7 +164,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			enqueue,
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
 			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
@@ -197,6 +207,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				}
 				if fnID != "WorkerFunction" && (strings.HasPrefix(la, "secretsmanager:") || la == "kms:decrypt") {
 					t.Errorf("%s (%s): grants %s; only the worker calls tools, so only it reads their credentials", fnID, roleID, a)
+				}
+				if fnID != "WorkerFunction" && strings.HasPrefix(la, "lambda:") {
+					t.Errorf("%s (%s): grants %s; only the worker calls tools, so only it invokes the firm's functions", fnID, roleID, a)
 				}
 				if (fnID == "RunsFunction" || fnID == "StreamReduceFunction") && la == "kms:generatemac" {
 					t.Errorf("%s (%s): grants %s; only the functions that append lines sign ledger heads", fnID, roleID, a)
