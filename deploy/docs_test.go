@@ -2,9 +2,11 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,5 +116,117 @@ func TestConnectingYourSystemsExample(t *testing.T) {
 	if err != nil || d.Action != toolpolicy.ActionRequireApproval ||
 		!slices.ContainsFunc(d.FiredRules, func(r toolpolicy.FiredRule) bool { return r.ID == "dms.declare_record" }) {
 		t.Errorf("declaring a record: %+v, %v; want require_approval by dms.declare_record, as the section says", d, err)
+	}
+}
+
+var (
+	// overrideExample is a parameter example as samconfig.toml's
+	// parameter_overrides spell it in the document: Key=\"value\".
+	overrideExample = regexp.MustCompile(`([A-Za-z0-9]+)=\\"([^"\\]*)\\"`)
+	endpointRow     = regexp.MustCompile("(?m)^\\|[^|\\n]*\\|[^|\\n]*\\| `com\\.amazonaws\\.<region>\\.([a-z0-9-]+)` \\|")
+)
+
+// TestDeployDocParameterExamples: every parameter example of DEPLOY.md names a
+// parameter of the template and satisfies its constraints, as `make validate`
+// would hold it in samconfig.toml ("..." is a placeholder).
+func TestDeployDocParameterExamples(t *testing.T) {
+	data, err := os.ReadFile(deployDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawTemplate(t)
+	examples := overrideExample.FindAllStringSubmatch(string(data), -1)
+	if len(examples) == 0 {
+		t.Fatal("DEPLOY.md has no Key=\\\"value\\\" parameter example")
+	}
+	for _, m := range examples {
+		name, value := m[1], m[2]
+		p, _ := get(raw, "Parameters", name).(object)
+		if p == nil {
+			t.Errorf("DEPLOY.md's example %s: not a parameter of the template", m[0])
+			continue
+		}
+		if value == "..." {
+			continue
+		}
+		if allowed := list(p["AllowedValues"]); len(allowed) > 0 && !slices.ContainsFunc(allowed, func(a any) bool { return fmt.Sprint(a) == value }) {
+			t.Errorf("DEPLOY.md's example %s: %q is not one of %v", m[0], value, allowed)
+		}
+		elements := []string{value}
+		if p["Type"] == "CommaDelimitedList" {
+			elements = strings.Split(value, ",") // CloudFormation matches each element
+		}
+		if pattern := str(p["AllowedPattern"]); pattern != "" {
+			for _, e := range elements {
+				if !regexp.MustCompile(pattern).MatchString(e) {
+					t.Errorf("DEPLOY.md's example %s: %q does not match %s", m[0], e, pattern)
+				}
+			}
+		}
+	}
+}
+
+// TestPrivateNetworksEndpoints: the endpoints table of DEPLOY.md's "Private
+// networks" lists exactly the AWS services the worker calls: each service its
+// role is granted actions on (but CloudWatch Logs, whose lines Lambda ships
+// outside the VPC's routes, and EC2, whose network interfaces Lambda manages
+// for it), and each service whose SDK client its code imports, as the Lambda
+// build compiles it. It imports no STS client: the section says none is needed.
+func TestPrivateNetworksEndpoints(t *testing.T) {
+	text := section(t, deployDoc, "Private networks")
+	documented := map[string]bool{}
+	for _, m := range endpointRow.FindAllStringSubmatch(text, -1) {
+		documented[m[1]] = true
+	}
+	// An IAM service prefix or an SDK package, and the endpoint's service
+	// name where the two differ.
+	endpointOf := func(service string) string {
+		switch service {
+		case "bedrock", "bedrockruntime": // Converse is bedrock:InvokeModel on bedrock-runtime
+			return "bedrock-runtime"
+		}
+		return service
+	}
+	want := map[string]string{} // endpoint -> why
+	_, stmts := roleStatements(t, rawTemplate(t), "WorkerFunction")
+	for _, st := range stmts {
+		for _, a := range st.actions {
+			service, _, _ := strings.Cut(a, ":")
+			if service != "logs" && service != "ec2" {
+				want[endpointOf(service)] = "the worker's role grants " + a
+			}
+		}
+	}
+	src := newGoSource(t)
+	pkgs, err := src.closure(src.functionPath(functionPackages["WorkerFunction"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
+	for _, p := range pkgs {
+		for _, f := range p.files {
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				rest, ok := strings.CutPrefix(path, sdk)
+				if !ok {
+					continue
+				}
+				service, _, _ := strings.Cut(rest, "/")
+				if service == "sts" {
+					t.Errorf("%s imports %s: the worker calls STS, and DEPLOY.md says it needs no STS endpoint", p.path, path)
+				}
+				want[endpointOf(service)] = p.path + " imports " + path
+			}
+		}
+	}
+	for _, e := range keys(want) {
+		if !documented[e] {
+			t.Errorf("\"Private networks\" has no row for com.amazonaws.<region>.%s (%s)", e, want[e])
+		}
+	}
+	for _, e := range keys(documented) {
+		if _, ok := want[e]; !ok {
+			t.Errorf("\"Private networks\" lists com.amazonaws.<region>.%s, which the worker neither is granted nor imports", e)
+		}
 	}
 }

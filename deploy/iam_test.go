@@ -59,6 +59,13 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 	if !ok || attr != "Arn" {
 		t.Fatalf("%s: Role must be !GetAtt <AWS::IAM::Role>.Arn, got %v", fnID, p["Role"])
 	}
+	return roleID, policyStatements(t, raw, roleID)
+}
+
+// policyStatements returns the statements of the inline policies of the
+// template's role roleID.
+func policyStatements(t *testing.T, raw object, roleID string) []statement {
+	t.Helper()
 	role := mustResource(t, raw, roleID, "AWS::IAM::Role")
 	rp, _ := role["Properties"].(object)
 	if len(list(rp["ManagedPolicyArns"])) > 0 {
@@ -93,7 +100,7 @@ func roleStatements(t *testing.T, raw object, fnID string) (string, []statement)
 			out = append(out, st)
 		}
 	}
-	return roleID, out
+	return out
 }
 
 func TestIAMLeastPrivilege(t *testing.T) {
@@ -144,6 +151,20 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	// (TestToolSecretsGrant checks the key's conditions).
 	secrets := slices.Concat(onlyIf("HasToolSecrets", on("ref:ToolSecretArns", "secretsmanager:GetSecretValue")),
 		onlyIf("HasToolSecretsKey", on("ref:ToolSecretsKeyArn", "kms:Decrypt")))
+	// And it alone may invoke the firm's functions the catalog names as
+	// tools, exactly those the stack names (TestToolFunctionsGrant).
+	functions := onlyIf("HasToolFunctions", on("ref:ToolFunctionArns", "lambda:InvokeFunction"))
+	// In the firm's VPC (only the worker joins it: TestWorkerVpc), Lambda
+	// manages the worker's network interfaces with its role: the actions
+	// Lambda's guide lists, the Describe ones on "*" (they take no
+	// resource-level permission), the others on this account's and Region's
+	// EC2 resources.
+	vpc := slices.Concat(
+		onlyIf("HasWorkerVpc", on("sub:arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:*/*",
+			"ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses")),
+		onlyIf("HasWorkerVpc", on("*", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets")))
+	// The only grants on "*": actions that take no resource-level permission.
+	starOnly := map[string]bool{"ec2:DescribeNetworkInterfaces": true, "ec2:DescribeSubnets": true}
 	want := map[string][]grant{
 		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, documents),
 		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, documents),
@@ -154,7 +175,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			enqueue,
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions, vpc),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
 			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
@@ -198,6 +219,12 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				if fnID != "WorkerFunction" && (strings.HasPrefix(la, "secretsmanager:") || la == "kms:decrypt") {
 					t.Errorf("%s (%s): grants %s; only the worker calls tools, so only it reads their credentials", fnID, roleID, a)
 				}
+				if fnID != "WorkerFunction" && strings.HasPrefix(la, "lambda:") {
+					t.Errorf("%s (%s): grants %s; only the worker calls tools, so only it invokes the firm's functions", fnID, roleID, a)
+				}
+				if fnID != "WorkerFunction" && strings.HasPrefix(la, "ec2:") {
+					t.Errorf("%s (%s): grants %s; only the worker joins the firm's VPC", fnID, roleID, a)
+				}
 				if (fnID == "RunsFunction" || fnID == "StreamReduceFunction") && la == "kms:generatemac" {
 					t.Errorf("%s (%s): grants %s; only the functions that append lines sign ledger heads", fnID, roleID, a)
 				}
@@ -206,7 +233,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				}
 				for _, r := range st.resources {
 					key := resourceKey(r)
-					if s, ok := r.(string); ok && strings.Contains(s, "*") && (isDynamo || s == "*") {
+					if s, ok := r.(string); ok && strings.Contains(s, "*") && (isDynamo || s == "*" && !starOnly[a]) {
 						t.Errorf("%s (%s): %s on wildcard resource %q", fnID, roleID, a, s)
 					}
 					if isDynamo && key != "Table.Arn" && key != "Table.StreamArn" && !strings.HasPrefix(key, "sub:${Table.Arn}/index/") {
@@ -279,7 +306,7 @@ func intrinsicOf(m object) (string, bool) {
 }
 
 // evalIntrinsic evaluates the few intrinsics the Bedrock grant, the document
-// sources and the secrets grants use, with the given parameters (a
+// sources, the secrets and functions grants and the worker's VPC use, with the given parameters (a
 // CommaDelimitedList's value written with commas) and fixed pseudo
 // parameters: goformation resolves no Fn::If on a parameter it was not given,
 // no GetAtt, and never reports the ARN a policy ends up with (limit 2).
@@ -354,6 +381,15 @@ func evalIntrinsic(t *testing.T, raw object, v any, params map[string]string) an
 			case "Fn::Equals":
 				a := list(arg)
 				return fmt.Sprint(eval(a[0])) == fmt.Sprint(eval(a[1]))
+			case "Fn::EachMemberEquals": // a rule function
+				a := list(arg)
+				want := fmt.Sprint(eval(a[1]))
+				for _, e := range list(eval(a[0])) {
+					if fmt.Sprint(e) != want {
+						return false
+					}
+				}
+				return true
 			case "Fn::Not":
 				return !eval(list(arg)[0]).(bool)
 			case "Fn::Or", "Fn::And":

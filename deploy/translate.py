@@ -15,9 +15,11 @@ placeholder values (see PARAMETERS).
 
 It also reads samconfig.toml: every environment's parameter_overrides must
 name parameters of the template and satisfy their AllowedValues/AllowedPattern,
-and the transform is checked once more with each environment's values.
+and the transform is checked once more with each environment's values. So is
+each --parameters set (Key=Value ...; deploy/validate.sh passes one with the
+worker in a private network, its Lambda tools and its secrets).
 
-Usage: deploy/translate.py [template.yaml] [--samconfig samconfig.toml] [--out transformed.json]
+Usage: deploy/translate.py [template.yaml] [--samconfig samconfig.toml] [--parameters Key=Value ...] [--out transformed.json]
 Exits non-zero, naming every failed check, if the output lacks what the
 deployment relies on.
 """
@@ -90,39 +92,52 @@ def parameter_values(template):
     return values
 
 
+def key_values(label, items):
+    """Returns {param: value} from Key=Value strings and a list of problems."""
+    pairs, problems = {}, []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            problems.append(f"{label}: parameter override {item!r} is not Key=Value")
+            continue
+        pairs[key] = value
+    return pairs, problems
+
+
+def check_values(label, pairs, template):
+    """Returns the problems of parameter values: unknown names, values outside AllowedValues/AllowedPattern."""
+    problems = []
+    params = template.get("Parameters") or {}
+    for key, value in pairs.items():
+        spec = params.get(key)
+        if spec is None:
+            problems.append(f"{label}: {key} is not a parameter of the template")
+            continue
+        allowed = spec.get("AllowedValues")
+        if allowed is not None and value not in [str(a) for a in allowed]:
+            problems.append(f"{label}: {key}={value!r} is not one of {allowed}")
+        pattern = spec.get("AllowedPattern")
+        # CloudFormation matches a CommaDelimitedList's pattern against each element.
+        elements = value.split(",") if spec.get("Type") == "CommaDelimitedList" else [value]
+        for element in elements:
+            if pattern is not None and not re.fullmatch(pattern, element):
+                problems.append(f"{label}: {key}={value!r}: {element!r} does not match {pattern}")
+    return problems
+
+
 def samconfig_overrides(path, template):
     """Returns {env: {param: value}} from samconfig.toml and a list of problems."""
     problems, envs = [], {}
     with open(path, "rb") as f:
         cfg = tomllib.load(f)
-    params = template.get("Parameters") or {}
     for env, sections in cfg.items():
         if not isinstance(sections, dict):
             continue
         po = (((sections.get("deploy") or {}).get("parameters")) or {}).get("parameter_overrides")
         if po is None:
             continue
-        pairs = {}
-        for item in shlex.split(po) if isinstance(po, str) else po:
-            key, sep, value = item.partition("=")
-            if not sep:
-                problems.append(f"samconfig [{env}]: parameter override {item!r} is not Key=Value")
-                continue
-            pairs[key] = value
-        for key, value in pairs.items():
-            spec = params.get(key)
-            if spec is None:
-                problems.append(f"samconfig [{env}]: {key} is not a parameter of the template")
-                continue
-            allowed = spec.get("AllowedValues")
-            if allowed is not None and value not in [str(a) for a in allowed]:
-                problems.append(f"samconfig [{env}]: {key}={value!r} is not one of {allowed}")
-            pattern = spec.get("AllowedPattern")
-            # CloudFormation matches a CommaDelimitedList's pattern against each element.
-            elements = value.split(",") if spec.get("Type") == "CommaDelimitedList" else [value]
-            for element in elements:
-                if pattern is not None and not re.fullmatch(pattern, element):
-                    problems.append(f"samconfig [{env}]: {key}={value!r}: {element!r} does not match {pattern}")
+        pairs, pair_problems = key_values(f"samconfig [{env}]", shlex.split(po) if isinstance(po, str) else po)
+        problems += pair_problems + check_values(f"samconfig [{env}]", pairs, template)
         envs[env] = pairs
     return envs, problems
 
@@ -172,6 +187,18 @@ def check(out):
         env = (p.get("Environment") or {}).get("Variables") or {}
         for var in ("TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM"):
             need(var in env, f"{name}: environment lacks {var} (Globals not merged?)")
+
+    # Only the worker reaches the firm's systems, so only it may join a VPC,
+    # and only when the stack names its subnets and security groups.
+    worker_vpc = {"Fn::If": ["HasWorkerVpc",
+                             {"SubnetIds": {"Ref": "WorkerSubnetIds"}, "SecurityGroupIds": {"Ref": "WorkerSecurityGroupIds"}},
+                             {"Ref": "AWS::NoValue"}]}
+    for name, fn in fns.items():
+        vpc = fn.get("Properties", {}).get("VpcConfig")
+        if name == "WorkerFunction":
+            need(vpc == worker_vpc, f"{name}: VpcConfig {vpc!r}, want {worker_vpc!r}")
+        else:
+            need(vpc is None, f"{name}: VpcConfig {vpc!r}; only the worker joins the firm's VPC")
 
     # No SAM-generated role: those carry AWS managed policies with Resource "*".
     for name, role in of_type(res, "AWS::IAM::Role").items():
@@ -339,8 +366,8 @@ def check(out):
     # One source per document: the rules survive the transform (CloudFormation
     # checks them before it changes anything).
     rules = sorted(out.get("Rules") or {})
-    need(rules == ["OneAgentsSource", "OneToolCatalogSource", "OneToolPolicySource"],
-         f"Rules {rules}, want the three one-source rules")
+    need(rules == ["OneAgentsSource", "OneToolCatalogSource", "OneToolPolicySource", "WorkerVpcComplete"],
+         f"Rules {rules}, want the three one-source rules and WorkerVpcComplete")
     sub = res.get("AlarmEmailSubscription", {})
     need(sub.get("Condition") == "HasAlarmEmail", "the email subscription must depend on HasAlarmEmail")
     return problems, summary
@@ -350,6 +377,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("template", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "template.yaml"))
     ap.add_argument("--samconfig", default=os.path.join(os.path.dirname(__file__), "..", "samconfig.toml"))
+    ap.add_argument("--parameters", nargs="+", default=[], metavar="Key=Value",
+                    help="check the transform once more with these parameter values")
     ap.add_argument("--out", help="write the transformed template (JSON) here")
     args = ap.parse_args()
 
@@ -379,11 +408,15 @@ def main():
     if os.path.exists(args.samconfig):
         envs, sc_problems = samconfig_overrides(args.samconfig, template)
         problems += sc_problems
-        for env, overrides in sorted(envs.items()):
-            env_out, env_problems = run({**parameter_values(template), **overrides})
-            if env_out is not None:
-                env_problems, _ = check(env_out)
-            problems += [f"[{env}] {p}" for p in env_problems]
+    if args.parameters:
+        pairs, pair_problems = key_values("--parameters", args.parameters)
+        problems += pair_problems + check_values("--parameters", pairs, template)
+        envs["--parameters"] = pairs
+    for env, overrides in sorted(envs.items()):
+        env_out, env_problems = run({**parameter_values(template), **overrides})
+        if env_out is not None:
+            env_problems, _ = check(env_out)
+        problems += [f"[{env}] {p}" for p in env_problems]
     counts = {}
     for rsc in out.get("Resources", {}).values():
         counts[rsc["Type"]] = counts.get(rsc["Type"], 0) + 1
@@ -393,7 +426,7 @@ def main():
     print(f"  routes: {', '.join(summary.get('routes', []))}")
     print(f"  authorizer: {summary.get('authorizer')}")
     if envs:
-        print(f"  samconfig environments checked: {', '.join(sorted(envs))}")
+        print(f"  parameter sets checked: {', '.join(sorted(envs))}")
     if problems:
         for p in problems:
             print(f"translate: FAIL: {p}", file=sys.stderr)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Offline validation of the AWS SAM deployment: no AWS account, no network.
-#   1. cfn-lint template.yaml            (CloudFormation + SAM schema, best practices)
-#   2. deploy/translate.py               (the SAM transform, then checks on its output)
+#   1. cfn-lint template.yaml            (CloudFormation + SAM schema, best practices),
+#                                         with the defaults and with PRIVATE_NETWORK
+#   2. deploy/translate.py               (the SAM transform, then checks on its output),
+#                                         with the defaults, samconfig.toml's
+#                                         environments and PRIVATE_NETWORK
 #   3. go test ./deploy                  (the template against the code: routes, build
 #                                         targets, table shape, IAM scope, environment)
 # Runs every step and fails if any failed. cfn-lint and aws-sam-translator are Python
@@ -13,6 +16,20 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PYTHON=${PYTHON:-python3}
 failed=()
+
+# A second parameter set that turns every optional grant and the worker's VPC
+# on: the worker in a private network (WorkerSubnetIds, WorkerSecurityGroupIds)
+# with Lambda tools, tool secrets under their own key, and documents from SSM
+# and from the bundle. The defaults turn them all off.
+PRIVATE_NETWORK=(
+	JwtIssuer=https://issuer.example.com/ JwtAudience=warrant-api
+	WorkerSubnetIds=subnet-0a1b2c3d4e5f60718,subnet-0f1e2d3c4b5a69788
+	WorkerSecurityGroupIds=sg-0123456789abcdef0
+	ToolFunctionArns=arn:aws:lambda:us-east-1:123456789012:function:dms-file,arn:aws:lambda:us-east-1:123456789012:function:efiling-clerk:prod
+	ToolSecretArns=arn:aws:secretsmanager:us-east-1:123456789012:secret:warrant/prod/dms-client-a1B2c3
+	ToolSecretsKeyArn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
+	ToolCatalogParameter=/warrant/prod/tool-catalog/v1 AgentsParameter=/warrant/prod/agents/v1 ToolPolicyFile=tool_policy.json
+)
 
 missing() {
 	if [ "${CI:-}" = "true" ]; then
@@ -26,13 +43,15 @@ missing() {
 echo "validate: cfn-lint template.yaml"
 if command -v cfn-lint >/dev/null 2>&1; then
 	cfn-lint template.yaml || failed+=("cfn-lint")
+	echo "validate: cfn-lint template.yaml --parameters PRIVATE_NETWORK"
+	cfn-lint template.yaml --parameters "${PRIVATE_NETWORK[@]}" || failed+=("cfn-lint (private network)")
 else
 	missing cfn-lint cfn-lint
 fi
 
 echo "validate: SAM transform (deploy/translate.py)"
 if "$PYTHON" -c 'import samtranslator' >/dev/null 2>&1; then
-	"$PYTHON" deploy/translate.py template.yaml || failed+=("translate")
+	"$PYTHON" deploy/translate.py template.yaml --parameters "${PRIVATE_NETWORK[@]}" || failed+=("translate")
 else
 	missing aws-sam-translator translate
 fi
