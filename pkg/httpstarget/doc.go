@@ -61,23 +61,25 @@
 //	  a deadline before the request was written
 //	2xx                                                  | TargetResult (below)
 //	3xx (redirects are never followed)                   | ErrTargetUnreachable
-//	401 (the token is dropped; tried once more with a    | ErrTargetUnreachable
-//	  fresh one, then)
-//	other 4xx, 429 included, FinalClientErrors set       | TargetResult{IsError: true}
-//	other 4xx, 429 included, FinalClientErrors not set   | ErrTargetOutcomeUnknown
-//	5xx, 503 included, after the request was sent        | ErrTargetOutcomeUnknown
-//	any status before the whole request was sent         | ErrTargetUnreachable
-//	  (a refusal that read no call), but 2xx
+//	401 (the token is dropped and the call made once     | ErrTargetUnreachable
+//	  more with a fresh one; a second 401)
+//	any other status before the request was wholly sent  | ErrTargetUnreachable
+//	  (the endpoint refused what it had not read)
+//	other 4xx, 409, 422 and 429 included:
+//	  FinalClientErrors set                              | TargetResult{IsError: true}
+//	  FinalClientErrors not set                          | ErrTargetOutcomeUnknown
+//	5xx, 503 included, or any other status               | ErrTargetOutcomeUnknown
 //	no answer after the request was sent (a reset, a     | ErrTargetOutcomeUnknown
-//	  deadline, a dropped connection)
+//	  dropped connection, a deadline)
 //
 // A 4xx is a refusal only if the endpoint says so. HTTP does not promise
 // that a 4xx left nothing behind, and the idempotency draft gives two of them
 // a meaning that says the opposite: 409 Conflict answers a request whose key
 // "is being processed or is outstanding" (the effect may be happening right
 // now), and 422 answers a key reused with another payload (an effect under
-// that key may have happened). A 429 means "not processed" only by the
-// convention of RFC 6585, which does not promise it. So a 4xx is a tool error
+// that key may have happened). A 429 (RFC 6585, too many requests) is by
+// convention sent before any work is done, but nothing promises it: a 4xx
+// like any other. So a 4xx is a tool error
 // the model is told (the effect did not happen) only when the catalog states
 // the endpoint's 4xx answers are final (Config.FinalClientErrors), and an
 // outcome for counsel to reconcile otherwise. 401 is the exception:

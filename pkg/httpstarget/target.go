@@ -109,12 +109,12 @@ func (t *Target) post(ctx context.Context, u *url.URL, c agent.TargetCall, f fie
 	switch {
 	case status >= 200 && status < 300:
 		return t.answer(status, resp.Body), false, nil
-	case !v.Sent:
-		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d before the call was wholly sent", what, status), nil)
 	case status >= 300 && status < 400:
 		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d, a redirect, not followed; the call did not run", what, status), nil)
 	case status == http.StatusUnauthorized:
 		return res, t.auth != nil, t.fail(ctx, warrant.ErrTargetUnreachable, what+": HTTP 401, the token was refused; the call did not run", nil)
+	case !v.Sent:
+		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d before the call was wholly sent; it did not run", what, status), nil)
 	case status >= 400 && status < 500 && t.final:
 		return agent.TargetResult{Content: statusOnly(status), IsError: true}, false, nil
 	case status >= 400 && status < 500:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -275,7 +276,8 @@ func TestNothingListening(t *testing.T) {
 }
 
 // A redirect is an answer: the call did not run, and its target is never
-// reached.
+// reached, so neither the call nor the token (which goes to the base URL's
+// origin only) leaves for another origin.
 func TestRedirectNotFollowed(t *testing.T) {
 	elsewhere := newEndpoint(t, nil)
 	e := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -283,10 +285,14 @@ func TestRedirectNotFollowed(t *testing.T) {
 		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/api/s"), "%d", &status)
 		http.Redirect(w, r, elsewhere.URL+"/api/filings", status)
 	})
-	tg := newTarget(t, e, httpstarget.Config{FinalClientErrors: true})
+	sec := &fakeSecrets{get: func(context.Context, string) (string, error) { return "tok-1", nil }}
+	tg := newTarget(t, e, httpstarget.Config{FinalClientErrors: true, Auth: remote.Auth{Kind: remote.AuthBearer, TokenSecretID: "court/token"}, Secrets: sec})
 	for _, status := range []int{301, 302, 303, 307, 308} {
 		_, err := tg.Call(context.Background(), call(fmt.Sprintf("s%d", status), `{}`))
 		wantClass(t, err, "unreachable")
+	}
+	if got := e.requests()[0].Header.Get("Authorization"); got != "Bearer tok-1" {
+		t.Fatalf("the system got Authorization %q", got)
 	}
 	if n := len(elsewhere.requests()); n != 0 {
 		t.Fatalf("the redirect's target was reached %d times", n)
@@ -470,4 +476,19 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Fatalf("key %s applied %d times", k, n)
 		}
 	}
+}
+
+// An endpoint that refuses a call before reading it (413 on a body far
+// larger than any socket buffer) did not run it: unreachable, even though
+// its 4xx answers are not final. (Whether the client sees the 413 or its
+// write failing first, the request was not wholly sent.)
+func TestRefusedBeforeTheCallWasSent(t *testing.T) {
+	e := &endpoint{Server: httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	}))}
+	t.Cleanup(e.Close)
+	tg := newTarget(t, e, httpstarget.Config{})
+	_, err := tg.Call(context.Background(), call("filings", `{"blob":"`+strings.Repeat("x", 64<<20)+`"}`))
+	wantClass(t, err, "unreachable")
 }
