@@ -254,3 +254,34 @@ func TestOAuthClientCredentials(t *testing.T) {
 		}
 	})
 }
+
+// A target per firm, each with the firm's secret, on one endpoint: each
+// firm's calls carry its own token, and nothing is shared between them.
+func TestTargetPerFirm(t *testing.T) {
+	e := newEndpoint(t, nil)
+	sec := &fakeSecrets{get: func(_ context.Context, id string) (string, error) {
+		return "tok-" + strings.TrimPrefix(id, "court/"), nil
+	}}
+	targets := map[string]*httpstarget.Target{}
+	for _, firm := range []string{"firm-a", "firm-b"} {
+		targets[firm] = newTarget(t, e, httpstarget.Config{Auth: remote.Auth{Kind: remote.AuthBearer, TokenSecretID: "court/" + firm}, Secrets: sec})
+	}
+	for range 2 {
+		for _, firm := range []string{"firm-a", "firm-b"} {
+			c := call("filings", `{}`)
+			c.FirmID = firm
+			if _, err := targets[firm].Call(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, r := range e.requests() {
+		firm := strings.TrimSuffix(strings.TrimPrefix(r.Header.Get("Warrant-Run"), `firm="`), `", run="`+runID+`", matter="`+matterID+`"`)
+		if got, want := r.Header.Get("Authorization"), "Bearer tok-"+firm; got != want {
+			t.Fatalf("a call of %s carried %q, want %q", firm, got, want)
+		}
+	}
+	if n := sec.reads.Load(); n != 2 {
+		t.Fatalf("%d secret reads, want 2 (one per firm)", n)
+	}
+}
