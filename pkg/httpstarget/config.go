@@ -39,6 +39,10 @@ type Config struct {
 // names none.
 const DefaultMaxResponseBytes = 1 << 20
 
+// MaxResponseBytesLimit is the largest bound a Config may set: an answer is
+// held in memory whole, and the brain keeps at most 64 KiB of it anyway.
+const MaxResponseBytesLimit = 64 << 20
+
 func (c Config) validate() error {
 	if c.Name == "" {
 		return errors.New("httpstarget: the server needs a name")
@@ -50,8 +54,8 @@ func (c Config) validate() error {
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return fmt.Errorf("httpstarget: server %q: URL must not carry a query or fragment", c.Name)
 	}
-	if c.MaxResponseBytes < 0 {
-		return fmt.Errorf("httpstarget: server %q: MaxResponseBytes must not be negative", c.Name)
+	if c.MaxResponseBytes < 0 || c.MaxResponseBytes > MaxResponseBytesLimit {
+		return fmt.Errorf("httpstarget: server %q: MaxResponseBytes must be 0 to %d", c.Name, int64(MaxResponseBytesLimit))
 	}
 	if err := c.Auth.Validate(c.Name, u, c.Secrets != nil); err != nil {
 		return fmt.Errorf("httpstarget: server %w", err)

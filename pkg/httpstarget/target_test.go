@@ -110,9 +110,10 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 	for name, cfg := range map[string]httpstarget.Config{
-		"no name":             {URL: "https://api.court.example", Auth: bearer, Secrets: sec},
-		"no Secrets":          {Name: "court", URL: "https://api.court.example", Auth: bearer},
-		"a negative response": {Name: "court", URL: "https://api.court.example", Auth: bearer, Secrets: sec, MaxResponseBytes: -1},
+		"no name":               {URL: "https://api.court.example", Auth: bearer, Secrets: sec},
+		"no Secrets":            {Name: "court", URL: "https://api.court.example", Auth: bearer},
+		"a negative response":   {Name: "court", URL: "https://api.court.example", Auth: bearer, Secrets: sec, MaxResponseBytes: -1},
+		"an unbounded response": {Name: "court", URL: "https://api.court.example", Auth: bearer, Secrets: sec, MaxResponseBytes: 1 << 62},
 	} {
 		if _, err := httpstarget.New(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
