@@ -29,7 +29,7 @@ var layers = []struct {
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
 	{"tool calls", []string{"pkg/tools/serve"}},
-	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/secrets", "pkg/remote", "pkg/tools/mcpserver", "pkg/tools/lambdafn"}},
+	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/secrets", "pkg/remote", "pkg/tools/mcpserver", "pkg/tools/httpserver", "pkg/tools/lambdafn"}},
 	{"targets", []string{"pkg/mcp", "pkg/httpstarget"}},
 	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest"}},
 	{"wiring", []string{"internal/wire", "internal/rie", "internal/walkthrough"}},
@@ -45,8 +45,9 @@ var forbidden = map[string][]string{
 	"pkg/tools":    {"pkg/dynamo"},
 	// The reference tool server writes through tools.Outbox and does not
 	// link the brain that calls it.
-	"pkg/tools/mcpserver": {"pkg/dynamo", "pkg/agent"},
-	"pkg/tools/lambdafn":  {"pkg/dynamo", "pkg/agent"},
+	"pkg/tools/mcpserver":  {"pkg/dynamo", "pkg/agent"},
+	"pkg/tools/lambdafn":   {"pkg/dynamo", "pkg/agent"},
+	"pkg/tools/httpserver": {"pkg/dynamo", "pkg/agent"},
 }
 
 func layerOf(rel string) (int, bool) {

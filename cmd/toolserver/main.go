@@ -1,6 +1,9 @@
 // Command toolserver serves Warrant's reference tools (pkg/tools: two matter
-// reads, a draft, an e-mail, a filing, a deletion) as an MCP server over
-// Streamable HTTP, on loopback only (pkg/tools/mcpserver). Their effects are
+// reads, a draft, an e-mail, a filing, a deletion) on loopback only, as an
+// MCP server over Streamable HTTP at /mcp (pkg/tools/mcpserver) and as an
+// HTTPS-style endpoint at /https/<tool> (pkg/tools/httpserver: one POST a
+// call, what Warrant's https target sends; plain http, as loopback allows).
+// Their effects are
 // recorded as the functions record them: one OUT#<effect_ref> item in the
 // run's partition of the functions' table, at most once per effect_ref.
 //
@@ -15,7 +18,8 @@
 //
 //	http://127.0.0.1:PORT/mcp
 //
-// and nothing else there. Its log (stderr, JSON lines) names each call's
+// and nothing else there; the HTTP endpoint's base URL is the same origin's
+// /https/. Its log (stderr, JSON lines) names each call's
 // tool, outcome and run ids, never an input or a result.
 //
 // Environment, as the functions read it: TABLE_NAME (required), and the AWS
@@ -38,17 +42,24 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
+	"github.com/seed-f6d3920e/warrant/pkg/tools/httpserver"
 	"github.com/seed-f6d3920e/warrant/pkg/tools/mcpserver"
+	"github.com/seed-f6d3920e/warrant/pkg/tools/serve"
 )
 
-// Path is where the MCP endpoint is served; every other path is 404.
-const Path = "/mcp"
+// Path is where the MCP endpoint is served, HTTPSPath the HTTP endpoint's
+// base; every other path is 404.
+const (
+	Path      = "/mcp"
+	HTTPSPath = "/https/"
+)
 
 // shutdownGrace is how long calls in flight may take to finish once a
 // signal came.
@@ -86,8 +97,14 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		logger.Log(ctx, failure.Build(err, failure.StageConfig, "toolserver", failure.Identity{}))
 		return 1
 	}
-	srv, err := mcpserver.New(tools.Reference(outbox, nil), mcpserver.Options{
+	reference := tools.Reference(outbox, nil)
+	srv, err := mcpserver.New(reference, mcpserver.Options{
 		Annotations: mcpserver.ReferenceAnnotations(), Logger: logger})
+	if err != nil {
+		logger.Log(ctx, failure.Build(err, failure.StageConfig, "toolserver", failure.Identity{}))
+		return 1
+	}
+	set, err := serve.New(reference)
 	if err != nil {
 		logger.Log(ctx, failure.Build(err, failure.StageConfig, "toolserver", failure.Identity{}))
 		return 1
@@ -99,6 +116,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, mcpserver.Handler(srv))
+	mux.Handle(HTTPSPath, http.StripPrefix(strings.TrimSuffix(HTTPSPath, "/"), httpserver.Handler(set, logger)))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(l) }()

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,10 +19,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/httpstarget"
+	"github.com/seed-f6d3920e/warrant/pkg/remote"
 )
 
 // TestMain lets the tests run this binary as toolserver itself: with
@@ -117,9 +122,23 @@ func TestServe(t *testing.T) {
 		t.Fatalf("filing: %v %+v; stderr:\n%s", err, res, stderr)
 	}
 	cs.Close()
+
+	// The same tools at /https/, as Warrant's https target calls them.
+	https, err := httpstarget.New(httpstarget.Config{Name: "reference", URL: strings.TrimSuffix(url, "/mcp") + "/https/",
+		Auth: remote.Auth{Kind: remote.AuthNone}, FinalClientErrors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emailRef := uuid.NewString()
+	hres, err := https.Call(ctx, agent.TargetCall{Tool: "send_client_email", EffectRef: emailRef, FirmID: firm, RunID: run, MatterID: matter,
+		Input: json.RawMessage(`{"body":"PRIVILEGED-BODY","matter_id":"` + matter + `","subject":"Update","to":"gc@client.example"}`)})
+	if err != nil || hres.IsError {
+		t.Fatalf("e-mail over /https/: %s %v; stderr:\n%s", hres.Content, err, stderr)
+	}
 	out, err := dynamo.New(ep.Client, table).ListOutbound(ctx, firm, run)
-	if err != nil || len(out) != 1 || out[0].EffectRef != ref {
-		t.Fatalf("the table holds %+v (%v), want the filing's one row", out, err)
+	if err != nil || len(out) != 2 || !slices.ContainsFunc(out, func(o warrant.Outbound) bool { return o.EffectRef == ref }) ||
+		!slices.ContainsFunc(out, func(o warrant.Outbound) bool { return o.EffectRef == emailRef }) {
+		t.Fatalf("the table holds %+v (%v), want the filing's and the e-mail's rows", out, err)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
