@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/url"
 	"os"
 	"slices"
 	"time"
@@ -64,6 +67,23 @@ func toolsCheckCmd(args []string, stdout io.Writer) error {
 	var sm mcp.Secrets
 	for _, name := range sortedNames(cat.Servers) {
 		srv := cat.Servers[name]
+		switch srv.Kind {
+		case catalog.TargetHTTPS:
+			// An endpoint publishes no tool list to compare: its tools'
+			// schemas are the catalog's own. Reaching its origin (TCP, and
+			// TLS for https) sends no call.
+			fmt.Fprintf(stdout, "server %s (%s, https):\n", name, srv.URL)
+			if err := reachOrigin(srv.URL, *timeout); err != nil {
+				problem("not reached: %v", err)
+				continue
+			}
+			fmt.Fprintf(stdout, "  ok reached; its tools' schemas are the catalog's own (nothing to compare)\n")
+			continue
+		case catalog.TargetLambda:
+			fmt.Fprintf(stdout, "server %s (%s, lambda):\n", name, srv.Function)
+			fmt.Fprintf(stdout, "  not reached: the worker's role invokes it (the stack's ToolFunctionArns must list this ARN); its tools' schemas are the catalog's own\n")
+			continue
+		}
 		fmt.Fprintf(stdout, "server %s (%s):\n", name, srv.URL)
 		if srv.Auth.Kind != catalog.AuthNone && sm == nil {
 			sm = awsSecrets()
@@ -108,6 +128,33 @@ func toolsCheckCmd(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "check: ok")
 	return nil
+}
+
+// reachOrigin connects to the URL's origin (and shakes hands for https)
+// within timeout, sending nothing.
+func reachOrigin(raw string, timeout time.Duration) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	d := &net.Dialer{Timeout: timeout}
+	if u.Scheme == "https" {
+		conn, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12})
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 // serverTools reaches an MCP server as the functions do and returns the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -95,4 +96,33 @@ func mustSchemaHash(t *testing.T, catalogText string) string {
 		t.Fatal(got.stderr)
 	}
 	return strings.TrimSpace(got.stdout)
+}
+
+// Issue 19: an https server is reached (its origin, no call sent) and a
+// lambda server is named; neither has a tool list to compare, so the
+// catalog's own schemas stand. A server that cannot be reached is a
+// problem.
+func TestToolsCheckHTTPSAndLambda(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls++ }))
+	t.Cleanup(srv.Close)
+	example := func(name, from, to string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "new-tool", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return writeTemp(t, name, []byte(strings.ReplaceAll(string(b), from, to)))
+	}
+	https := runCLI("", "tools", "check", "--catalog", example("catalog-https.json", "http://127.0.0.1:3001", srv.URL), "--policy", examplePolicy)
+	if https.code != 0 || !strings.Contains(https.stdout, "ok reached") || !strings.Contains(https.stdout, "check: ok") || calls != 0 {
+		t.Fatalf("https: exit %d, %d request(s) reached the endpoint\n%s%s", https.code, calls, https.stdout, https.stderr)
+	}
+	down := runCLI("", "tools", "check", "--catalog", example("catalog-https.json", "http://127.0.0.1:3001", "http://127.0.0.1:9"), "--policy", examplePolicy)
+	if down.code != 1 || !strings.Contains(down.stdout, "PROBLEM not reached") {
+		t.Fatalf("https down: exit %d\n%s%s", down.code, down.stdout, down.stderr)
+	}
+	lambda := runCLI("", "tools", "check", "--catalog", "../../docs/examples/new-tool/catalog-lambda.json", "--policy", examplePolicy)
+	if lambda.code != 0 || !strings.Contains(lambda.stdout, "ToolFunctionArns must list this ARN") || !strings.Contains(lambda.stdout, "ok save_research_memo: high (effect)") {
+		t.Fatalf("lambda: exit %d\n%s%s", lambda.code, lambda.stdout, lambda.stderr)
+	}
 }

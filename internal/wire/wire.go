@@ -36,8 +36,10 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/httpstarget"
 	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/remote"
 	"github.com/seed-f6d3920e/warrant/pkg/secrets"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
@@ -139,7 +141,7 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 			return Deps{}, err
 		}
 	}
-	d.Targets = mcpTargets(awsCfg, d.Logger)
+	d.Targets = targets(awsCfg, d.Logger)
 	if cfg.Function == config.Worker {
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
@@ -265,20 +267,28 @@ func (d Deps) toolset(cat *catalog.Catalog) ([]agent.Tool, error) {
 	return toolset, nil
 }
 
-// mcpTargets builds a catalog server's MCP target: its credentials from
-// Secrets Manager (read when a call first needs them, by the worker: the
-// other functions build targets they never call), and every request the
-// server makes of Warrant (elicitation, sampling, roots) refused and
+// targets builds a catalog server's target by its kind: an MCP server's
+// (pkg/mcp), an HTTPS endpoint's (pkg/httpstarget). Credentials come from
+// Secrets Manager, read when a call first needs them, by the worker: the
+// other functions build targets they never call. Every request an MCP
+// server makes of Warrant (elicitation, sampling, roots) is refused and
 // logged by its method alone.
-func mcpTargets(awsCfg aws.Config, logger *failure.Logger) func(catalog.Server) (agent.Target, error) {
+func targets(awsCfg aws.Config, logger *failure.Logger) func(catalog.Server) (agent.Target, error) {
 	sm := &secrets.Manager{Client: secretsmanager.NewFromConfig(awsCfg)}
 	return func(srv catalog.Server) (agent.Target, error) {
-		return mcp.New(mcp.Config{Name: srv.Name, URL: srv.URL, Secrets: sm,
-			Auth: mcp.Auth{Kind: mcp.AuthKind(srv.Auth.Kind), TokenSecretID: srv.Auth.Secret, TokenURL: srv.Auth.TokenURL,
-				ClientID: srv.Auth.ClientID, ClientSecretID: srv.Auth.ClientSecret, Scopes: srv.Auth.Scopes},
-			OnServerRequest: func(method string) {
-				logger.Info(context.Background(), "mcp_server_request_refused", "server", srv.Name, "method", method)
-			}})
+		auth := remote.Auth{Kind: remote.AuthKind(srv.Auth.Kind), TokenSecretID: srv.Auth.Secret, TokenURL: srv.Auth.TokenURL,
+			ClientID: srv.Auth.ClientID, ClientSecretID: srv.Auth.ClientSecret, Scopes: srv.Auth.Scopes}
+		switch srv.Kind {
+		case catalog.TargetMCP:
+			return mcp.New(mcp.Config{Name: srv.Name, URL: srv.URL, Secrets: sm, Auth: auth,
+				OnServerRequest: func(method string) {
+					logger.Info(context.Background(), "mcp_server_request_refused", "server", srv.Name, "method", method)
+				}})
+		case catalog.TargetHTTPS:
+			return httpstarget.New(httpstarget.Config{Name: srv.Name, URL: srv.URL, Secrets: sm, Auth: auth,
+				FinalClientErrors: srv.FinalClientErrors})
+		}
+		return nil, fmt.Errorf("server %q: no target of kind %q in this build", srv.Name, srv.Kind)
 	}
 }
 
