@@ -351,7 +351,9 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL), PolicyVersion: req.PolicyVersion}
 	if tool.System != nil {
-		w.ToolServer, w.ToolSchemaSHA256 = tool.Server, tool.Target.SchemaSHA256
+		// The catalog's schema hash: an MCP tool's pin on its server (the
+		// catalog holds them equal), an HTTPS or Lambda tool's own.
+		w.ToolServer, w.ToolSchemaSHA256 = tool.Server, tool.SchemaSHA256
 	}
 	w.FiredRules = slices.Clone(req.FiredRules)
 	blocked := &contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: w.ApprovalID, ToolUseID: w.ToolUseID,

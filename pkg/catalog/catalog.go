@@ -468,9 +468,10 @@ func (e *Error) Error() string { return "catalog: " + e.Path + ": " + e.Reason }
 func invalid(path, reason string) error { return &Error{Path: path, Reason: reason} }
 
 // OnServer is the embedded catalog with every builtin tool moved onto one
-// MCP server (server's name, URL and auth), each pinned to its schema: the
-// reference tools reached as a firm's tools are, through their MCP server
-// (cmd/toolserver on the local stack, and the tests).
+// server of the firm's (its name, kind and how it is reached), an MCP
+// server's tools each pinned to its schema: the reference tools reached as
+// a firm's tools are, through their MCP server, HTTPS endpoint or Lambda
+// function (cmd/toolserver, cmd/toolfn on the local stack, and the tests).
 func OnServer(server Server) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(embeddedCatalog, &doc); err != nil {
@@ -479,19 +480,26 @@ func OnServer(server Server) ([]byte, error) {
 	tools, _ := doc["tools"].(map[string]any)
 	for name, v := range tools {
 		t, _ := v.(map[string]any)
-		schema, err := json.Marshal(t["input_schema"])
-		if err != nil {
-			return nil, err
+		target := map[string]any{"kind": server.Kind, "server": server.Name, "tool": name}
+		if server.Kind == TargetMCP {
+			schema, err := json.Marshal(t["input_schema"])
+			if err != nil {
+				return nil, err
+			}
+			_, pin, err := contracts.CanonicalInput(schema)
+			if err != nil {
+				return nil, fmt.Errorf("catalog: tool %s: %w", name, err)
+			}
+			target["schema_sha256"] = pin
 		}
-		_, pin, err := contracts.CanonicalInput(schema)
-		if err != nil {
-			return nil, fmt.Errorf("catalog: tool %s: %w", name, err)
-		}
-		t["target"] = map[string]any{"kind": TargetMCP, "server": server.Name, "tool": name, "schema_sha256": pin}
+		t["target"] = target
 	}
-	doc["servers"] = map[string]any{server.Name: map[string]any{"kind": TargetMCP, "url": server.URL,
-		"auth": &authDoc{Kind: server.Auth.Kind, Secret: server.Auth.Secret, TokenURL: server.Auth.TokenURL, ClientID: server.Auth.ClientID,
-			ClientSecret: server.Auth.ClientSecret, Scopes: server.Auth.Scopes}}}
+	sd := serverDoc{Kind: server.Kind, URL: server.URL, Function: server.Function, FinalClientErrors: server.FinalClientErrors}
+	if server.Kind != TargetLambda {
+		sd.Auth = &authDoc{Kind: server.Auth.Kind, Secret: server.Auth.Secret, TokenURL: server.Auth.TokenURL, ClientID: server.Auth.ClientID,
+			ClientSecret: server.Auth.ClientSecret, Scopes: server.Auth.Scopes}
+	}
+	doc["servers"] = map[string]any{server.Name: sd}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err

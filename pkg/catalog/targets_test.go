@@ -112,3 +112,32 @@ func TestParseRefusesLambdaAndHTTPS(t *testing.T) {
 func server2(m map[string]any, name string) map[string]any {
 	return m["servers"].(map[string]any)[name].(map[string]any)
 }
+
+// OnServer moves the reference tools onto an HTTPS endpoint or a Lambda
+// function too: the same tools, unpinned (their schemas are the catalog's).
+func TestOnServerHTTPSAndLambda(t *testing.T) {
+	embedded, _ := catalog.Embedded()
+	for _, srv := range []catalog.Server{
+		{Name: "reference", Kind: catalog.TargetHTTPS, URL: "http://127.0.0.1:3001/https/", Auth: catalog.Auth{Kind: catalog.AuthNone}, FinalClientErrors: true},
+		{Name: "reference", Kind: catalog.TargetLambda, Function: "arn:aws:lambda:us-east-1:000000000000:function:warrant-reference-tools"},
+	} {
+		doc, err := catalog.OnServer(srv)
+		if err != nil {
+			t.Fatalf("%s: %v", srv.Kind, err)
+		}
+		c, err := catalog.Parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := c.Servers["reference"]
+		if got.Kind != srv.Kind || got.URL != srv.URL || got.Function != srv.Function || got.FinalClientErrors != srv.FinalClientErrors {
+			t.Fatalf("server %+v, want %+v", got, srv)
+		}
+		for name, e := range embedded.Tools {
+			m := c.Tools[name]
+			if m.Target.Kind != srv.Kind || m.Target.Tool != name || m.Target.SchemaSHA256 != "" || m.SchemaSHA256 != e.SchemaSHA256 || m.Class != e.Class {
+				t.Errorf("%s on %s: %+v", name, srv.Kind, m.Target)
+			}
+		}
+	}
+}

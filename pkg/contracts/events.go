@@ -213,8 +213,9 @@ type BlockedApproval struct {
 	PolicyVersion string      `json:"policy_version,omitempty"`
 	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
 	// ToolServer names the system that serves the tool (the catalog's
-	// server) and ToolSchemaSHA256 the catalog's pin of its input schema;
-	// both absent for Warrant's own builtin tools.
+	// server) and ToolSchemaSHA256 the hash of the input schema the catalog
+	// gives it (an MCP tool's pin on its server); both absent for Warrant's
+	// own builtin tools.
 	ToolServer       string `json:"tool_server,omitempty"`
 	ToolSchemaSHA256 string `json:"tool_schema_sha256,omitempty"`
 }

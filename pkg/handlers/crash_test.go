@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -34,14 +35,10 @@ type crashWalk struct {
 	sweeps int
 }
 
-func newCrashWalk(t *testing.T, ep *dynamotest.Endpoint, viaMCP bool) *crashWalk {
-	opt := stackOptions{endpoint: ep}
-	if viaMCP {
-		// The tools on their MCP server (the firm's system, writing with a
-		// client of its own: the faults are the functions').
-		opt.mcp = passThrough
-	}
-	s := newStack(t, opt)
+func newCrashWalk(t *testing.T, ep *dynamotest.Endpoint, system string) *crashWalk {
+	// With a system, the tools are on it (the firm's, writing with a client
+	// of its own: the faults are the functions').
+	s := newStack(t, stackOptions{endpoint: ep, system: system})
 	return &crashWalk{t: t, s: s, f: ep.Faults}
 }
 
@@ -214,7 +211,8 @@ func (c *crashWalk) budgetSettled() {
 // ways a write can die (failed before it applied; applied with its answer
 // lost), and refuses every write once, transiently (a throttle that outlasts
 // the SDK's retries, the process living on), on minidyn and on moto, with
-// the reference tools run in process and on their MCP server. Every time: no effect executes twice, the
+// the reference tools run in process and on their MCP server, and on
+// minidyn with them on their HTTPS endpoint. Every time: no effect executes twice, the
 // run settles (completed, failed or held) after at most one sweeper pass,
 // its chain verifies against the signed head and audits, and a retried
 // request gets its answer or a precise 409.
@@ -222,10 +220,11 @@ func TestCrashInjection(t *testing.T) {
 	for _, ep := range []struct {
 		name   string
 		new    func(testing.TB) *dynamotest.Endpoint
-		viaMCP bool
-	}{{"minidyn", dynamotest.Minidyn, false}, {"moto", dynamotest.Moto, false}, {"minidyn-mcp", dynamotest.Minidyn, true}, {"moto-mcp", dynamotest.Moto, true}} {
+		system string
+	}{{"minidyn", dynamotest.Minidyn, ""}, {"moto", dynamotest.Moto, ""}, {"minidyn-mcp", dynamotest.Minidyn, catalog.TargetMCP},
+		{"moto-mcp", dynamotest.Moto, catalog.TargetMCP}, {"minidyn-https", dynamotest.Minidyn, catalog.TargetHTTPS}} {
 		t.Run(ep.name, func(t *testing.T) {
-			clean := newCrashWalk(t, ep.new(t), ep.viaMCP)
+			clean := newCrashWalk(t, ep.new(t), ep.system)
 			clean.f.Arm(1<<30, dynamotest.FaultFail) // counts, never fires
 			clean.walk()
 			ops := clean.f.Ops()
@@ -236,7 +235,7 @@ func TestCrashInjection(t *testing.T) {
 			for k := 1; k <= len(ops); k++ {
 				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose, dynamotest.FaultTransient} {
 					t.Run(fmt.Sprintf("%02d-%s-%s", k, ops[k-1], mode), func(t *testing.T) {
-						c := newCrashWalk(t, ep.new(t), ep.viaMCP)
+						c := newCrashWalk(t, ep.new(t), ep.system)
 						c.f.Arm(k, mode)
 						c.walk()
 						if !c.f.Fired() && c.crash == "" {

@@ -201,11 +201,14 @@ type stackOptions struct {
 	// resumePolicy is the resume function's risk policy (nil: the one the
 	// others run), as after a deployment changed it.
 	resumePolicy *toolpolicy.Policy
-	// mcp, when set, serves the reference tools from an MCP server
-	// (pkg/tools/mcpserver on loopback, writing its effects with a client of
-	// its own) that the functions reach through the catalog and pkg/mcp, as
-	// a firm's tools; the function wraps the server's handler (nil: none).
-	mcp func(http.Handler) http.Handler
+	// system, when set, serves the reference tools from the firm's kind of
+	// system (catalog.TargetMCP: pkg/tools/mcpserver; catalog.TargetHTTPS:
+	// pkg/tools/httpserver; on loopback, writing their effects with a
+	// client of their own) that the functions reach through the catalog and
+	// its target, as a firm's tools; wrap, when set, wraps the server's
+	// handler. "": the builtins, in process.
+	system string
+	wrap   func(http.Handler) http.Handler
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -256,8 +259,8 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	// this stack's store, fake model, clock and run ids.
 	queue := &memQueue{}
 	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
-	if opt.mcp != nil {
-		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.mcp)
+	if opt.system != "" {
+		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.system, opt.wrap)
 	}
 	invoke, err := wire.Invoke(d)
 	if err != nil {
