@@ -36,10 +36,11 @@ type Options struct {
 	// Log receives the emulators' output, which carries the functions' own
 	// (nil: only the emulators' last 64 KiB are kept).
 	Log io.Writer
-	// Fault, when set, is asked about each Invoke request for a function
-	// the endpoint serves before the request is run; n counts that
-	// function's requests from 1, faulted ones included. It may be called
-	// from several goroutines at once.
+	// Fault, when set, is asked about each Invoke request the endpoint
+	// accepted (a function it serves, a JSON payload within Lambda's 6 MB)
+	// before the function is called; n counts that function's accepted
+	// requests from 1, faulted ones included. It may be called from several
+	// goroutines at once.
 	Fault func(function string, n int) Fault
 }
 
@@ -188,7 +189,7 @@ func (e *Endpoint) track(next http.Handler) http.Handler {
 func (e *Endpoint) URL() string { return e.url }
 
 // Requests is how many Invoke requests for function the endpoint has
-// received, faulted ones included.
+// accepted, faulted ones included.
 func (e *Endpoint) Requests(function string) int {
 	if fn := e.fns[function]; fn != nil {
 		return int(fn.requests.Load())

@@ -17,39 +17,15 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/remote"
 )
 
-// How a call's failure is read. Whether the request left is decided at the
-// HTTP layer (remote.Probe), never from error texts; what came back is read
-// by its HTTP status and Lambda's error code. Lambda documents that an
-// Invoke's error codes "are reserved for errors that prevent your function
-// from executing" (API_Invoke), and a function's own failure is a 200 with
-// X-Amz-Function-Error. Where a code may come after the function started,
-// or is not one Lambda documents, the reading is the safe one: unknown.
-//
-//	| what happened                                                          | class                          |
-//	| ---------------------------------------------------------------------- | ------------------------------ |
-//	| the request never left (no credentials, connection refused, DNS, TLS,  | unreachable, retried           |
-//	| the context ended before the write)                                    |                                |
-//	| 429 TooManyRequestsException, ThrottlingException                      | unreachable, retried (after    |
-//	|                                                                        | Retry-After when it is longer) |
-//	| a code in notRun: the request refused (4xx: parameters, payload, size, | unreachable                    |
-//	| not found, conflict, recursion, auth) or the function's environment    |                                |
-//	| not set up (502: VPC, ENI, KMS, runtime, code package; EFS mounts,     |                                |
-//	| SnapStart restore)                                                     |                                |
-//	| HTTP 3xx (never followed; Lambda does not redirect)                    | unreachable                    |
-//	| no answer after the request left (deadline, reset, EOF), or an answer  | outcome unknown                |
-//	| that could not be read                                                 |                                |
-//	| 500 ServiceException, 410 EFSIOException (I/O while running), 400      | outcome unknown                |
-//	| RequestAbortedException, any other status or code                      |                                |
-//	| 200 with a function error of Lambda's own: Sandbox.Timedout ("Task     | outcome unknown: it may have   |
-//	| timed out"), Runtime.* (Runtime.ExitError: the process died),          | partly run, or run whole and   |
-//	| Function.* (Function.ResponseSizeTooLarge), Extension.*                | lost its answer                |
-//	| 200 with any other function error: the handler's own                   | TargetResult with IsError      |
-//	| 200                                                                    | TargetResult                   |
-
 // notRun are the error codes that say Lambda refused the Invoke before the
 // function ran: Invoke's documented errors of the request and of setting
-// the function's environment up, and Lambda's common errors of the request
-// and its authentication.
+// the function's environment up
+// (https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html), and
+// Lambda's common errors of the request and its authentication
+// (https://docs.aws.amazon.com/lambda/latest/api/CommonErrors.html).
+// EFSIOException (I/O on the function's file system, which may be while it
+// runs), RequestAbortedException (a request cut before its answer),
+// ServiceException and InternalFailure are not here: unknown.
 var notRun = map[string]bool{
 	// Invoke (API_Invoke): the request.
 	"InvalidParameterValueException":           true,
