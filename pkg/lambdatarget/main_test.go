@@ -22,22 +22,9 @@ import (
 
 var _ agent.Target = (*lambdatarget.Target)(nil)
 
-// The functions of the shared endpoint: each runs the test function
-// (internal/lambdalocal/testdata/toolfn) under its own emulator, and the
-// endpoint's faults are by function.
-const (
-	fnTool      = "tool"      // served plainly
-	fnThrottled = "throttled" // every request throttled
-	fnFlaky     = "flaky"     // the first two requests throttled
-	fnDropper   = "dropper"   // runs, then the answer is dropped
-	fnBroken    = "broken"    // every request a 500 ServiceException, not run
-)
-
-var (
-	bootstrap string                // the test function, built once
-	shared    *lambdalocal.Endpoint // the shared endpoint
-	effects   string                // where the test function records each run
-)
+// bootstrap is the test function (internal/lambdalocal/testdata/toolfn),
+// built once.
+var bootstrap string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -56,33 +43,52 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	effects = filepath.Join(dir, "effects")
-	fns := map[string]string{}
-	for _, name := range []string{fnTool, fnThrottled, fnFlaky, fnDropper, fnBroken} {
-		fns[name] = bootstrap
-	}
-	shared, err = lambdalocal.Start(ctx, lambdalocal.Options{Functions: fns, Env: []string{"TOOLFN_EFFECTS=" + effects},
-		Fault: func(function string, n int) lambdalocal.Fault {
-			switch {
-			case function == fnThrottled, function == fnFlaky && n <= 2:
-				return lambdalocal.Throttle
-			case function == fnDropper:
-				return lambdalocal.DropAnswer
-			case function == fnBroken:
-				return lambdalocal.ServiceError
-			}
-			return lambdalocal.NoFault
-		}})
+	return m.Run()
+}
+
+// fnTool is the test function's name on an endpoint.
+const fnTool = "tool"
+
+// local is an endpoint serving the test function as fnTool, each request
+// faulted as fault says (nil: none), and the file where the function
+// records each run. It is stopped when the test ends.
+type local struct {
+	*lambdalocal.Endpoint
+	effects string
+}
+
+func startLocal(t *testing.T, opts lambdalocal.Options) *local {
+	t.Helper()
+	l := &local{effects: filepath.Join(t.TempDir(), "effects")}
+	opts.Functions = map[string]string{fnTool: bootstrap}
+	opts.Env = append(opts.Env, "TOOLFN_EFFECTS="+l.effects)
+	ep, err := lambdalocal.Start(context.Background(), opts)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		t.Fatal(err)
 	}
-	code := m.Run()
-	if err := shared.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
+	t.Cleanup(func() {
+		if err := ep.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	l.Endpoint = ep
+	return l
+}
+
+// runs counts the runs of the effect ref the function recorded.
+func (l *local) runs(t *testing.T, ref string) int {
+	t.Helper()
+	b, err := os.ReadFile(l.effects)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
 	}
-	return code
+	n := 0
+	for _, line := range strings.Fields(string(b)) {
+		if line == ref {
+			n++
+		}
+	}
+	return n
 }
 
 // client is an SDK client for a Lambda endpoint at url, configured to
@@ -124,22 +130,6 @@ func callFor(ref, input string) agent.TargetCall {
 		// A Lambda function publishes no schema; the pin is the catalog's.
 		SchemaSHA256: strings.Repeat("ab", 32),
 	}
-}
-
-// runs counts the runs of the effect ref recorded in file.
-func runs(t *testing.T, file, ref string) int {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, l := range strings.Fields(string(b)) {
-		if l == ref {
-			n++
-		}
-	}
-	return n
 }
 
 // noContent fails the test if err's text holds the canary.

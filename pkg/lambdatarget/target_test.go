@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -21,9 +20,10 @@ import (
 // kept), whether it is named by ARN, qualified ARN or (on loopback) name.
 func TestPayloadArrivesExactly(t *testing.T) {
 	input := `{ "zeta": 1, "alpha" : "<&> \u00e9 é \ud83d\ude00", "n": 12345678901234567890123, "f": 1.50, "do": "echo", "say": "` + canary + `" }`
+	l := startLocal(t, lambdalocal.Options{})
 	for i, fn := range []string{arn(fnTool), arn(fnTool) + ":7", arn(fnTool) + ":live", arn(fnTool) + ":$LATEST", fnTool} {
 		c := callFor(fmt.Sprintf("payload-%d", i), input)
-		res, err := newTarget(t, shared.URL(), fn).Call(context.Background(), c)
+		res, err := newTarget(t, l.URL(), fn).Call(context.Background(), c)
 		if err != nil {
 			t.Fatalf("%s: %v", fn, err)
 		}
@@ -32,7 +32,7 @@ func TestPayloadArrivesExactly(t *testing.T) {
 		if res.IsError || string(res.Content) != want {
 			t.Fatalf("%s: the function received\n%s\nwant\n%s", fn, res.Content, want)
 		}
-		if n := runs(t, effects, c.EffectRef); n != 1 {
+		if n := l.runs(t, c.EffectRef); n != 1 {
 			t.Fatalf("%s: ran %d times", fn, n)
 		}
 	}
@@ -40,7 +40,8 @@ func TestPayloadArrivesExactly(t *testing.T) {
 
 // An answer that is not JSON comes back as a JSON string.
 func TestAnswerNotJSONIsAString(t *testing.T) {
-	res, err := newTarget(t, shared.URL(), arn(fnTool)).Call(context.Background(), callFor("text", `{"do":"text"}`))
+	l := startLocal(t, lambdalocal.Options{})
+	res, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(), callFor("text", `{"do":"text"}`))
 	if err != nil || res.IsError || string(res.Content) != `"plain text, not JSON"` {
 		t.Fatalf("%s %v %v", res.Content, res.IsError, err)
 	}
@@ -49,7 +50,8 @@ func TestAnswerNotJSONIsAString(t *testing.T) {
 // The handler's own error is a tool error: a result with IsError, its type
 // and message as content, no error from Call.
 func TestFunctionErrorIsAToolError(t *testing.T) {
-	res, err := newTarget(t, shared.URL(), arn(fnTool)).Call(context.Background(),
+	l := startLocal(t, lambdalocal.Options{})
+	res, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(),
 		callFor("fail", `{"do":"fail","say":"no filing today `+canary+`"}`))
 	if err != nil || !res.IsError {
 		t.Fatalf("%s %v %v", res.Content, res.IsError, err)
@@ -61,20 +63,14 @@ func TestFunctionErrorIsAToolError(t *testing.T) {
 
 // A function that outlives its timeout may have acted: outcome unknown.
 func TestTimeoutIsOutcomeUnknown(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "effects")
-	ep, err := lambdalocal.Start(context.Background(), lambdalocal.Options{Functions: map[string]string{fnTool: bootstrap},
-		Timeout: time.Second, Env: []string{"TOOLFN_EFFECTS=" + file}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Stop()
-	_, err = newTarget(t, ep.URL(), arn(fnTool)).Call(context.Background(),
+	l := startLocal(t, lambdalocal.Options{Timeout: time.Second})
+	_, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(),
 		callFor("slow", `{"do":"sleep","sleep_ms":3000,"say":"`+canary+`"}`))
 	if !errors.Is(err, warrant.ErrTargetOutcomeUnknown) {
 		t.Fatalf("%v, want outcome unknown", err)
 	}
 	noContent(t, err)
-	if n := runs(t, file, "slow"); n != 1 {
+	if n := l.runs(t, "slow"); n != 1 {
 		t.Fatalf("ran %d times, want once", n)
 	}
 }
@@ -82,44 +78,56 @@ func TestTimeoutIsOutcomeUnknown(t *testing.T) {
 // A process that dies mid-call (Runtime.ExitError) may have acted: outcome
 // unknown, and the call is not made again.
 func TestCrashIsOutcomeUnknown(t *testing.T) {
-	_, err := newTarget(t, shared.URL(), arn(fnTool)).Call(context.Background(), callFor("crash", `{"do":"exit","say":"`+canary+`"}`))
+	l := startLocal(t, lambdalocal.Options{})
+	_, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(), callFor("crash", `{"do":"exit","say":"`+canary+`"}`))
 	if !errors.Is(err, warrant.ErrTargetOutcomeUnknown) {
 		t.Fatalf("%v, want outcome unknown", err)
 	}
 	noContent(t, err)
-	if n := runs(t, effects, "crash"); n != 1 {
+	if n := l.runs(t, "crash"); n != 1 {
 		t.Fatalf("ran %d times, want once", n)
 	}
+}
+
+// always faults every request so.
+func always(f lambdalocal.Fault) func(string, int) lambdalocal.Fault {
+	return func(string, int) lambdalocal.Fault { return f }
 }
 
 // The function ran and its answer was lost: outcome unknown, and it ran
 // exactly once, though the client was configured to retry five times (no
 // SDK retry of an Invoke).
 func TestAnswerDroppedAfterRun(t *testing.T) {
-	before := shared.Requests(fnDropper)
-	_, err := newTarget(t, shared.URL(), arn(fnDropper)).Call(context.Background(), callFor("dropped", `{"say":"`+canary+`"}`))
+	l := startLocal(t, lambdalocal.Options{Fault: always(lambdalocal.DropAnswer)})
+	_, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(), callFor("dropped", `{"say":"`+canary+`"}`))
 	if !errors.Is(err, warrant.ErrTargetOutcomeUnknown) {
 		t.Fatalf("%v, want outcome unknown", err)
 	}
 	noContent(t, err)
-	if n := runs(t, effects, "dropped"); n != 1 {
+	if n := l.runs(t, "dropped"); n != 1 {
 		t.Fatalf("ran %d times, want once", n)
 	}
-	if n := shared.Requests(fnDropper) - before; n != 1 {
+	if n := l.Requests(fnTool); n != 1 {
 		t.Fatalf("%d requests, want one", n)
 	}
 }
 
 // A throttled call did not run: the target tries it again and it runs once.
 func TestThrottledThenRuns(t *testing.T) {
-	res, err := newTarget(t, shared.URL(), arn(fnFlaky)).Call(context.Background(), callFor("flaky", `{"do":"echo"}`))
+	l := startLocal(t, lambdalocal.Options{Fault: func(_ string, n int) lambdalocal.Fault {
+		if n <= 2 {
+			return lambdalocal.Throttle
+		}
+		return lambdalocal.NoFault
+	}})
+	res, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(), callFor("flaky", `{"do":"echo"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("%s %v", res.Content, err)
 	}
-	if n := runs(t, effects, "flaky"); n != 1 {
+	if n := l.runs(t, "flaky"); n != 1 {
 		t.Fatalf("ran %d times, want once", n)
 	}
-	if n := shared.Requests(fnFlaky); n != 3 {
+	if n := l.Requests(fnTool); n != 3 {
 		t.Fatalf("%d requests, want two throttled and one run", n)
 	}
 }
@@ -127,16 +135,16 @@ func TestThrottledThenRuns(t *testing.T) {
 // Throttled every time: unreachable after MaxAttempts, the function never
 // run.
 func TestThrottledAlwaysIsUnreachable(t *testing.T) {
-	before := shared.Requests(fnThrottled)
-	_, err := newTarget(t, shared.URL(), arn(fnThrottled)).Call(context.Background(), callFor("throttled", `{"say":"`+canary+`"}`))
+	l := startLocal(t, lambdalocal.Options{Fault: always(lambdalocal.Throttle)})
+	_, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(), callFor("throttled", `{"say":"`+canary+`"}`))
 	if !errors.Is(err, warrant.ErrTargetUnreachable) || errors.Is(err, warrant.ErrTargetOutcomeUnknown) {
 		t.Fatalf("%v, want unreachable", err)
 	}
 	noContent(t, err)
-	if n := runs(t, effects, "throttled"); n != 0 {
+	if n := l.runs(t, "throttled"); n != 0 {
 		t.Fatalf("ran %d times", n)
 	}
-	if n := shared.Requests(fnThrottled) - before; n != 3 {
+	if n := l.Requests(fnTool); n != 3 {
 		t.Fatalf("%d requests, want MaxAttempts (3)", n)
 	}
 }
@@ -145,19 +153,20 @@ func TestThrottledAlwaysIsUnreachable(t *testing.T) {
 // tried again (here the function did not run; a caller of Lambda cannot
 // know that).
 func TestServiceErrorIsOutcomeUnknown(t *testing.T) {
-	before := shared.Requests(fnBroken)
-	_, err := newTarget(t, shared.URL(), arn(fnBroken)).Call(context.Background(), callFor("broken", `{}`))
+	l := startLocal(t, lambdalocal.Options{Fault: always(lambdalocal.ServiceError)})
+	_, err := newTarget(t, l.URL(), arn(fnTool)).Call(context.Background(), callFor("broken", `{}`))
 	if !errors.Is(err, warrant.ErrTargetOutcomeUnknown) {
 		t.Fatalf("%v, want outcome unknown", err)
 	}
-	if n := shared.Requests(fnBroken) - before; n != 1 {
+	if n := l.Requests(fnTool); n != 1 {
 		t.Fatalf("%d requests, want one", n)
 	}
 }
 
 // A function Lambda does not know is refused, not run, not tried again.
 func TestUnknownFunctionIsUnreachable(t *testing.T) {
-	_, err := newTarget(t, shared.URL(), arn("nope")).Call(context.Background(), callFor("nope", `{}`))
+	l := startLocal(t, lambdalocal.Options{})
+	_, err := newTarget(t, l.URL(), arn("nope")).Call(context.Background(), callFor("nope", `{}`))
 	if !errors.Is(err, warrant.ErrTargetUnreachable) || errors.Is(err, warrant.ErrTargetOutcomeUnknown) {
 		t.Fatalf("%v, want unreachable", err)
 	}
@@ -183,7 +192,8 @@ func TestNothingListeningIsUnreachable(t *testing.T) {
 func TestDeadlineAfterSendIsOutcomeUnknown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := newTarget(t, shared.URL(), arn(fnTool)).Call(ctx, callFor("late", `{"do":"sleep","sleep_ms":1500}`))
+	l := startLocal(t, lambdalocal.Options{})
+	_, err := newTarget(t, l.URL(), arn(fnTool)).Call(ctx, callFor("late", `{"do":"sleep","sleep_ms":1500}`))
 	if !errors.Is(err, warrant.ErrTargetOutcomeUnknown) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%v, want outcome unknown and the deadline", err)
 	}
@@ -192,7 +202,8 @@ func TestDeadlineAfterSendIsOutcomeUnknown(t *testing.T) {
 // 64 concurrent calls through one target: each answered with its own
 // payload, each run once (the endpoint queues them for the emulator).
 func TestConcurrentCalls(t *testing.T) {
-	tg := newTarget(t, shared.URL(), arn(fnTool))
+	l := startLocal(t, lambdalocal.Options{})
+	tg := newTarget(t, l.URL(), arn(fnTool))
 	const n = 64
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -219,7 +230,7 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Error(err)
 	}
 	for i := range n {
-		if r := runs(t, effects, fmt.Sprintf("concurrent-%02d", i)); r != 1 {
+		if r := l.runs(t, fmt.Sprintf("concurrent-%02d", i)); r != 1 {
 			t.Errorf("call %d ran %d times", i, r)
 		}
 	}
