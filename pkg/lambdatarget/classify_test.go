@@ -109,9 +109,12 @@ func TestClassification(t *testing.T) {
 	}
 }
 
-// A throttle whose Retry-After outlasts the context is not waited for.
+// A throttle whose Retry-After outlasts the context is not waited for: the
+// call ends unreachable at once, after one request.
 func TestRetryAfterBeyondTheContext(t *testing.T) {
+	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
 		w.Header().Set("X-Amzn-ErrorType", "TooManyRequestsException")
 		w.Header().Set("Retry-After", "3600")
 		w.WriteHeader(http.StatusTooManyRequests)
@@ -121,8 +124,8 @@ func TestRetryAfterBeyondTheContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := newTarget(t, srv.URL, arn(fnTool)).Call(ctx, callFor("ref", `{}`))
-	if !errors.Is(err, warrant.ErrTargetUnreachable) || ctx.Err() != nil {
-		t.Fatalf("%v (context: %v)", err, ctx.Err())
+	if !errors.Is(err, warrant.ErrTargetUnreachable) || ctx.Err() != nil || n.Load() != 1 {
+		t.Fatalf("%v (context: %v, %d requests)", err, ctx.Err(), n.Load())
 	}
 }
 
