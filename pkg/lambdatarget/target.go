@@ -66,9 +66,9 @@ func New(cfg Config) (*Target, error) {
 	return t, nil
 }
 
-// Call invokes the function once with c (see agent.Target for what its
-// errors mean, and classify.go for how they are decided). A call that did
-// not run (not sent, throttled) is tried again, up to MaxAttempts within
+// Call runs c with a synchronous Invoke of the function (see agent.Target
+// for what its errors mean, and the package doc for how they are decided).
+// A call that did not run (not sent, throttled) is tried again, up to MaxAttempts within
 // ctx; once it ran, or may have, it never is. The function's answer is the
 // result's Content (a JSON string when it is not JSON); its own error is a
 // result with IsError; a failure of Lambda's own making while it ran (a
