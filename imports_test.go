@@ -30,9 +30,9 @@ var layers = []struct {
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
 	{"tool calls", []string{"pkg/tools/serve"}},
 	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/secrets", "pkg/remote", "pkg/tools/mcpserver", "pkg/tools/httpserver", "pkg/tools/lambdafn"}},
-	{"targets", []string{"pkg/mcp", "pkg/httpstarget"}},
-	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest"}},
-	{"wiring", []string{"internal/wire", "internal/rie", "internal/walkthrough"}},
+	{"targets", []string{"pkg/mcp", "pkg/httpstarget", "pkg/lambdatarget"}},
+	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest", "internal/rie"}},
+	{"wiring", []string{"internal/wire", "internal/lambdalocal", "internal/walkthrough"}},
 	{"programs", []string{"functions/", "cmd/", "deploy"}},
 }
 
@@ -40,7 +40,7 @@ var layers = []struct {
 // the handlers reach the store and the model only through the brain's and
 // their own interfaces.
 var forbidden = map[string][]string{
-	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock", "pkg/sqs", "pkg/secrets", "pkg/remote", "pkg/mcp", "pkg/httpstarget"},
+	"pkg/handlers": {"pkg/dynamo", "pkg/bedrock", "pkg/sqs", "pkg/secrets", "pkg/remote", "pkg/mcp", "pkg/httpstarget", "pkg/lambdatarget"},
 	"pkg/agent":    {"pkg/dynamo", "pkg/bedrock"},
 	"pkg/tools":    {"pkg/dynamo"},
 	// The reference tool server writes through tools.Outbox and does not
