@@ -22,6 +22,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -37,6 +38,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/httpstarget"
+	"github.com/seed-f6d3920e/warrant/pkg/lambdatarget"
 	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/remote"
@@ -268,13 +270,15 @@ func (d Deps) toolset(cat *catalog.Catalog) ([]agent.Tool, error) {
 }
 
 // targets builds a catalog server's target by its kind: an MCP server's
-// (pkg/mcp), an HTTPS endpoint's (pkg/httpstarget). Credentials come from
+// (pkg/mcp), an HTTPS endpoint's (pkg/httpstarget), a Lambda function's
+// (pkg/lambdatarget, invoked with the function's role). Credentials come from
 // Secrets Manager, read when a call first needs them, by the worker: the
 // other functions build targets they never call. Every request an MCP
 // server makes of Warrant (elicitation, sampling, roots) is refused and
 // logged by its method alone.
 func targets(awsCfg aws.Config, logger *failure.Logger) func(catalog.Server) (agent.Target, error) {
 	sm := &secrets.Manager{Client: secretsmanager.NewFromConfig(awsCfg)}
+	fns := lambdasvc.NewFromConfig(awsCfg)
 	return func(srv catalog.Server) (agent.Target, error) {
 		auth := remote.Auth{Kind: remote.AuthKind(srv.Auth.Kind), TokenSecretID: srv.Auth.Secret, TokenURL: srv.Auth.TokenURL,
 			ClientID: srv.Auth.ClientID, ClientSecretID: srv.Auth.ClientSecret, Scopes: srv.Auth.Scopes}
@@ -287,6 +291,8 @@ func targets(awsCfg aws.Config, logger *failure.Logger) func(catalog.Server) (ag
 		case catalog.TargetHTTPS:
 			return httpstarget.New(httpstarget.Config{Name: srv.Name, URL: srv.URL, Secrets: sm, Auth: auth,
 				FinalClientErrors: srv.FinalClientErrors})
+		case catalog.TargetLambda:
+			return lambdatarget.New(lambdatarget.Config{Name: srv.Name, Function: srv.Function, Client: fns})
 		}
 		return nil, fmt.Errorf("server %q: no target of kind %q in this build", srv.Name, srv.Kind)
 	}

@@ -212,7 +212,7 @@ func (c *crashWalk) budgetSettled() {
 // lost), and refuses every write once, transiently (a throttle that outlasts
 // the SDK's retries, the process living on), on minidyn and on moto, with
 // the reference tools run in process and on their MCP server, and on
-// minidyn with them on their HTTPS endpoint. Every time: no effect executes twice, the
+// minidyn with them on their HTTPS endpoint and their Lambda function. Every time: no effect executes twice, the
 // run settles (completed, failed or held) after at most one sweeper pass,
 // its chain verifies against the signed head and audits, and a retried
 // request gets its answer or a precise 409.
@@ -222,7 +222,8 @@ func TestCrashInjection(t *testing.T) {
 		new    func(testing.TB) *dynamotest.Endpoint
 		system string
 	}{{"minidyn", dynamotest.Minidyn, ""}, {"moto", dynamotest.Moto, ""}, {"minidyn-mcp", dynamotest.Minidyn, catalog.TargetMCP},
-		{"moto-mcp", dynamotest.Moto, catalog.TargetMCP}, {"minidyn-https", dynamotest.Minidyn, catalog.TargetHTTPS}} {
+		{"moto-mcp", dynamotest.Moto, catalog.TargetMCP}, {"minidyn-https", dynamotest.Minidyn, catalog.TargetHTTPS},
+		{"minidyn-lambda", dynamotest.Minidyn, catalog.TargetLambda}} {
 		t.Run(ep.name, func(t *testing.T) {
 			clean := newCrashWalk(t, ep.new(t), ep.system)
 			clean.f.Arm(1<<30, dynamotest.FaultFail) // counts, never fires

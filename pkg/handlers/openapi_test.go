@@ -62,6 +62,9 @@ const problemJSON = "application/problem+json"
 // started), then holds docs/openapi.yaml to the answers they produced.
 func TestMain(m *testing.M) {
 	code := dynamotest.Run(m)
+	if toolfn.dir != "" {
+		os.RemoveAll(toolfn.dir)
+	}
 	if code == 0 && wholePackageRan() {
 		diffs := checkAnswers()
 		if len(diffs) == 0 {

@@ -47,13 +47,21 @@ func (c *serverCalls) wrap(next http.Handler) http.Handler {
 }
 
 // calledTool is the tool a request calls: an HTTPS endpoint's path (under
-// /https/), or an MCP tools/call's name; "" for any other request.
+// /https/), a Lambda payload's tool, or an MCP tools/call's name; "" for
+// any other request.
 func calledTool(r *http.Request) string {
 	if tool, ok := strings.CutPrefix(r.URL.Path, "/https/"); ok && r.Method == http.MethodPost {
 		return tool
 	}
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/") {
+		var p struct {
+			Tool string `json:"tool"`
+		}
+		_ = json.Unmarshal(body, &p) // the Lambda payload
+		return p.Tool
+	}
 	var m struct {
 		Method string `json:"method"`
 		Params struct {
@@ -67,7 +75,7 @@ func calledTool(r *http.Request) string {
 }
 
 // systems are the kinds of firm system the tests below walk a run through.
-var systems = []string{catalog.TargetMCP, catalog.TargetHTTPS}
+var systems = []string{catalog.TargetMCP, catalog.TargetHTTPS, catalog.TargetLambda}
 
 // forEachSystem runs test once a system, as a subtest named for it.
 func forEachSystem(t *testing.T, test func(t *testing.T, system string)) {
@@ -88,10 +96,11 @@ func (c *serverCalls) of(tool string) int {
 	return n
 }
 
-// Issues 18 and 19: the demo through the firm's system, an MCP server or an
-// HTTPS endpoint. The search runs on the system, the filing is held,
+// Issues 18 and 19: the demo through the firm's system, an MCP server, an
+// HTTPS endpoint or a Lambda function. The search runs on the system, the filing is held,
 // counsel signs, and the filing reaches the system exactly once, with the
-// effect_ref the ledger records (MCP's _meta, the Idempotency-Key; the
+// effect_ref the ledger records (MCP's _meta, the Idempotency-Key, the
+// Lambda payload; the
 // system's outbox row is keyed by it).
 func TestSystemFilingOnceWithItsEffectRef(t *testing.T) {
 	forEachSystem(t, func(t *testing.T, system string) {
