@@ -316,13 +316,15 @@ func mirrorRepo(t *testing.T) string {
 	return dir
 }
 
-// TestAddingATool runs docs/LOCAL.md's "Adding a tool" as a reader would:
-// the stack started with the section's TOOL_CATALOG, TOOL_POLICY, AGENTS and
-// -model-script (its command line read from the document, on free ports,
-// the catalog's reference server moved to the stack's), then every other
-// command of the section against it: tools check passes, the clerk's run
-// holds on the new tool, counsel signs, the memo is saved through the MCP
-// server and the run completes.
+// TestAddingATool runs docs/LOCAL.md's "Adding a tool" as a reader would,
+// once for each bin/localapi command line of the section (the tool on the
+// reference MCP server, on its HTTPS endpoint, on its Lambda function): the
+// stack started with that line's TOOL_CATALOG, TOOL_POLICY, AGENTS and
+// -model-script (on free ports, the catalog's reference server moved to the
+// stack's), then every other command of the section against it, the
+// catalog the line names in place of the first's: tools check passes, the
+// clerk's run holds on the new tool, counsel signs, the memo is saved
+// through the firm's system and the run completes.
 func TestAddingATool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole stack; skipped with -short")
@@ -333,19 +335,49 @@ func TestAddingATool(t *testing.T) {
 			cmds = append(cmds, c)
 		}
 	}
-	start := slices.IndexFunc(cmds, func(c docCommand) bool { return strings.Contains(c.text, "bin/localapi ") })
+	isStack := func(c docCommand) bool { return strings.Contains(c.text, "bin/localapi ") }
+	start := slices.IndexFunc(cmds, isStack)
 	if start < 0 || cmds[0].text != "make localapi" {
 		t.Fatalf("the section has no `make localapi` then bin/localapi command line: %v", cmds)
+	}
+	var stacks, walk []docCommand
+	for _, c := range cmds[start:] {
+		if isStack(c) {
+			stacks = append(stacks, c)
+		} else {
+			walk = append(walk, c)
+		}
+	}
+	if len(stacks) != 3 {
+		t.Fatalf("want the tool on MCP, HTTPS and Lambda: %d bin/localapi lines", len(stacks))
 	}
 	root, err := filepath.Abs(repo)
 	if err != nil {
 		t.Fatal(err)
 	}
+	docCatalog := catalogOf(stacks[0])
+	for _, line := range stacks {
+		t.Run(filepath.Base(catalogOf(line)), func(t *testing.T) { addingATool(t, root, line, walk, docCatalog) })
+	}
+}
+
+// catalogOf is the TOOL_CATALOG file a bin/localapi command line names.
+func catalogOf(c docCommand) string {
+	for _, f := range strings.Fields(c.text) {
+		if v, ok := strings.CutPrefix(f, "TOOL_CATALOG=file:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// addingATool starts the stack line says and runs walk against it, the
+// catalog it names in place of docCatalog.
+func addingATool(t *testing.T, root string, line docCommand, walk []docCommand, docCatalog string) {
 	addr, tools := freeAddr(t), freeAddr(t)
-	// The documented catalog names the reference server at 127.0.0.1:3001;
+	// The documented catalogs name the reference server at 127.0.0.1:3001;
 	// this stack's is on a free port.
-	const docCatalog = "docs/examples/new-tool/catalog.json"
-	b, err := os.ReadFile(filepath.Join(root, docCatalog))
+	b, err := os.ReadFile(filepath.Join(root, catalogOf(line)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +385,7 @@ func TestAddingATool(t *testing.T) {
 	if err := os.WriteFile(catalogCopy, bytes.ReplaceAll(b, []byte("127.0.0.1:3001"), []byte(tools)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fields := strings.Fields(cmds[start].text)
+	fields := strings.Fields(line.text)
 	var env, args []string
 	for i, f := range fields {
 		if k, v, ok := strings.Cut(f, "="); ok && i < slices.Index(fields, "bin/localapi") {
@@ -380,7 +412,7 @@ func TestAddingATool(t *testing.T) {
 	work := mirrorRepo(t)
 	vars := map[string]string{}
 	var last []byte
-	for _, c := range cmds[start+1:] {
+	for _, c := range walk {
 		if placeholders.MatchString(c.text) {
 			for _, m := range placeholder.FindAllStringSubmatch(c.text, -1) {
 				v, err := jsonMember(last, m[2])

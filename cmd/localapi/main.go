@@ -7,6 +7,11 @@
 // lines to stream-reduce as DynamoDB stream events, the template's queues
 // (a fake SQS; each SQS event's function, the worker, gets their messages
 // as SQS events) and a timer calling each scheduled function (the sweeper).
+// The firm's systems of the demo run beside it: the reference tools'
+// server (cmd/toolserver: MCP at /mcp, HTTPS-style at /https/, on
+// -tools-addr) and their Lambda function (cmd/toolfn, and any -function
+// NAME=PKG) on a local Lambda Invoke API the functions reach as
+// AWS_ENDPOINT_URL_LAMBDA.
 //
 // Requests carry no JWT locally: the claims API Gateway's authorizer would
 // pass come from the X-Dev-Firm, X-Dev-User and X-Dev-Roles headers (LOCAL
@@ -27,11 +32,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,12 +67,37 @@ type options struct {
 	clientTimeout          time.Duration
 	modelScript            string
 	toolsAddr              string
+	functions              functionFlags
+}
+
+// functionFlags are -function NAME=PKG flags: the firm's own Lambda
+// functions to serve locally, by name.
+type functionFlags map[string]string
+
+func (f functionFlags) String() string {
+	parts := make([]string, 0, len(f))
+	for _, n := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, n+"="+f[n])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f functionFlags) Set(v string) error {
+	name, pkg, ok := strings.Cut(v, "=")
+	if !ok || name == "" || pkg == "" {
+		return errors.New("want NAME=PKG (a Lambda function's name, a Go package directory)")
+	}
+	if _, dup := f[name]; dup {
+		return fmt.Errorf("function %s named twice", name)
+	}
+	f[name] = pkg
+	return nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("localapi", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o options
+	o := options{functions: functionFlags{}}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:3000", "`ADDR` the HTTP API listens on")
 	fs.StringVar(&o.logDir, "log-dir", "", "`DIR` for logs, builds and pids (default .localapi/<start time>)")
 	fs.StringVar(&o.template, "template", "template.yaml", "the SAM `FILE` whose functions and routes to run")
@@ -79,7 +111,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "the local queues' visibility timeout: a message whose delivery failed comes back after it (0 keeps the template's, 3600s for the worker queue)")
 	fs.DurationVar(&o.sweepEvery, "sweep-every", 5*time.Second, "the local period of a rate(1 minute) schedule (the sweeper); longer rates in proportion; 0 turns the schedules off")
 	fs.StringVar(&o.modelScript, "model-script", "", "the fake model answers from the JSON script `FILE` (its turns in order; see docs/LOCAL.md) instead of the demo's")
-	fs.StringVar(&o.toolsAddr, "tools-addr", "127.0.0.1:3001", "`ADDR` the reference tools' MCP server listens on (the local catalog names it)")
+	fs.StringVar(&o.toolsAddr, "tools-addr", "127.0.0.1:3001", "`ADDR` the reference tools' server listens on (MCP at /mcp, HTTPS-style at /https/; the local catalog names it)")
+	fs.Var(o.functions, "function", "`NAME=PKG`: serve the Go package PKG as the Lambda function NAME on the local Lambda API, beside the reference tools' warrant-reference-tools (repeatable; a catalog names it by any ARN ending in :function:NAME)")
 	fs.DurationVar(&o.modelLatency, "model-latency", 0, "how long the fake model takes for each turn (a slow model; runs outlive API calls)")
 	fs.DurationVar(&o.clientTimeout, "client-timeout", 0, "with -demo: bound every HTTP call of the walkthrough to `D`, following runs by polling instead of ?wait (default: 120s, ?wait=20)")
 	fs.Usage = func() {
@@ -167,6 +200,7 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		ModelLatency:      o.modelLatency,
 		ModelScript:       o.modelScript,
 		ToolsAddr:         o.toolsAddr,
+		Functions:         o.functions,
 		ToolCatalog:       os.Getenv("TOOL_CATALOG"),
 		Agents:            os.Getenv("AGENTS"),
 		ToolPolicy:        os.Getenv("TOOL_POLICY"),

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/truora/minidyn/server"
 
+	"github.com/seed-f6d3920e/warrant/internal/lambdalocal"
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
@@ -67,6 +68,11 @@ type StackConfig struct {
 	// ToolsAddr is where the reference tools' MCP server (cmd/toolserver)
 	// listens: a loopback address (port 0: any free one).
 	ToolsAddr string
+	// Functions are the firm's own Lambda functions to serve beside the
+	// reference tools' (warrant-reference-tools, cmd/toolfn): name -> Go
+	// package, each built and run under an emulator behind the local Lambda
+	// Invoke API, which the functions reach as AWS_ENDPOINT_URL_LAMBDA.
+	Functions map[string]string
 	// ToolCatalog, Agents and ToolPolicy are the functions' TOOL_CATALOG,
 	// AGENTS and TOOL_POLICY ("file:PATH", relative to where localapi
 	// runs, or "ssm:..."). An empty ToolCatalog is the local catalog: the
@@ -87,6 +93,8 @@ type Stack struct {
 	Streams *dynamodbstreams.Client
 	model   *bedrocktest.Server
 	tools   *toolServer
+	lambdas *lambdalocal.Endpoint // the firm's functions (cmd/toolfn and Functions)
+	fnLog   *os.File
 	// toolEnv is the functions' TOOL_CATALOG, AGENTS and TOOL_POLICY.
 	toolEnv []string
 
@@ -236,11 +244,14 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	// Lambdas (and the reference tools' MCP server): build, then one
 	// emulator each.
 	t0 := time.Now()
-	bins, err := buildAll(ctx, funcs, filepath.Join(cfg.LogDir, "build"), toolServerPkg(cfg.TemplatePath))
+	bins, err := buildAll(ctx, funcs, filepath.Join(cfg.LogDir, "build"), moduleRoot(cfg.TemplatePath))
 	if err != nil {
 		return nil, err
 	}
 	if err := s.startTools(ctx, bins["toolserver"]); err != nil {
+		return nil, err
+	}
+	if err := s.startFunctions(ctx, bins["toolfn"]); err != nil {
 		return nil, err
 	}
 	err = <-rieErr
@@ -296,6 +307,9 @@ func (s *Stack) functionEnv(f *Function) []string {
 	env = append(env, "AWS_REGION="+s.Region, "AWS_ENDPOINT_URL_DYNAMODB="+s.ddbURL, "AWS_ENDPOINT_URL_SQS="+s.SQS.URL)
 	if s.model != nil {
 		env = append(env, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+s.model.URL())
+	}
+	if s.lambdas != nil {
+		env = append(env, "AWS_ENDPOINT_URL_LAMBDA="+s.lambdas.URL())
 	}
 	env = append(env, s.toolEnv...)
 	if s.realBedrock() || awsHosted(s.ddbURL) {
@@ -465,6 +479,18 @@ func (s *Stack) WritePIDs() {
 	if s.tools != nil && s.tools.cmd.Process != nil {
 		add(fmt.Sprintf("%d toolserver:reference", s.tools.cmd.Process.Pid))
 	}
+	if s.lambdas != nil {
+		pids := s.lambdas.PIDs()
+		for _, n := range slices.Sorted(maps.Keys(pids)) {
+			for i, p := range pids[n] {
+				role := "bootstrap"
+				if i == 0 {
+					role = "emulator"
+				}
+				add(fmt.Sprintf("%d %s:function:%s", p, role, n))
+			}
+		}
+	}
 	if !changed || s.cfg.LogDir == "" {
 		return
 	}
@@ -493,6 +519,12 @@ func (s *Stack) Stop() error {
 	}
 	wg.Wait()
 	s.tools.stop()
+	if s.lambdas != nil {
+		if err := s.lambdas.Stop(); err != nil {
+			errs = append(errs, err)
+		}
+		s.fnLog.Close()
+	}
 	if s.model != nil {
 		s.model.Close()
 	}
@@ -510,8 +542,8 @@ func (s *Stack) Stop() error {
 // buildAll builds the functions' bootstraps into dir/<name>/bootstrap with
 // one `go build`. A failure is one line naming the function, with the full
 // compiler output in dir/build.log.
-func buildAll(ctx context.Context, funcs []*Function, dir, toolserver string) (map[string]string, error) {
-	pkgs := map[string]string{"toolserver": toolserver}
+func buildAll(ctx context.Context, funcs []*Function, dir, module string) (map[string]string, error) {
+	pkgs := map[string]string{"toolserver": filepath.Join(module, "cmd", "toolserver"), "toolfn": filepath.Join(module, "cmd", "toolfn")}
 	byDir := map[string]string{}
 	for _, f := range funcs {
 		pkgs[f.Name] = f.Dir

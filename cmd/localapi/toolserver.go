@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/seed-f6d3920e/warrant/internal/lambdalocal"
 	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 )
@@ -102,21 +105,56 @@ func localCatalog(url string) ([]byte, error) {
 	return catalog.OnServer(catalog.Server{Name: "reference", Kind: catalog.TargetMCP, URL: url, Auth: catalog.Auth{Kind: catalog.AuthNone}})
 }
 
-// toolServerPkg is cmd/toolserver of the module the template is in (its
-// nearest folder with a go.mod, upward).
-func toolServerPkg(templatePath string) string {
+// moduleRoot is the folder of the module the template is in (its nearest
+// folder with a go.mod, upward), where cmd/toolserver and cmd/toolfn are.
+func moduleRoot(templatePath string) string {
 	dir, err := filepath.Abs(filepath.Dir(templatePath))
 	if err != nil {
 		dir = filepath.Dir(templatePath)
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "cmd", "toolserver")
+			return d
 		}
 		if filepath.Dir(d) == d {
-			return filepath.Join(dir, "cmd", "toolserver")
+			return dir
 		}
 	}
+}
+
+// ReferenceFunction is the reference tools' Lambda function (cmd/toolfn)
+// on the local stack; a catalog names it by any ARN of that name, e.g.
+// arn:aws:lambda:us-east-1:000000000000:function:warrant-reference-tools.
+const ReferenceFunction = "warrant-reference-tools"
+
+// startFunctions serves the firm's Lambda functions on the local Invoke
+// API: the reference tools' (bin, cmd/toolfn built) and the caller's
+// (-function NAME=PKG), each under an emulator over the stack's table.
+func (s *Stack) startFunctions(ctx context.Context, bin string) error {
+	fns := map[string]string{ReferenceFunction: bin}
+	for name, pkg := range s.cfg.Functions {
+		if name == ReferenceFunction {
+			return fmt.Errorf("-function %s: that name is the reference tools' function", name)
+		}
+		fns[name] = pkg
+	}
+	logPath := filepath.Join(s.cfg.LogDir, "functions.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("functions: %w", err)
+	}
+	e, err := lambdalocal.Start(ctx, lambdalocal.Options{Functions: fns, Log: logf, Timeout: 5 * time.Minute,
+		Env: []string{"TABLE_NAME=" + s.cfg.TableName, "AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
+			"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null",
+			"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}})
+	if err != nil {
+		logf.Close()
+		return fmt.Errorf("functions: %w (log: %s)", err, logPath)
+	}
+	s.lambdas, s.fnLog = e, logf
+	names := slices.Sorted(maps.Keys(fns))
+	s.say("functions: %s on the local Lambda API %s (log %s)", strings.Join(names, ", "), e.URL(), logPath)
+	return nil
 }
 
 // startTools starts the reference tools' MCP server and settles the

@@ -197,6 +197,16 @@ func (e *Endpoint) Requests(function string) int {
 	return 0
 }
 
+// PIDs lists, by function name, the process ids the endpoint started for
+// it: its emulator's and the bootstraps seen under it so far.
+func (e *Endpoint) PIDs() map[string][]int {
+	out := make(map[string][]int, len(e.fns))
+	for name, fn := range e.fns {
+		out[name] = fn.emu.PIDs()
+	}
+	return out
+}
+
 // Stop closes the listener and every connection, ends the emulators and
 // their bootstraps, waits for the requests being served, and removes what
 // Start built. It is safe to call more than once.
