@@ -105,6 +105,25 @@ func TestConnectingYourSystemsExample(t *testing.T) {
 		}
 	}
 
+	// Issue 19: the Lambda server's function is one ToolFunctionArns takes,
+	// the e-filing token is per firm, a conflicts check summarizes, and
+	// every court filing waits for counsel.
+	fnPattern := regexp.MustCompile(str(get(rawTemplate(t), "Parameters", "ToolFunctionArns", "AllowedPattern")))
+	if fn := cat.Servers["conflicts"].Function; cat.Servers["conflicts"].Kind != catalog.TargetLambda || !fnPattern.MatchString(fn) {
+		t.Errorf("the conflicts server %+v: ToolFunctionArns would not take its function", cat.Servers["conflicts"])
+	}
+	if efile := cat.Servers["efile"]; efile.Kind != catalog.TargetHTTPS || !efile.PerFirm() || !efile.FinalClientErrors {
+		t.Errorf("the e-filing server %+v: want https, a token per firm, final 4xx answers", efile)
+	}
+	const matterID = "6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60"
+	if got := cat.Tools["check_conflicts"].Summarize(json.RawMessage(`{"matter_id":"` + matterID + `","parties":["Ridgeway Logistics","Harbor Freight Partners"]}`)); got != "Check conflicts for Ridgeway Logistics, Harbor Freight Partners." {
+		t.Errorf("the conflicts check reads %q", got)
+	}
+	filing := `{"matter_id":"` + matterID + `","court":"Superior Court","case_number":"CGC-26-1","document_title":"Motion","document_text":"..."}`
+	if d, err := pol.Decide(toolpolicy.Call{Tool: "file_with_court", Input: json.RawMessage(filing), Meta: toolpolicy.Metadata{MatterID: matterID}}); err != nil || d.Action != toolpolicy.ActionRequireApproval {
+		t.Errorf("a court filing: %+v, %v; want require_approval", d, err)
+	}
+
 	input := `{"matter_id":"6f1c2a4e-8b3d-4c5e-9f7a-1b2c3d4e5f60","title":"Engagement letter","doc_class":"correspondence",` +
 		`"body":"...","folder":"Engagement","declare_as_record":true}`
 	summary := cat.Tools["file_to_matter"].Summarize(json.RawMessage(input))
