@@ -373,7 +373,7 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 		if len(tg.Tool) > 128 || strings.ContainsFunc(tg.Tool, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 			return Tool{}, invalid(at+".target.tool", "at most 128 printable ASCII characters")
 		}
-		if tg.Kind == TargetHTTPS && !httpsPath(tg.Tool) {
+		if tg.Kind == TargetHTTPS && !HTTPSPath(tg.Tool) {
 			return Tool{}, invalid(at+".target.tool", `an https tool's path under its server's URL: segments of letters, digits, '-', '_', '.' and '~' joined by '/' ("filings", "v2/filings"), no "." or ".." segment`)
 		}
 		switch {
@@ -393,10 +393,11 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 	return t, nil
 }
 
-// httpsPath reports whether p is an https tool's path under its server's
-// URL: plain segments joined by '/', so it cannot leave the server's path
-// (no "." or ".." segment, no "//host", no escapes, no query).
-func httpsPath(p string) bool {
+// HTTPSPath reports whether p is an https tool's path under its server's
+// URL: plain segments of RFC 3986 unreserved characters joined by '/', so
+// it cannot leave the server's path (no "." or ".." segment, no "//host",
+// no escapes, no query). pkg/httpstarget holds a call to the same rule.
+func HTTPSPath(p string) bool {
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			return false

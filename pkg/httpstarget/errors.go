@@ -7,31 +7,13 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/remote"
 )
 
-// targetError is a failed Call. Its text is the only place the network's
-// words appear (never the response body), with every token and secret the
-// target holds cut out; it unwraps to its class (ErrTargetUnreachable or
-// ErrTargetOutcomeUnknown) and to the context's error when the context
-// ended, never to the raw cause.
-type targetError struct {
-	text  string
-	class error
-	ctx   error
-}
-
-func (e *targetError) Error() string { return e.text }
-
-func (e *targetError) Unwrap() []error {
-	if e.ctx == nil {
-		return []error{e.class}
-	}
-	return []error{e.class, e.ctx}
-}
-
-// fail builds a targetError: what says what failed, cause (may be nil) why.
+// fail builds a failed Call's error (remote.Error): what says what failed,
+// cause (may be nil) why, in the network's words, never the response body;
+// every token and secret the target holds is cut out.
 func (t *Target) fail(ctx context.Context, class error, what string, cause error) error {
 	text := fmt.Sprintf("https server %q: %s", t.name, what)
 	if cause != nil {
 		text += ": " + cause.Error()
 	}
-	return &targetError{text: remote.Redact(text, t.auth), class: class, ctx: remote.CtxErr(ctx, cause)}
+	return remote.NewError(ctx, class, text, cause, t.auth)
 }

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 )
 
 // toolURL is the tool's path under base, or an error when tool is not a
 // plain relative path (see the package doc): what it returns never leaves
 // base's origin or its path.
 func toolURL(base *url.URL, tool string) (*url.URL, error) {
-	if !plainPath(tool) {
+	if !catalog.HTTPSPath(tool) {
 		return nil, errors.New("the tool is not a path under the server's URL (segments of letters, digits, '-', '.', '_' and '~' joined by '/', no \".\" or \"..\")")
 	}
 	u := *base
@@ -22,22 +23,6 @@ func toolURL(base *url.URL, tool string) (*url.URL, error) {
 	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + "/" + tool
 	u.Path = strings.TrimSuffix(base.Path, "/") + "/" + tool
 	return &u, nil
-}
-
-// plainPath is the catalog's rule for an https tool's path: plain segments
-// of RFC 3986 unreserved characters joined by '/', none empty, "." or "..".
-func plainPath(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return false
-		}
-		for _, r := range seg {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~", r)) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // sfString is s as a Structured Field String (RFC 9651 §4.1.6): quoted,

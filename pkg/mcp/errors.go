@@ -30,31 +30,13 @@ func (e *ToolChangedError) Error() string {
 
 func (e *ToolChangedError) Unwrap() error { return warrant.ErrTargetUnreachable }
 
-// targetError is a failed Call or Tools. Its text is the only place the
-// network's or the server's own words appear, with every token and secret
-// the target holds cut out; it unwraps to its class (ErrTargetUnreachable
-// or ErrTargetOutcomeUnknown) and to the context's error when the context
-// ended, never to the raw cause.
-type targetError struct {
-	text  string
-	class error
-	ctx   error
-}
-
-func (e *targetError) Error() string { return e.text }
-
-func (e *targetError) Unwrap() []error {
-	if e.ctx == nil {
-		return []error{e.class}
-	}
-	return []error{e.class, e.ctx}
-}
-
-// fail builds a targetError: what says what failed, cause (may be nil) why.
+// fail builds a failed Call's or Tools' error (remote.Error): what says
+// what failed, cause (may be nil) why; every token and secret the target
+// holds is cut out.
 func (t *Target) fail(ctx context.Context, class error, what string, cause error) error {
 	text := fmt.Sprintf("mcp server %q: %s", t.name, what)
 	if cause != nil {
 		text += ": " + cause.Error()
 	}
-	return &targetError{text: remote.Redact(text, t.auth), class: class, ctx: remote.CtxErr(ctx, cause)}
+	return remote.NewError(ctx, class, text, cause, t.auth)
 }

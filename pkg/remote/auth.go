@@ -132,3 +132,31 @@ func Redact(s string, c Credentials) string {
 	}
 	return s
 }
+
+// Error is a target's failed call. Its text is the only place the network's
+// or the system's own words appear, as the target chose them (with every
+// token and secret it held cut out); it unwraps to its class
+// (warrant.ErrTargetUnreachable or warrant.ErrTargetOutcomeUnknown) and to
+// the context's error when the context ended, never to the raw cause.
+type Error struct {
+	text  string
+	class error
+	ctx   error
+}
+
+// NewError builds an Error of class with text (redacted of what creds
+// held; nil creds: none), its context error taken from ctx and cause (which
+// is otherwise dropped).
+func NewError(ctx context.Context, class error, text string, cause error, creds Credentials) *Error {
+	return &Error{text: Redact(text, creds), class: class, ctx: CtxErr(ctx, cause)}
+}
+
+func (e *Error) Error() string { return e.text }
+
+// Unwrap gives the class and, when the context ended, its error.
+func (e *Error) Unwrap() []error {
+	if e.ctx == nil {
+		return []error{e.class}
+	}
+	return []error{e.class, e.ctx}
+}
