@@ -242,3 +242,76 @@ func TestSystemReadRetriedAfterATransientFailure(t *testing.T) {
 		}
 	})
 }
+
+// toolError answers a call as the system's own tool error, in its protocol:
+// an MCP result with isError, an HTTPS 422 (the endpoint's 4xx are final),
+// a Lambda function error.
+func toolError(t *testing.T, system string, w http.ResponseWriter, r *http.Request) {
+	t.Helper()
+	switch system {
+	case catalog.TargetMCP:
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Errorf("the tools/call: %v", err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) +
+			`,"result":{"content":[{"type":"text","text":"the index is being rebuilt: SECRET-INTERNAL-DETAIL"}],"isError":true}}`))
+	case catalog.TargetHTTPS:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write([]byte(`{"error":"the index is being rebuilt: SECRET-INTERNAL-DETAIL"}`))
+	case catalog.TargetLambda:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+		_, _ = w.Write([]byte(`{"errorType":"Refusal","errorMessage":"the index is being rebuilt: SECRET-INTERNAL-DETAIL"}`))
+	}
+}
+
+// A read the system answers with its own tool error: the model is told the
+// tool failed (never the system's words), the ledger records an error, the
+// call is not retried (the system answered), and the run goes on.
+func TestSystemToolError(t *testing.T) {
+	forEachSystem(t, func(t *testing.T, system string) {
+		calls := &serverCalls{intercept: func(tool string, _ int, w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+			if tool != "search_matter_documents" {
+				return false
+			}
+			toolError(t, system, w, r)
+			return true
+		}}
+		s := newStack(t, stackOptions{system: system, wrap: calls.wrap})
+		h := s.startHeld(t)
+		if calls.of("search_matter_documents") != 1 {
+			t.Fatalf("the system saw %v: a tool error is an answer, not retried", calls.calls)
+		}
+		var status string
+		for _, l := range s.ledgerLines(h.runID) {
+			if tc, ok := l.Event.(*contracts.ToolCompleted); ok && tc.ToolName == "search_matter_documents" {
+				status = tc.Status
+			}
+			if strings.Contains(string(l.Raw), "SECRET-INTERNAL-DETAIL") {
+				t.Fatalf("the system's words reached the ledger: %s", l.Raw)
+			}
+		}
+		if status != contracts.ToolError {
+			t.Fatalf("the search's answer is %q, want %q", status, contracts.ToolError)
+		}
+		if strings.Contains(s.logs.String(), "SECRET-INTERNAL-DETAIL") {
+			t.Fatalf("the system's words reached the log")
+		}
+		told := false
+		for _, r := range s.fake.Requests() {
+			if strings.Contains(string(r.Body), "SECRET-INTERNAL-DETAIL") {
+				t.Fatalf("the system's words reached the model: %s", r.Body)
+			}
+			told = told || strings.Contains(string(r.Body), "tool failed")
+		}
+		if !told {
+			t.Fatal("the model was not told the tool failed")
+		}
+	})
+}
