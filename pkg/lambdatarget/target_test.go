@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/internal/lambdalocal"
+	"github.com/seed-f6d3920e/warrant/pkg/lambdatarget"
 )
 
 // The function receives exactly {"effect_ref","firm_id","run_id",
@@ -233,5 +238,39 @@ func TestConcurrentCalls(t *testing.T) {
 		if r := l.runs(t, fmt.Sprintf("concurrent-%02d", i)); r != 1 {
 			t.Errorf("call %d ran %d times", i, r)
 		}
+	}
+}
+
+// expiring hands out credentials that have already expired, so the SDK's
+// credentials cache must fetch new ones for every request; it counts the
+// fetches and the keys it gave.
+type expiring struct{ fetched atomic.Int64 }
+
+func (e *expiring) Retrieve(context.Context) (aws.Credentials, error) {
+	n := e.fetched.Add(1)
+	return aws.Credentials{AccessKeyID: fmt.Sprintf("AKID%d", n), SecretAccessKey: "secret", CanExpire: true,
+		Expires: time.Now().Add(-time.Minute)}, nil
+}
+
+// Issue 19: the function's credentials (the worker's role's, on AWS) are
+// refreshed once they expire: each call after an expiry signs with newly
+// fetched ones, and the call still runs once.
+func TestCredentialsRefreshedOnExpiry(t *testing.T) {
+	l := startLocal(t, lambdalocal.Options{})
+	creds := &expiring{}
+	tg, err := lambdatarget.New(lambdatarget.Config{Name: "firm-fns", Function: arn(fnTool), RetryDelay: time.Millisecond,
+		Client: lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(l.URL()), Credentials: creds})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		ref := fmt.Sprintf("0b1c2d3e-4f50-4617-8829-3a4b5c6d7e%02d", i)
+		res, err := tg.Call(context.Background(), callFor(ref, `{"do":"echo"}`))
+		if err != nil || res.IsError || l.runs(t, ref) != 1 {
+			t.Fatalf("call %d: %s %v (runs %d)", i, res.Content, err, l.runs(t, ref))
+		}
+	}
+	if got := creds.fetched.Load(); got < 3 {
+		t.Fatalf("credentials fetched %d times for 3 calls, each after they expired", got)
 	}
 }
