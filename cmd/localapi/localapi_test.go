@@ -138,7 +138,7 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var emulators, bootstraps int
+	var emulators, bootstraps, firmFunctions int
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		f := strings.Fields(line)
 		pid, err := strconv.Atoi(f[0])
@@ -150,13 +150,15 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 			emulators++
 		case strings.HasPrefix(f[1], "bootstrap:"):
 			bootstraps++
+		case f[1] == "function-emulator:"+ReferenceFunction:
+			firmFunctions++
 		}
 		if proc.Alive(pid) {
 			t.Errorf("%s (pid %d) is still running after localapi exited", f[1], pid)
 		}
 	}
-	if emulators != 7 || bootstraps < 5 {
-		t.Errorf("pids lists %d emulators and %d bootstraps, want 7 and at least 5:\n%s", emulators, bootstraps, b)
+	if emulators != 7 || bootstraps < 5 || firmFunctions != 1 {
+		t.Errorf("pids lists %d emulators, %d bootstraps and %d reference functions' emulators, want 7, at least 5 and 1:\n%s", emulators, bootstraps, firmFunctions, b)
 	}
 	// The walkthrough's three runs went through the worker queue: each
 	// started, the filing and the e-mail resumed too, every message

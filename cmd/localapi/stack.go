@@ -483,11 +483,11 @@ func (s *Stack) WritePIDs() {
 		pids := s.lambdas.PIDs()
 		for _, n := range slices.Sorted(maps.Keys(pids)) {
 			for i, p := range pids[n] {
-				role := "bootstrap"
+				role := "function-bootstrap"
 				if i == 0 {
-					role = "emulator"
+					role = "function-emulator"
 				}
-				add(fmt.Sprintf("%d %s:function:%s", p, role, n))
+				add(fmt.Sprintf("%d %s:%s", p, role, n))
 			}
 		}
 	}
