@@ -40,6 +40,9 @@ var (
 	ErrWarrantExists      = failure.New(failure.KindStoreConflict, "the approval id already exists")
 	ErrNotClaimOwner      = failure.New(failure.KindStoreConflict, "the effect claim is owned by another writer")
 	ErrProjectionConflict = failure.New(failure.KindStoreConflict, "another writer advanced the projection")
+	// ErrLogMoved: another receipt or checkpoint advanced the firm's log
+	// first; nothing was written.
+	ErrLogMoved = failure.New(failure.KindStoreConflict, "another writer advanced the firm's log")
 	// ErrBudgetLimitChanged: the firm's settings no longer say what the
 	// reserver read (its monthly budget changed); it reads them again and
 	// reserves with the limit in force.

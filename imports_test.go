@@ -28,6 +28,7 @@ var layers = []struct {
 	{"vocabulary", []string{"pkg/contracts"}},
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
+	{"evidence", []string{"pkg/evidence"}},
 	{"tool calls", []string{"pkg/tools/serve"}},
 	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/secrets", "pkg/remote", "pkg/tools/mcpserver", "pkg/tools/httpserver", "pkg/tools/lambdafn"}},
 	{"targets", []string{"pkg/mcp", "pkg/httpstarget", "pkg/lambdatarget"}},

@@ -24,6 +24,10 @@ var wantRoutes = map[route]string{
 	{"GET", "/v1/runs/{run_id}/events"}:                          "RunsFunction",
 	{"GET", "/v1/approvals"}:                                     "RunsFunction",
 	{"GET", "/v1/budget"}:                                        "RunsFunction",
+	{"GET", "/v1/runs/{run_id}/evidence"}:                        "RunsFunction",
+	{"GET", "/v1/runs/{run_id}/receipts"}:                        "RunsFunction",
+	{"GET", "/v1/evidence/log"}:                                  "RunsFunction",
+	{"GET", "/v1/keys"}:                                          "RunsFunction",
 	{"GET", "/desk"}:                                             "RunsFunction",
 	{"GET", "/desk/{proxy+}"}:                                    "RunsFunction",
 }

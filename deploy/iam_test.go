@@ -163,6 +163,18 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		onlyIf("HasWorkerVpc", on("sub:arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}:*/*",
 			"ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses")),
 		onlyIf("HasWorkerVpc", on("*", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets")))
+	// Evidence (issue 20): the receipt key in use, the stack's ReceiptKey or
+	// the one ReceiptKeyArn names (!If [CreateReceiptKey, ...]: its branches
+	// are TestReceiptKeyGrants'). Stream-reduce signs receipts and the
+	// sweeper checkpoints; both and runs (GET /v1/keys, the evidence routes)
+	// read its public half, and those of the retired keys when the stack
+	// names any. Only the sweeper writes a checkpoint, new objects under
+	// checkpoints/ of the Object Lock bucket.
+	receiptSign := on("if:CreateReceiptKey", "kms:Sign")
+	receiptKeys := slices.Concat(on("if:CreateReceiptKey", "kms:GetPublicKey"),
+		onlyIf("HasRetiredReceiptKeys", on("sub:arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*", "kms:GetPublicKey")))
+	checkpoints := on("sub:${CheckpointBucket.Arn}/checkpoints/*", "s3:PutObject")
+	receiptSigners := []string{"StreamReduceFunction", "SweeperFunction"}
 	// The only grants on "*": actions that take no resource-level permission.
 	starOnly := map[string]bool{"ec2:DescribeNetworkInterfaces": true, "ec2:DescribeSubnets": true}
 	want := map[string][]grant{
@@ -177,16 +189,16 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			enqueue,
 			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions, vpc),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
-			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents),
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, documents),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
-			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify),
+			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify, receiptKeys),
 		"StreamReduceFunction": slices.Concat(logs("StreamReduceFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on("Table.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify),
+			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify, receiptSign, receiptKeys),
 	}
 	// Who may touch which queue at all (beyond the exact grants above):
 	// the worker queue is the run hand-over, the stream's dead-letter queue
@@ -228,6 +240,15 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				if (fnID == "RunsFunction" || fnID == "StreamReduceFunction") && la == "kms:generatemac" {
 					t.Errorf("%s (%s): grants %s; only the functions that append lines sign ledger heads", fnID, roleID, a)
 				}
+				if la == "kms:sign" && !slices.Contains(receiptSigners, fnID) {
+					t.Errorf("%s (%s): grants %s; only stream-reduce (receipts) and the sweeper (checkpoints) sign with the receipt key", fnID, roleID, a)
+				}
+				if strings.HasPrefix(la, "s3:") && fnID != "SweeperFunction" {
+					t.Errorf("%s (%s): grants %s; only the sweeper writes the checkpoint bucket", fnID, roleID, a)
+				}
+				if strings.HasPrefix(la, "s3:") && la != "s3:putobject" {
+					t.Errorf("%s (%s): grants %s; the checkpoint bucket is written once (s3:PutObject), never read, deleted or re-locked by a function", fnID, roleID, a)
+				}
 				if fnID == "RunsFunction" && isDynamo && !slices.Contains(readOnly, a) {
 					t.Errorf("RunsFunction (%s): grants %s; it is read-only (%v)", roleID, a, readOnly)
 				}
@@ -238,6 +259,12 @@ func TestIAMLeastPrivilege(t *testing.T) {
 					}
 					if isDynamo && key != "Table.Arn" && key != "Table.StreamArn" && !strings.HasPrefix(key, "sub:${Table.Arn}/index/") {
 						t.Errorf("%s (%s): %s on %s, which is not the table, its stream or one of its indexes", fnID, roleID, a, key)
+					}
+					if strings.HasPrefix(la, "s3:") && key != "sub:${CheckpointBucket.Arn}/checkpoints/*" {
+						t.Errorf("%s (%s): %s on %s; a function writes only checkpoints/ of CheckpointBucket", fnID, roleID, a, key)
+					}
+					if (la == "kms:sign" || la == "kms:getpublickey") && key != "if:CreateReceiptKey" && st.when != "HasRetiredReceiptKeys" {
+						t.Errorf("%s (%s): %s on %s, which is not the receipt key in use (!If [CreateReceiptKey, ReceiptKey.Arn, ReceiptKeyArn])", fnID, roleID, a, key)
 					}
 					if strings.HasPrefix(la, "sqs:") {
 						users, known := queueUsers[key]

@@ -10,7 +10,8 @@ package deploy
 // agents come from: SSM parameters or files of the bundle, and who may read
 // them), secrets_test.go (the tool servers' secrets and their key),
 // toolfunctions_test.go (the firm's Lambda functions the worker may invoke),
-// vpc_test.go (the worker in the firm's VPC),
+// vpc_test.go (the worker in the firm's VPC), evidence_test.go (the receipt
+// key, who may sign with it, and the Object Lock checkpoint bucket),
 // bundle_test.go (the Makefile's copy of BUNDLE_DIR into the artifacts);
 // gosrc_test.go reads the functions' Go source for the functions and
 // environment checks. This file loads the template for all.

@@ -49,7 +49,7 @@ PARAMETERS = {
     "JwtAudience": "warrant-api",
 }
 
-# The ten HTTP routes and the function each must reach.
+# The fourteen HTTP routes and the function each must reach.
 ROUTES = {
     "POST /v1/runs": "InvokeFunction",
     "POST /v1/runs/{run_id}/approvals/{approval_id}": "ApproveFunction",
@@ -59,6 +59,10 @@ ROUTES = {
     "GET /v1/runs/{run_id}/events": "RunsFunction",
     "GET /v1/approvals": "RunsFunction",
     "GET /v1/budget": "RunsFunction",
+    "GET /v1/runs/{run_id}/evidence": "RunsFunction",
+    "GET /v1/runs/{run_id}/receipts": "RunsFunction",
+    "GET /v1/evidence/log": "RunsFunction",
+    "GET /v1/keys": "RunsFunction",
     "GET /desk": "RunsFunction",
     "GET /desk/{proxy+}": "RunsFunction",
 }
@@ -370,6 +374,53 @@ def check(out):
          f"Rules {rules}, want the three one-source rules and WorkerVpcComplete")
     sub = res.get("AlarmEmailSubscription", {})
     need(sub.get("Condition") == "HasAlarmEmail", "the email subscription must depend on HasAlarmEmail")
+
+    # Evidence: the receipt key (created unless the stack names one) signs
+    # ECDSA P-256 and outlives the stack; the checkpoint bucket is write-once
+    # (Object Lock, versioned, retention from the parameters), private,
+    # encrypted, TLS only and retained.
+    key = res.get("ReceiptKey", {})
+    kp = key.get("Properties", {})
+    need(key.get("Type") == "AWS::KMS::Key" and key.get("Condition") == "CreateReceiptKey",
+         f"ReceiptKey: want an AWS::KMS::Key under CreateReceiptKey, got {key.get('Type')!r} under {key.get('Condition')!r}")
+    need(kp.get("KeySpec") == "ECC_NIST_P256" and kp.get("KeyUsage") == "SIGN_VERIFY",
+         f"ReceiptKey: KeySpec {kp.get('KeySpec')!r}, KeyUsage {kp.get('KeyUsage')!r}; want ECC_NIST_P256, SIGN_VERIFY")
+    need(key.get("DeletionPolicy") == "Retain" and key.get("UpdateReplacePolicy") == "Retain",
+         "ReceiptKey must be retained on delete and replace (old receipts must stay verifiable)")
+    buckets = of_type(res, "AWS::S3::Bucket")
+    summary["AWS::S3::Bucket"] = sorted(buckets)
+    need(sorted(buckets) == ["CheckpointBucket"], f"want one bucket, CheckpointBucket, got {sorted(buckets)}")
+    bucket = buckets.get("CheckpointBucket", {})
+    bp = bucket.get("Properties", {})
+    need(bucket.get("DeletionPolicy") == "Retain" and bucket.get("UpdateReplacePolicy") == "Retain",
+         "CheckpointBucket must be retained on delete and replace")
+    olc = bp.get("ObjectLockConfiguration") or {}
+    retention = ((olc.get("Rule") or {}).get("DefaultRetention")) or {}
+    need(bp.get("ObjectLockEnabled") is True and olc.get("ObjectLockEnabled") == "Enabled",
+         f"CheckpointBucket: Object Lock not enabled: {bp.get('ObjectLockEnabled')!r}, {olc!r}")
+    need(retention == {"Mode": {"Ref": "CheckpointRetentionMode"}, "Days": {"Ref": "CheckpointRetentionDays"}},
+         f"CheckpointBucket: DefaultRetention {retention!r}, want the CheckpointRetention* parameters")
+    need((bp.get("VersioningConfiguration") or {}).get("Status") == "Enabled", "CheckpointBucket: versioning not enabled")
+    pab = bp.get("PublicAccessBlockConfiguration") or {}
+    need(all(pab.get(k) is True for k in ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets")),
+         f"CheckpointBucket: PublicAccessBlockConfiguration {pab!r}")
+    need(bool((bp.get("BucketEncryption") or {}).get("ServerSideEncryptionConfiguration")), "CheckpointBucket: not encrypted")
+    need((bp.get("OwnershipControls") or {}).get("Rules") == [{"ObjectOwnership": "BucketOwnerEnforced"}],
+         f"CheckpointBucket: OwnershipControls {bp.get('OwnershipControls')!r}")
+    tls_buckets = set()
+    for name, pol in of_type(res, "AWS::S3::BucketPolicy").items():
+        p = pol.get("Properties", {})
+        for st in p.get("PolicyDocument", {}).get("Statement", []):
+            if (st.get("Effect") == "Deny" and st.get("Principal") == "*" and st.get("Action") in ("s3:*", ["s3:*"])
+                    and (st.get("Condition") or {}).get("Bool", {}).get("aws:SecureTransport") in ("false", False)
+                    and isinstance(p.get("Bucket"), dict) and "Ref" in p["Bucket"]):
+                b = p["Bucket"]["Ref"]
+                res = st.get("Resource") if isinstance(st.get("Resource"), list) else [st.get("Resource")]
+                # The bucket and its objects.
+                if {"Fn::GetAtt": [b, "Arn"]} in res and {"Fn::Sub": "${" + b + ".Arn}/*"} in res:
+                    tls_buckets.add(b)
+    for name in buckets:
+        need(name in tls_buckets, f"{name}: no bucket policy denies it to requests without TLS")
     return problems, summary
 
 

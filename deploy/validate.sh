@@ -19,8 +19,11 @@ failed=()
 
 # A second parameter set that turns every optional grant and the worker's VPC
 # on: the worker in a private network (WorkerSubnetIds, WorkerSecurityGroupIds)
-# with Lambda tools, tool secrets under their own key, and documents from SSM
-# and from the bundle. The defaults turn them all off.
+# with Lambda tools, tool secrets under their own key, documents from SSM and
+# from the bundle, and a receipt key of the firm's own (no ReceiptKey created)
+# after a rotation (RetiredReceiptKeys, one kms: and one spki: key) with
+# checkpoints locked in COMPLIANCE mode. The defaults turn them all off (and
+# create the receipt key).
 PRIVATE_NETWORK=(
 	JwtIssuer=https://issuer.example.com/ JwtAudience=warrant-api
 	WorkerSubnetIds=subnet-0a1b2c3d4e5f60718,subnet-0f1e2d3c4b5a69788
@@ -29,6 +32,9 @@ PRIVATE_NETWORK=(
 	ToolSecretArns=arn:aws:secretsmanager:us-east-1:123456789012:secret:warrant/prod/dms-client-a1B2c3
 	ToolSecretsKeyArn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab
 	ToolCatalogParameter=/warrant/prod/tool-catalog/v1 AgentsParameter=/warrant/prod/agents/v1 ToolPolicyFile=tool_policy.json
+	ReceiptKeyArn=arn:aws:kms:us-east-1:123456789012:key/5b2f8c1e-4a7d-4e3b-9c6f-0d1e2f3a4b5c
+	RetiredReceiptKeys=kms:arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab,spki:MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEntgHM8aOooQ1WMgaV2VPY2RYYqkNbigMJJOkg4+ajDQHOrMqORGA0A6wiV2Li34fwSxHScmckcxwsfPs4XMp7A==
+	CheckpointRetentionMode=COMPLIANCE CheckpointRetentionDays=2557
 )
 
 missing() {

@@ -18,7 +18,7 @@ import (
 )
 
 // The documents whose commands TestDocCommands runs.
-var commandDocs = []string{"README.md", "docs/LOCAL.md"}
+var commandDocs = []string{"README.md", "docs/LOCAL.md", "docs/EVIDENCE.md"}
 
 // notRun lists, by their exact text (a trailing "  # comment" left out),
 // the commands of commandDocs that a test cannot run, and why. Every other

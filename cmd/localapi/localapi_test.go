@@ -218,7 +218,7 @@ func TestTemplate(t *testing.T) {
 	const key = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	const queueURL = "http://127.0.0.1:9324/000000000000/WorkerQueue"
 	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key,
-		"!Ref WorkerQueue": queueURL})
+		"RECEIPT_KEY": "p256:00", "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "!Ref WorkerQueue": queueURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +241,12 @@ func TestTemplate(t *testing.T) {
 		"GET /desk/{proxy+} -> runs",
 		"GET /v1/approvals -> runs",
 		"GET /v1/budget -> runs",
+		"GET /v1/evidence/log -> runs",
+		"GET /v1/keys -> runs",
 		"GET /v1/runs/{run_id} -> runs",
 		"GET /v1/runs/{run_id}/events -> runs",
+		"GET /v1/runs/{run_id}/evidence -> runs",
+		"GET /v1/runs/{run_id}/receipts -> runs",
 		"POST /v1/runs -> invoke",
 		"POST /v1/runs/{run_id}/approvals/{approval_id} -> approve",
 		"POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile -> approve",

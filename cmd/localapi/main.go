@@ -129,7 +129,9 @@ environment: DYNAMODB_ENDPOINT (another DynamoDB), TABLE_NAME (default warrant-l
 MODEL_BACKEND=bedrock (real Bedrock with your AWS configuration), MODEL_ID,
 TOOL_CATALOG, AGENTS and TOOL_POLICY (file:PATH: the functions' tool catalog, agents and risk policy;
 default: the reference tools on the local MCP server, the matter assistant, the embedded policy),
-LEDGER_KEY (hmac:<hex>; default a fresh key per start, saved as <log dir>/ledger.key).
+LEDGER_KEY (hmac:<hex>; default a fresh key per start, saved as <log dir>/ledger.key),
+RECEIPT_KEY (p256:<hex>; default a fresh key per start, saved as <log dir>/receipt.key, its public
+key as <log dir>/receipt-public.pem).
 Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs/LOCAL.md.
 
 `)
@@ -195,6 +197,7 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		ModelBackend:   os.Getenv("MODEL_BACKEND"),
 		ModelID:        os.Getenv("MODEL_ID"),
 		LedgerKey:      os.Getenv("LEDGER_KEY"),
+		ReceiptKey:     os.Getenv("RECEIPT_KEY"),
 
 		VisibilityTimeout: o.visibilityTimeout,
 		ModelLatency:      o.modelLatency,

@@ -29,6 +29,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
 )
 
@@ -55,6 +56,11 @@ type StackConfig struct {
 	// heads). Empty: a fresh local HMAC key for this start, written to
 	// <LogDir>/ledger.key for `warrant ledger verify --key @FILE`.
 	LedgerKey string
+	// ReceiptKey is the functions' RECEIPT_KEY (the P-256 key receipts
+	// and checkpoints are signed with). Empty: a fresh local key for this
+	// start, written to <LogDir>/receipt.key, its public half to
+	// <LogDir>/receipt-public.pem for `warrant evidence verify --public-key`.
+	ReceiptKey string
 	// ModelLatency is how long the fake model takes for each turn (0: it
 	// answers at once); the runs that outlive an API call, on demand.
 	ModelLatency time.Duration
@@ -144,8 +150,16 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 		s.cfg.LedgerKey = cfg.LedgerKey
 	}
-	// SQS first: the functions' environment names the queues' URLs.
-	locals := Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey}
+	if cfg.ReceiptKey == "" {
+		if cfg.ReceiptKey, err = newReceiptKey(cfg.LogDir); err != nil {
+			return nil, err
+		}
+		s.cfg.ReceiptKey = cfg.ReceiptKey
+	}
+	// SQS first: the functions' environment names the queues' URLs. The
+	// checkpoints stay in the table: there is no S3 here.
+	locals := Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey,
+		"RECEIPT_KEY": cfg.ReceiptKey, "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": ""}
 	if err := s.startQueues(locals); err != nil {
 		return nil, err
 	}
@@ -443,6 +457,32 @@ func newLedgerKey(logDir string) (string, error) {
 		}
 	}
 	return key, nil
+}
+
+// ReceiptKey is the functions' RECEIPT_KEY: a local P-256 key. Local only;
+// on AWS the key is in KMS and never leaves it.
+func (s *Stack) ReceiptKey() string { return s.cfg.ReceiptKey }
+
+// newReceiptKey makes a local P-256 receipt key and keeps it in logDir
+// (receipt.key, 0600) with its public half (receipt-public.pem).
+func newReceiptKey(logDir string) (string, error) {
+	k, err := evidence.GenerateP256()
+	if err != nil {
+		return "", err
+	}
+	if logDir != "" {
+		if err := os.WriteFile(filepath.Join(logDir, "receipt.key"), []byte(k.Spec()+"\n"), 0o600); err != nil {
+			return "", err
+		}
+		pub, err := evidence.NewPublicKey(k.Public())
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(logDir, "receipt-public.pem"), []byte(pub.PEM()), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return k.Spec(), nil
 }
 
 // DDBURL is the DynamoDB endpoint the functions use.

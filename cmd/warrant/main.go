@@ -44,6 +44,18 @@ const usage = `usage:
         counsel, not the requester unless the firm waived separation of duties) and the
         run.released that burned the warrant, with one effect_ref; exit 1 naming the
         first effect without provenance
+  warrant evidence verify --public-key FILE [--checkpoint FILE]... [BUNDLE|LOG]...
+        check evidence offline, with nothing but the firm's public keys (GET /v1/keys;
+        FILE may hold several PEM keys, --public-key may repeat): each BUNDLE is a run's
+        evidence (GET /v1/runs/{id}/evidence): the checkpoint's signature, the firm log's
+        chain to it, each receipt's signature and key, that the log's receipts of the
+        run are exactly the bundle's, and that the ledger matches every receipt and ends
+        at the last one once the run ended; a LOG (GET /v1/evidence/log) is checked the
+        same way, and every run it records must be among the BUNDLEs (one missing was
+        deleted or withheld). --checkpoint FILE is a checkpoint you already hold (the
+        "checkpoint" member of a bundle or log, or an object of the checkpoint bucket):
+        the evidence must end exactly at it. Prints what was verified; exit 1 naming
+        the first check that failed
   warrant policy decide TOOL [--policy FILE] [--input FILE] [--metadata FILE]
         print the risk policy's decision, with the rules that fired, for a call of TOOL
         (default: the embedded policy; FILE may also be an overlay of it, {"extends":
@@ -142,6 +154,11 @@ func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
 			return usageErr("tools needs the subcommand check")
 		}
 		return toolsCheckCmd(rest[1:], stdout)
+	case "evidence":
+		if len(rest) == 0 || rest[0] != "verify" {
+			return usageErr("evidence needs the subcommand verify")
+		}
+		return evidenceVerifyCmd(rest[1:], stdin, stdout)
 	case "effect":
 		if len(rest) == 0 || rest[0] != "reconcile" {
 			return usageErr("effect needs the subcommand reconcile")

@@ -120,7 +120,7 @@ func TestSerializedInvokes(t *testing.T) {
 	ddb := dynamotest.Minidyn(t)
 	table := dynamotest.NewTable(t, ddb)
 	e, err := rie.Start(ctx, rie.Options{Name: "runs", Bootstrap: bin, Log: &bytes.Buffer{},
-		Env: []string{"TABLE_NAME=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + ddb.URL, "LOG_LEVEL=INFO", "LEDGER_KEY=" + testLedgerKey}})
+		Env: []string{"TABLE_NAME=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + ddb.URL, "LOG_LEVEL=INFO", "LEDGER_KEY=" + testLedgerKey, "RECEIPT_KEY=" + testReceiptKey}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ var functions = []string{"invoke", "approve", "resume", "runs", "worker", "sweep
 // testLedgerKey is the functions' LEDGER_KEY in these tests (a local HMAC key).
 const testLedgerKey = "hmac:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 
+// testReceiptKey is the functions' RECEIPT_KEY in these tests (a local P-256
+// key; runs, stream-reduce and the sweeper read it).
+const testReceiptKey = "p256:308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b02010104200d0e4dfd2fd29a903e04ad4aaf4b09cf4f341a495760f785a1a36b331f79e6c1a144034200040a0d7f5199191b9c03f5e99dcb8423f3444b077206c81f6e878be8c25c504ac079170d8f3522366b88b2d789cce66044570f7a8f1cef463b2ac7731b56135950"
+
 // repoRoot is two levels up from this package.
 func repoRoot(t *testing.T) string {
 	t.Helper()

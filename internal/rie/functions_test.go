@@ -56,6 +56,7 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 		"LOG_LEVEL=INFO",
 		"MODEL_ID=" + modelID,
 		"LEDGER_KEY=" + testLedgerKey,
+		"RECEIPT_KEY=" + testReceiptKey,
 		// The worker's and runs' (the template's default); the other
 		// functions do not read it.
 		"FIRM_MONTHLY_BUDGET_USD=100.00",

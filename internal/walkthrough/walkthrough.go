@@ -48,6 +48,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
 
@@ -473,7 +474,72 @@ func (w *walk) filing(ctx context.Context) error {
 	f := effects[1]
 	w.ok("audit: the filing traces to warrant %s (asked at seq %d, approved at seq %d by %s as %s, released at seq %d)",
 		short(f.ApprovalID), f.BlockedSeq, f.DecidedSeq, short(f.DecidedBy), f.DecidedAs, f.ReleasedSeq)
-	return nil
+
+	// 12. The run's evidence, checked as an outsider would: the published
+	// public key only (warrant evidence verify).
+	return w.evidence(ctx, runID)
+}
+
+// evidence waits for the sweeper's checkpoint to cover the run's receipts,
+// fetches the bundle and verifies it offline with the key GET /v1/keys
+// publishes.
+func (w *walk) evidence(ctx context.Context, runID string) error {
+	const step = "evidence"
+	a, err := w.call(ctx, associate, http.MethodGet, "/v1/keys", nil)
+	if err != nil {
+		return err
+	}
+	if err := w.expect(step, a, http.StatusOK); err != nil {
+		return err
+	}
+	var keyList struct {
+		Keys []struct {
+			PEM string `json:"public_key_pem"`
+		} `json:"keys"`
+	}
+	var pems []byte
+	if json.Unmarshal(a.body, &keyList) == nil {
+		for _, k := range keyList.Keys {
+			pems = append(pems, k.PEM...)
+		}
+	}
+	keys, err := evidence.ParsePEM(pems)
+	if err != nil {
+		return &StepError{step, "the public keys (GET /v1/keys)", err.Error()}
+	}
+	t0 := time.Now()
+	deadline := t0.Add(w.RunWait)
+	for {
+		a, err := w.call(ctx, associate, http.MethodGet, "/v1/runs/"+runID+"/evidence", nil)
+		if err != nil {
+			return err
+		}
+		if err := w.expect(step, a, http.StatusOK); err != nil {
+			return err
+		}
+		var b evidence.Bundle
+		if err := contracts.DecodeStrict(a.body, &b); err != nil {
+			return &StepError{step, "an evidence bundle", err.Error()}
+		}
+		rep, verr := evidence.Verify(b, keys)
+		if verr == nil && rep.Complete {
+			w.ok("evidence: %d receipts signed by %s, verified offline against firm log checkpoint %d (%d entries) in %.1fs",
+				len(rep.Receipts), keys.IDs()[0][:19]+"…", rep.Checkpoint, rep.LogSize, time.Since(t0).Seconds())
+			return nil
+		}
+		if time.Now().After(deadline) {
+			got := rep.Pending
+			if verr != nil {
+				got = verr.Error()
+			}
+			return &StepError{step, "the run's receipts under a checkpoint, verified", got}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // email: the assistant e-mails the demo matter's client and copies someone

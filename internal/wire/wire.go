@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -60,6 +61,7 @@ var (
 	_ handlers.Continuer          = (*agent.Brain)(nil)
 	_ handlers.SweepBrain         = (*agent.Brain)(nil)
 	_ handlers.LeaseIndex         = (*dynamo.Store)(nil)
+	_ handlers.EvidenceStore      = (*dynamo.Store)(nil)
 	_ handlers.ReservationSweeper = (*dynamo.Store)(nil)
 	_ handlers.Enqueuer           = (*sqs.Queue)(nil)
 	_ agent.ReconcileStore        = (*dynamo.Store)(nil)
@@ -92,6 +94,10 @@ type Deps struct {
 	// a catalog that names servers does not build.
 	Targets func(catalog.Server) (agent.Target, error)
 	Logger  *failure.Logger
+	// Evidence is the receipt keys (RECEIPT_KEY, RECEIPT_RETIRED_KEYS) and
+	// the checkpoint bucket (CHECKPOINT_BUCKET); nil in a function that
+	// reads none.
+	Evidence *EvidenceKeys
 	// Now is the brain's and the approval handler's clock (nil: time.Now).
 	// The store has its own (dynamo.WithClock).
 	Now func() time.Time
@@ -144,6 +150,10 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		}
 	}
 	d.Targets = targets(awsCfg, d.Logger)
+	if d.Evidence, err = LoadEvidenceKeys(ctx, cfg, func() anchor.SignClient { return kms.NewFromConfig(awsCfg) },
+		func() anchor.S3Putter { return s3.NewFromConfig(awsCfg) }); err != nil {
+		return Deps{}, err
+	}
 	if cfg.Function == config.Worker {
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, awsCfg, ""), bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
 	}
@@ -359,7 +369,8 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now}, nil
+	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now,
+		Evidence: d.evidence(true)}, nil
 }
 
 // Approve builds counsel's decision handler. Its brain (no model) decides
@@ -377,13 +388,13 @@ func Approve(d Deps) (*handlers.Approve, error) {
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
 	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs),
-		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now,
+		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false),
 		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
 }
 
 // StreamReduce builds the ledger stream's reducer.
 func StreamReduce(d Deps) *handlers.StreamReduce {
-	return &handlers.StreamReduce{Store: d.Store, Keys: d.verifier(), Logger: d.Logger}
+	return &handlers.StreamReduce{Store: d.Store, Keys: d.verifier(), Logger: d.Logger, Evidence: d.evidence(true)}
 }
 
 // Handler builds the handler of d.Config.Function, as the function lambda.Start

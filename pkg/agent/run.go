@@ -88,7 +88,7 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 		MaxTokens: int64(cmp.Or(def.MaxTokens, b.cfg.MaxTokens)), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID, UserRoles: slices.Clone(opts.UserRoles),
 		CorrelationID: inv.Meta.CorrelationID, ChatSessionID: inv.Meta.ChatSessionID, FormID: inv.Meta.FormID,
 		History: append([]contracts.HistoryMessage{}, inv.History...), CounselMessage: inv.CounselMessage,
-		AgentsVersion: b.cfg.AgentsVersion, CatalogVersion: b.cfg.CatalogVersion}
+		AgentsVersion: b.cfg.AgentsVersion, CatalogVersion: b.cfg.CatalogVersion, PolicySHA256: b.policy.Digest()}
 	s := b.newSession(ctx, def, inv.Meta)
 	s.roles = started.UserRoles
 	first, err := s.chain.Next(started)

@@ -44,6 +44,11 @@ var (
 	// desk: the function that serves the counsel's desk (runs) and tells
 	// it how to sign counsel in.
 	desk = []string{"DESK_CLIENT_ID", "DESK_AUTHORIZE_URL", "DESK_TOKEN_URL"}
+	// receipts: the functions that sign receipts (stream-reduce) or
+	// checkpoints (the sweeper), or serve evidence (runs).
+	receipts = []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS"}
+	// checkpoints: where the sweeper also keeps each checkpoint.
+	checkpoints = []string{"CHECKPOINT_BUCKET"}
 )
 
 // FunctionVars is every environment variable each function reads.
@@ -52,14 +57,15 @@ var FunctionVars = map[string][]string{
 	Resume:       slices.Concat(base, brain, queue, policy, catalog),
 	Worker:       slices.Concat(base, brain, queue, policy, budget, catalog),
 	Approve:      slices.Concat(base, policy, catalog),
-	Runs:         slices.Concat(base, budget, desk),
-	StreamReduce: base,
-	Sweeper:      slices.Concat(base, queue, catalog),
+	Runs:         slices.Concat(base, budget, desk, receipts),
+	StreamReduce: slices.Concat(base, receipts),
+	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints),
 }
 
 // Optional variables may be left unset in the template.
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
-	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true}
+	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true,
+	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true}
 
 // Config is a function's validated configuration.
 type Config struct {
@@ -72,6 +78,15 @@ type Config struct {
 	// "kms:<key ARN or alias>" on AWS, "hmac:<hex>" on the local stack
 	// (pkg/anchor). It may hold key material, so it is never logged.
 	LedgerKey string
+	// ReceiptKey names the asymmetric key receipts and checkpoints are
+	// signed with: "kms:<key ARN or alias>" (ECC_NIST_P256, SIGN_VERIFY) on
+	// AWS, "p256:<hex PKCS#8>" on the local stack; RetiredReceiptKeys the
+	// rotated-out keys whose receipts still verify ("kms:<key>" or
+	// "spki:<base64 DER>", comma-separated). Never logged.
+	ReceiptKey, RetiredReceiptKeys string
+	// CheckpointBucket is the S3 bucket (Object Lock) the sweeper also
+	// writes each checkpoint to; empty: the table only.
+	CheckpointBucket string
 	// QueueURL is the worker queue the functions that start, resume or
 	// restart a run hand it to.
 	QueueURL string
@@ -146,6 +161,15 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	}
 	if c.LedgerKey = get("LEDGER_KEY", ""); !strings.HasPrefix(c.LedgerKey, "kms:") && !strings.HasPrefix(c.LedgerKey, "hmac:") {
 		return Config{}, invalid("LEDGER_KEY", `must be "kms:<key ARN or alias>" or, on the local stack only, "hmac:<hex>"`)
+	}
+	if slices.Contains(vars, "RECEIPT_KEY") {
+		if c.ReceiptKey = get("RECEIPT_KEY", ""); !strings.HasPrefix(c.ReceiptKey, "kms:") && !strings.HasPrefix(c.ReceiptKey, "p256:") {
+			return Config{}, invalid("RECEIPT_KEY", `must be "kms:<key ARN or alias>" or, on the local stack only, "p256:<hex>"`)
+		}
+		c.RetiredReceiptKeys = get("RECEIPT_RETIRED_KEYS", "")
+	}
+	if slices.Contains(vars, "CHECKPOINT_BUCKET") {
+		c.CheckpointBucket = get("CHECKPOINT_BUCKET", "")
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")

@@ -34,6 +34,10 @@ const testQueueURL = "https://sqs.us-east-1.amazonaws.com/111122223333/warrant-w
 
 const testLedgerKey = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
+// testReceiptKey is a receipt key spec the receipt-signing and evidence
+// functions need (config only checks its scheme); lookup supplies it too.
+const testReceiptKey = "kms:arn:aws:kms:us-east-1:111122223333:key/5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b"
+
 func lookup(env map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) {
 		v, ok := env[k]
@@ -42,6 +46,9 @@ func lookup(env map[string]string) func(string) (string, bool) {
 		}
 		if !ok && k == "QUEUE_URL" {
 			return testQueueURL, true
+		}
+		if !ok && k == "RECEIPT_KEY" {
+			return testReceiptKey, true
 		}
 		return v, ok
 	}
@@ -124,6 +131,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "LOG_LEVEL number", fns: functions, env: map[string]string{"LOG_LEVEL": "3"}, want: "LOG_LEVEL"},
 		{name: "LEDGER_KEY missing", fns: functions, env: map[string]string{"LEDGER_KEY": ""}, want: "LEDGER_KEY"},
 		{name: "LEDGER_KEY unknown scheme", fns: functions, env: map[string]string{"LEDGER_KEY": "aes:00"}, want: "LEDGER_KEY"},
+		{name: "RECEIPT_KEY missing", fns: []string{config.Runs, config.StreamReduce, config.Sweeper}, env: map[string]string{"RECEIPT_KEY": ""}, want: "RECEIPT_KEY"},
+		{name: "RECEIPT_KEY an HMAC key", fns: []string{config.Runs, config.StreamReduce, config.Sweeper}, env: map[string]string{"RECEIPT_KEY": testLedgerKey}, want: "RECEIPT_KEY"},
 		{name: "QUEUE_URL missing", fns: []string{config.Invoke, config.Resume, config.Sweeper}, env: map[string]string{"QUEUE_URL": ""}, want: "QUEUE_URL"},
 		{name: "MODEL_ID missing", env: map[string]string{"MODEL_ID": ""}, want: "MODEL_ID"},
 		{name: "MODEL_ID unknown", env: map[string]string{"MODEL_ID": "anthropic.claude-9-v1:0"}, want: "MODEL_ID", kind: failure.KindUnknownModel},
@@ -269,6 +278,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	}
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
+		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",
@@ -469,7 +479,7 @@ func TestToolPolicy(t *testing.T) {
 
 // The desk's sign-in is all or nothing, over https only.
 func TestDeskSignIn(t *testing.T) {
-	base := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey}
+	base := map[string]string{"TABLE_NAME": "t", "LEDGER_KEY": testLedgerKey, "RECEIPT_KEY": testReceiptKey}
 	load := func(extra map[string]string) (config.Config, error) {
 		env := maps.Clone(base)
 		maps.Copy(env, extra)

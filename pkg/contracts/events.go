@@ -89,6 +89,10 @@ type RunStarted struct {
 	// lines written before they were configuration).
 	AgentsVersion  string `json:"agents_version,omitempty"`
 	CatalogVersion string `json:"catalog_version,omitempty"`
+	// PolicySHA256 is the SHA-256 of the risk policy document (and its
+	// overlay) the run was started under, which receipts name (absent on
+	// lines written before receipts).
+	PolicySHA256 string `json:"policy_sha256,omitempty"`
 }
 
 // TurnDelta is one streamed text fragment of a model turn.

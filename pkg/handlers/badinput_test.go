@@ -91,6 +91,20 @@ func getEvents(t *testing.T, w *world) *event {
 
 func listApr(t *testing.T, _ *world) *event { return fixture(t, "list-approvals.json") }
 
+func getEvidence(t *testing.T, w *world) *event {
+	return getRoute(t, "GET /v1/runs/{run_id}/evidence", "/v1/runs/"+w.a.runID+"/evidence", map[string]string{"run_id": w.a.runID}, nil)
+}
+
+func getReceipts(t *testing.T, w *world) *event {
+	return getRoute(t, "GET /v1/runs/{run_id}/receipts", "/v1/runs/"+w.a.runID+"/receipts", map[string]string{"run_id": w.a.runID}, nil)
+}
+
+func getFirmLog(t *testing.T, _ *world) *event {
+	return getRoute(t, "GET /v1/evidence/log", "/v1/evidence/log", nil, nil)
+}
+
+func getKeys(t *testing.T, _ *world) *event { return getRoute(t, "GET /v1/keys", "/v1/keys", nil, nil) }
+
 func with(base func(*testing.T, *world) *event, fn func(e *event, w *world)) func(*testing.T, *world) *event {
 	return func(t *testing.T, w *world) *event {
 		e := base(t, w)
@@ -255,6 +269,23 @@ var badCases = []badCase{
 	{"approvals/unknown query", with(listApr, query(map[string]string{"firm_id": otherFirm})), 400},
 	{"approvals/limit too large", with(listApr, query(map[string]string{"limit": "501"})), 400},
 	{"approvals/missing claims", with(listApr, noClaims), 401},
+	// GET /v1/runs/{run_id}/evidence, .../receipts, /v1/evidence/log, /v1/keys
+	{"evidence/run_id not a UUID", with(getEvidence, func(e *event, _ *world) { e.pathParam("run_id", secret) }), 400},
+	{"evidence/checkpoint zero", with(getEvidence, query(map[string]string{"checkpoint": "0"})), 400},
+	{"evidence/unknown query", with(getEvidence, query(map[string]string{"verify": "true"})), 400},
+	{"evidence/checkpoint not yet signed", with(getEvidence, query(map[string]string{"checkpoint": "99"})), 404},
+	{"evidence/another firm's run", with(getEvidence, func(e *event, w *world) { e.pathParam("run_id", w.c.runID) }), 404},
+	{"evidence/missing claims", with(getEvidence, noClaims), 401},
+	{"receipts/unknown query", with(getReceipts, query(map[string]string{"checkpoint": "1"})), 400},
+	{"receipts/run_id not a UUID", with(getReceipts, func(e *event, _ *world) { e.pathParam("run_id", "run-1") }), 400},
+	{"receipts/another firm's run", with(getReceipts, func(e *event, w *world) { e.pathParam("run_id", w.c.runID) }), 404},
+	{"receipts/missing claims", with(getReceipts, noClaims), 401},
+	{"firm log/from zero", with(getFirmLog, query(map[string]string{"from": "0"})), 400},
+	{"firm log/unknown query", with(getFirmLog, query(map[string]string{"firm_id": otherFirm})), 400},
+	{"firm log/checkpoint not yet signed", with(getFirmLog, query(map[string]string{"checkpoint": "3"})), 404},
+	{"firm log/nil authorizer", with(getFirmLog, noAuthorizer), 401},
+	{"keys/unknown query", with(getKeys, query(map[string]string{"key_id": "x"})), 400},
+	{"keys/missing claims", with(getKeys, noClaims), 401},
 	{"runs/unknown route", with(listApr, func(e *event, _ *world) { e.m["routeKey"] = "GET /v1/admin" }), 404},
 }
 

@@ -57,6 +57,13 @@ const (
 // testLedgerKey is the stack's local ledger key (LEDGER_KEY).
 const testLedgerKey = "hmac:5d41402abc4b2a76b9719d911017c592ae2e7a1c5f2b4b5a6c7d8e9f0a1b2c3d"
 
+// testReceiptKey signs the stack's receipts and checkpoints (a local P-256
+// key, as the local stack's); otherReceiptKey is a key nobody trusts.
+const (
+	testReceiptKey  = "p256:308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b02010104200d0e4dfd2fd29a903e04ad4aaf4b09cf4f341a495760f785a1a36b331f79e6c1a144034200040a0d7f5199191b9c03f5e99dcb8423f3444b077206c81f6e878be8c25c504ac079170d8f3522366b88b2d789cce66044570f7a8f1cef463b2ac7731b56135950"
+	otherReceiptKey = "p256:308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b020101042054122af9b95c2d5aac34ae0f36abfc44759ed685de0c3f071477bdda00f5a371a14403420004663fc239e270916492b7e7dd1c0e5dd9fdd33e0126c3c89dc27381988e4010724ad1597c138b77cd77053af6e186059f48f5f3890f67f514f8a2659262bb22c7"
+)
+
 // eventsDir is the repository's events/ folder, which both `sam local
 // invoke` and these tests read.
 var eventsDir = filepath.Join("..", "..", "events")
@@ -219,7 +226,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 		ep = dynamotest.Minidyn(t)
 	}
 	table := dynamotest.NewTable(t, ep)
-	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey,
+	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey, "RECEIPT_KEY": testReceiptKey,
 		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker", // the stack's queue is memQueue
 		"FIRM_MONTHLY_BUDGET_USD": "100.00"}                                       // the template's default
 	for k, v := range opt.env {
@@ -258,7 +265,17 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	// Wired as functions/<name>/main.go wire them (internal/wire), with
 	// this stack's store, fake model, clock and run ids.
 	queue := &memQueue{}
-	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID}
+	sweepCfg, err := config.Load(config.Sweeper, envLookup(env))
+	if err != nil {
+		t.Fatalf("config.Load(sweeper): %v", err)
+	}
+	// The receipt keys, as stream-reduce, the sweeper and runs load them.
+	evk, err := wire.LoadEvidenceKeys(ctx, sweepCfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID,
+		Evidence: evk}
 	if opt.system != "" {
 		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.system, opt.wrap)
 	}

@@ -177,7 +177,7 @@ func TestRunStartedFieldsAreDecided(t *testing.T) {
 	compared := []string{"agent_key", "matter_id", "user_id", "user_roles", "chat_session_id", "form_id",
 		"history", "counsel_message", "cost_cap_usd"}
 	notCompared := []string{"correlation_id", // the attempt's tracing id
-		"mode", "model_id", "prompt_version", "schema_version", "max_tokens", "agents_version", "catalog_version"} // the server's choices
+		"mode", "model_id", "prompt_version", "schema_version", "max_tokens", "agents_version", "catalog_version", "policy_sha256"} // the server's choices
 	typ := reflect.TypeFor[contracts.RunStarted]()
 	var got []string
 	for i := range typ.NumField() {

@@ -43,6 +43,11 @@ type RunsStore interface {
 //	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
 //	GET /v1/budget[?limit=N]                    the firm's model budget this month (UTC): limit, spent,
 //	                                            reserved, headroom, and up to N open reservations
+//	GET /v1/runs/{run_id}/evidence[?checkpoint=N]  the run's evidence bundle (package evidence), checkable offline
+//	GET /v1/runs/{run_id}/receipts              the run's receipts as the desk shows them, checked here against
+//	                                            the firm log and its latest checkpoint
+//	GET /v1/evidence/log[?from=N&checkpoint=M]  the firm log's entries from N to checkpoint M, and M
+//	GET /v1/keys                                the public keys receipts and checkpoints are signed with
 //	GET /desk, GET /desk/{name}                 the counsel's desk (package desk): the page, its script,
 //	                                            style sheet and sign-in configuration; no claims needed
 //
@@ -64,6 +69,9 @@ type Runs struct {
 	Now func() time.Time
 	// Desk is how the counsel's desk signs counsel in (GET /desk/config.json).
 	Desk desk.Config
+	// Evidence assembles runs' evidence bundles and the firm log, and holds
+	// the public keys GET /v1/keys publishes.
+	Evidence *Evidence
 }
 
 // Desk routes: the page and its assets, public (API Gateway runs no
@@ -118,6 +126,14 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = h.approvals(ctx, req, p, &id)
 	case "GET /v1/budget":
 		resp, err = h.budget(ctx, req, p, &id)
+	case "GET /v1/runs/{run_id}/evidence":
+		resp, err = h.evidence(ctx, req, p, &id)
+	case "GET /v1/runs/{run_id}/receipts":
+		resp, err = h.receipts(ctx, req, p, &id)
+	case "GET /v1/evidence/log":
+		resp, err = h.firmLog(ctx, req, p, &id)
+	case "GET /v1/keys":
+		resp, err = h.keys(req, &id)
 	default:
 		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}

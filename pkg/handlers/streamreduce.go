@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 
@@ -43,6 +45,11 @@ type StreamReduce struct {
 	// folded (nil: the head's seq and hash are checked, not its MAC).
 	Keys   reducer.HeadVerifier
 	Logger *failure.Logger
+	// Evidence issues the receipts of the new lines (executed effects,
+	// reconciliations, the line that ends the run) before the projection
+	// moves past them, so a receipt that could not be signed or logged is
+	// retried with its record (nil: no receipts).
+	Evidence *Evidence
 }
 
 // Handle is the Lambda handler.
@@ -100,8 +107,11 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 	if st.LastSeq != prev {
 		return fmt.Errorf("stored projection is inconsistent: state seq %d, last_seq %d", st.LastSeq, prev)
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Keys: h.Keys})
+	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Keys: h.Keys, KeepLines: h.Evidence != nil})
 	if err != nil {
+		return err
+	}
+	if err := h.issueReceipts(ctx, firm, run, prev, folded); err != nil {
 		return err
 	}
 	st = folded.State
@@ -119,4 +129,24 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 		return err
 	}
 	return h.Store.UpdateProjection(ctx, firm, run, prev, warrant.Projection{LastSeq: st.LastSeq, Status: st.Status, State: raw, Halted: halted})
+}
+
+// issueReceipts issues the receipts the newly folded lines call for. A
+// receipt derives from the whole ledger (the warrant an effect ran under was
+// decided lines before), so the ledger is read again from line 1, only when a
+// new line calls for one: O(run) once per effect and per run end.
+func (h *StreamReduce) issueReceipts(ctx context.Context, firm, run string, prev int64, folded reducer.Folded) error {
+	if h.Evidence == nil || len(folded.Lines) == 0 || (!slices.ContainsFunc(folded.Lines, evidence.NeedsReceipt) && !folded.State.Status.Terminal()) {
+		return nil
+	}
+	whole, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{HaltOnUnknown: true, Keys: h.Keys, KeepLines: true})
+	if err != nil {
+		return err
+	}
+	lines := whole.Lines
+	if n := int(folded.State.LastSeq); n < len(lines) {
+		lines = lines[:n] // what this fold folded, and no further
+	}
+	_, err = h.Evidence.IssueReceipts(ctx, firm, run, lines, prev)
+	return err
 }

@@ -56,10 +56,13 @@ type Sweeper struct {
 	// Budgets releases lost workers' reservations (nil: none to sweep).
 	Budgets ReservationSweeper
 	Queue   Enqueuer
-	Logger  *failure.Logger
-	Now     func() time.Time
-	Limit   int           // runs per pass (default 500)
-	Grace   time.Duration // how long past its lease a run is left alone (default 30 s)
+	// Evidence signs a checkpoint of every firm log that grew since its
+	// last one, after the runs are settled (nil: no checkpoints).
+	Evidence *Evidence
+	Logger   *failure.Logger
+	Now      func() time.Time
+	Limit    int           // runs per pass (default 500)
+	Grace    time.Duration // how long past its lease a run is left alone (default 30 s)
 	// Reserve is the time a pass keeps for the run in hand (default 20 s).
 	Reserve time.Duration
 }
@@ -78,6 +81,10 @@ type SweepReport struct {
 	Unchanged           int `json:"unchanged"`
 	Errors              int `json:"errors"`
 	Deferred            int `json:"deferred"`
+	// Checkpoints were signed; CheckpointErrors could not be (logged, and
+	// tried again on the next pass).
+	Checkpoints      int `json:"checkpoints"`
+	CheckpointErrors int `json:"checkpoint_errors"`
 }
 
 // Handle is the Lambda handler.
@@ -136,8 +143,18 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 			rep.Unchanged++
 		}
 	}
+	if h.Evidence != nil {
+		// A firm log's checkpoint commits to the receipts of the runs just
+		// settled too.
+		made, failed, err := h.Evidence.CheckpointDue(ctx, limit)
+		if err != nil {
+			h.log(ctx, err, failure.Identity{})
+			failed++
+		}
+		rep.Checkpoints, rep.CheckpointErrors = made, failed
+	}
 	if h.Logger != nil {
-		h.Logger.Info(ctx, "sweep", "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
+		h.Logger.Info(ctx, "sweep", "checkpoints", rep.Checkpoints, "checkpoint_errors", rep.CheckpointErrors, "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
 			"expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
 			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,
 			"errors", rep.Errors, "deferred", rep.Deferred)

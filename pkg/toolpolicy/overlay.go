@@ -59,7 +59,12 @@ func LoadDocument(data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return base.overlay(&o)
+	q, err := base.overlay(&o)
+	if err != nil {
+		return nil, err
+	}
+	q.digest = digestOf(data)
+	return q, nil
 }
 
 // overlay returns a copy of p with o applied. Compiled rules are immutable

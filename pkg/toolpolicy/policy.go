@@ -2,7 +2,9 @@ package toolpolicy
 
 import (
 	"cmp"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,6 +134,7 @@ type toolEntry struct {
 // Policy is a validated, immutable risk policy; it is safe for concurrent use.
 type Policy struct {
 	version string
+	digest  string // hex SHA-256 of the document loaded (Digest)
 	def     toolEntry
 	tools   map[string]*toolEntry
 	rules   []*rule // file order
@@ -226,6 +229,7 @@ func Load(data []byte) (*Policy, error) {
 	}
 	p.rules, p.tables = rules, tables
 	p.index()
+	p.digest = digestOf(data)
 	return p, nil
 }
 
@@ -269,6 +273,17 @@ func Embedded() (*Policy, error) { return embedded() }
 
 // Version identifies the policy revision a decision was made under.
 func (p *Policy) Version() string { return p.version }
+
+// Digest is the hex SHA-256 of the document the policy was loaded from: the
+// policy file, or for an overlay the overlay file (its version names the
+// embedded policy it extends). `sha256sum` of the deployed file equals it;
+// receipts name it.
+func (p *Policy) Digest() string { return p.digest }
+
+func digestOf(doc []byte) string {
+	sum := sha256.Sum256(doc)
+	return hex.EncodeToString(sum[:])
+}
 
 // Floor is a tool's listed tier, the tier Decide starts from before any rule
 // fires, and whether the tool is listed at all (an unlisted tool's floor is

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
+)
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// evidenceVerifyCmd checks evidence offline: each FILE is a run's bundle
+// (GET /v1/runs/{id}/evidence) or a stretch of the firm log (GET
+// /v1/evidence/log). With a firm log, every run it records must be among
+// the bundles given. --checkpoint pins the checkpoint the verifier already
+// holds: a bundle must be checked against exactly it.
+func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := newFlags("evidence verify")
+	var keyFiles, pinned multiFlag
+	fs.Var(&keyFiles, "public-key", "PEM `FILE` of public keys you trust (repeatable)")
+	fs.Var(&pinned, "checkpoint", "a signed checkpoint `FILE` you hold; every bundle must end at it (repeatable)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(keyFiles) == 0 {
+		return usageErr("evidence verify needs --public-key FILE")
+	}
+	keys := evidence.KeySet{}
+	for _, f := range keyFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		set, err := evidence.ParsePEM(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		for _, k := range set {
+			keys.Add(k)
+		}
+	}
+	held := map[string]bool{}
+	for _, f := range pinned {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var s evidence.Signed
+		if err := contracts.DecodeStrict(bytes.TrimSpace(b), &s); err != nil {
+			return fmt.Errorf("%s: not a signed checkpoint: %w", f, err)
+		}
+		if _, err := evidence.OpenCheckpoint(keys, s); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		held[s.Body] = true
+	}
+	if len(pos) == 0 {
+		pos = []string{"-"}
+	}
+	var bundles []evidence.Bundle
+	var names []string
+	var logs []evidence.LogBundle
+	for _, p := range pos {
+		var data []byte
+		if p == "-" {
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(p)
+		}
+		if err != nil {
+			return err
+		}
+		var probe struct {
+			Schema string `json:"schema"`
+		}
+		if err := json.Unmarshal(data, &probe); err != nil {
+			return fmt.Errorf("%s: not JSON: %w", p, err)
+		}
+		switch probe.Schema {
+		case evidence.BundleSchema:
+			var b evidence.Bundle
+			if err := contracts.DecodeStrict(data, &b); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			bundles, names = append(bundles, b), append(names, p)
+		case evidence.LogSchema:
+			var l evidence.LogBundle
+			if err := contracts.DecodeStrict(data, &l); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			logs = append(logs, l)
+		default:
+			return fmt.Errorf("%s: schema %q is neither %s nor %s", p, probe.Schema, evidence.BundleSchema, evidence.LogSchema)
+		}
+	}
+	type runOut struct {
+		File       string `json:"file"`
+		RunID      string `json:"run_id"`
+		Status     string `json:"status"`
+		Complete   bool   `json:"complete"`
+		LastSeq    int64  `json:"last_seq"`
+		Covered    int64  `json:"covered_seq"`
+		Checkpoint int64  `json:"checkpoint"`
+		Receipts   int    `json:"receipts"`
+	}
+	out := struct {
+		Verified bool     `json:"verified"`
+		Runs     []runOut `json:"runs"`
+		Logs     []any    `json:"firm_logs,omitempty"`
+	}{Verified: true, Runs: []runOut{}}
+	for i, b := range bundles {
+		rep, err := evidence.Verify(b, keys)
+		if err != nil {
+			return fmt.Errorf("%s: run %s: %w", names[i], b.RunID, err)
+		}
+		if len(held) > 0 && !held[b.Checkpoint.Body] {
+			return fmt.Errorf("%s: run %s: checked against checkpoint %d, which is not a checkpoint you hold: fetch the bundle with ?checkpoint=N", names[i], b.RunID, rep.Checkpoint)
+		}
+		out.Runs = append(out.Runs, runOut{File: names[i], RunID: rep.RunID, Status: rep.Status, Complete: rep.Complete,
+			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts)})
+	}
+	for _, l := range logs {
+		rep, err := evidence.VerifyLog(l, keys, bundles)
+		if err != nil {
+			return fmt.Errorf("firm log: %w", err)
+		}
+		if len(held) > 0 && !held[l.Checkpoint.Body] {
+			return fmt.Errorf("firm log: ends at checkpoint %d, which is not a checkpoint you hold", rep.Checkpoint)
+		}
+		out.Logs = append(out.Logs, map[string]any{"firm_id": rep.FirmID, "checkpoint": rep.Checkpoint, "entries_from": rep.From,
+			"entries_to": rep.LogSize, "runs": len(rep.Runs)})
+	}
+	return writeJSON(stdout, out)
+}

@@ -1,0 +1,214 @@
+package handlers_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
+)
+
+// recipe returns the ```bash block of docs/EVIDENCE.md whose first line is
+// "# <name> ...": the exact script the document tells a verifier to run.
+func recipe(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "EVIDENCE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur []string
+	in := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "```bash":
+			in, cur = true, nil
+		case line == "```" && in:
+			in = false
+			if len(cur) > 0 && strings.HasPrefix(cur[0], "# "+name+" ") {
+				return strings.Join(cur, "\n") + "\n"
+			}
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	t.Fatalf("docs/EVIDENCE.md has no bash block starting %q", "# "+name)
+	return ""
+}
+
+// needTools: the recipe's tools. CI installs them (.ci/run); elsewhere a
+// machine without them cannot run the recipe, and says so.
+func needTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"bash", "jq", "openssl", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is missing (CI installs it: .ci/run)", tool)
+			}
+			t.Skipf("%s is not installed; the recipe needs it", tool)
+		}
+	}
+}
+
+// runRecipe writes files into a fresh directory and runs script there with
+// args; it answers the output and whether the script succeeded.
+func runRecipe(t *testing.T, script string, files map[string][]byte, args ...string) (string, bool) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "check.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", append([]string{"check.sh"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+func jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestEvidenceRecipe runs docs/EVIDENCE.md's openssl recipe, exactly as
+// written, on real bundles: the untampered one verifies; a rolled-back run,
+// an altered receipt, a receipt signed by another key, a ledger that runs
+// past its receipt and a deleted run are each refused, naming why.
+func TestEvidenceRecipe(t *testing.T) {
+	needTools(t)
+	checkRun, checkLog := recipe(t, "check-evidence.sh"), recipe(t, "check-firm-log.sh")
+	s := newStack(t, stackOptions{})
+	resp := s.post(getRoute(t, "GET /v1/keys", "/v1/keys", nil, nil))
+	var keys struct {
+		Keys []struct {
+			PEM string `json:"public_key_pem"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &keys); err != nil || len(keys.Keys) != 1 {
+		t.Fatalf("keys: %v %s", err, resp.Body)
+	}
+	pem := []byte(keys.Keys[0].PEM)
+
+	// Two completed runs, and a third rolled back to its held state after
+	// it completed.
+	first, second := s.completedFiling(t), s.completedFiling(t)
+	rolled := s.startHeld(t)
+	pk := runPK(fixFirm, rolled.runID)
+	heldItems := map[string]bool{}
+	var heldRun map[string]types.AttributeValue
+	for _, it := range s.items(pk) {
+		heldItems[skOf(it)] = true
+		if skOf(it) == "RUN" {
+			heldRun = it
+		}
+	}
+	s.call(approveReq(t, rolled, "approve", rolled.hash))
+	s.call(resumeReq(t, rolled))
+	for _, r := range []string{first.runID, second.runID, rolled.runID} {
+		s.settle(r)
+	}
+	good := s.bundle(first.runID, nil)
+	firmLog := s.firmLog()
+	bundles := map[string][]byte{"runs/" + first.runID + ".json": jsonOf(t, good),
+		"runs/" + second.runID + ".json": jsonOf(t, s.bundle(second.runID, nil)),
+		"runs/" + rolled.runID + ".json": jsonOf(t, s.bundle(rolled.runID, nil))}
+	for _, it := range s.items(pk) {
+		if !heldItems[skOf(it)] {
+			s.deleteItem(pk, skOf(it))
+		}
+	}
+	s.putItem(heldRun)
+	rolledBack := s.bundle(rolled.runID, nil)
+
+	out, ok := runRecipe(t, checkRun, map[string][]byte{"bundle.json": jsonOf(t, good), "key.pem": pem}, "bundle.json", "key.pem")
+	if !ok || !strings.Contains(out, "verified: run "+first.runID+", 3 receipts, checkpoint") {
+		t.Fatalf("the untampered bundle: %v\n%s", ok, out)
+	}
+	logFiles := map[string][]byte{"log.json": jsonOf(t, firmLog), "key.pem": pem}
+	for k, v := range bundles {
+		logFiles[k] = v
+	}
+	if out, ok := runRecipe(t, checkLog, logFiles, "log.json", "key.pem", "runs"); !ok || !strings.Contains(out, "verified: firm log entries 1 to 9") {
+		t.Fatalf("the untampered firm log: %v\n%s", ok, out)
+	}
+
+	other, err := evidence.ParseP256(otherReceiptKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(fn func(b *evidence.Bundle)) []byte {
+		var b evidence.Bundle
+		_ = json.Unmarshal(jsonOf(t, good), &b)
+		fn(&b)
+		return jsonOf(t, b)
+	}
+	for _, tc := range []struct {
+		name   string
+		bundle []byte
+		want   string
+	}{
+		{"a run rolled back to an older signed head", jsonOf(t, rolledBack), "FAILED: the firm log and the bundle's receipts differ"},
+		{"an altered receipt", edit(func(b *evidence.Bundle) {
+			b.Receipts[1].Body = strings.Replace(b.Receipts[1].Body, `"outcome":"success"`, `"outcome":"error"`, 1)
+		}), "FAILED: receipt 1's signature"},
+		{"a receipt signed by another key", edit(func(b *evidence.Bundle) {
+			var r evidence.Receipt
+			_ = json.Unmarshal([]byte(b.Receipts[1].Body), &r)
+			r.KeyID, r.IssuedAt = "", ""
+			b.Receipts[1], _ = evidence.Issue(context.Background(), other, r, contracts.FormatTime(s.clock.Now()))
+		}), "FAILED: receipt 1 is signed by another key"},
+		{"a ledger that runs past its receipt", edit(func(b *evidence.Bundle) {
+			last, _ := contracts.ParseEventLine([]byte(b.Ledger[len(b.Ledger)-1]))
+			forged, _ := contracts.ChainAfter(last).Next(&contracts.RunCompleted{StopReason: "end_turn", FinalText: "forged"})
+			b.Ledger = append(b.Ledger, string(forged.Raw))
+		}), "FAILED: the ledger runs past its last receipt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, ok := runRecipe(t, checkRun, map[string][]byte{"bundle.json": tc.bundle, "key.pem": pem}, "bundle.json", "key.pem")
+			if ok || !strings.Contains(out, tc.want) {
+				t.Fatalf("the recipe: ok=%v, want %q:\n%s", ok, tc.want, out)
+			}
+			// warrant evidence verify's check refuses it too.
+			var b evidence.Bundle
+			_ = json.Unmarshal(tc.bundle, &b)
+			keySet, _ := evidence.ParsePEM(pem)
+			if _, err := evidence.Verify(b, keySet); err == nil {
+				t.Fatalf("evidence.Verify accepts it")
+			}
+		})
+	}
+	t.Run("a deleted run", func(t *testing.T) {
+		files := map[string][]byte{}
+		for k, v := range logFiles {
+			if k != "runs/"+second.runID+".json" {
+				files[k] = v
+			}
+		}
+		out, ok := runRecipe(t, checkLog, files, "log.json", "key.pem", "runs")
+		if ok || !strings.Contains(out, "FAILED: run "+second.runID+" has receipts in the firm log") {
+			t.Fatalf("the recipe: ok=%v:\n%s", ok, out)
+		}
+	})
+}

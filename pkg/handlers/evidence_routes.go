@@ -1,0 +1,131 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+)
+
+var errNoEvidence = failure.New(failure.KindNotFound, "evidence is not configured")
+
+func (h *Runs) evidence(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	if err := httpapi.RejectUnknownQuery(req, "checkpoint"); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	runID, err := httpapi.PathUUID(req, "run_id")
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	id.RunID = runID
+	at, err := httpapi.QueryInt(req, "checkpoint", 0, 1, 1<<40)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	if h.Evidence == nil {
+		return events.APIGatewayV2HTTPResponse{}, errNoEvidence
+	}
+	b, err := h.Evidence.Bundle(ctx, p.FirmID, runID, at)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(200, b, id.CorrelationID), nil
+}
+
+// ReceiptsView is what the desk shows of a run's evidence: each receipt as it
+// reads, and whether the bundle verified against this deployment's keys.
+type ReceiptsView struct {
+	RunID    string             `json:"run_id"`
+	Receipts []evidence.Receipt `json:"receipts"`
+	// Verified: the bundle passed evidence.Verify; Checkpoint is the
+	// checkpoint it was verified against (0: none yet), Complete whether
+	// the run ended with every line covered, Problem what failed.
+	Verified   bool   `json:"verified"`
+	Checkpoint int64  `json:"checkpoint"`
+	Complete   bool   `json:"complete"`
+	Problem    string `json:"problem,omitempty"`
+}
+
+func (h *Runs) receipts(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	if err := httpapi.RejectUnknownQuery(req); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	runID, err := httpapi.PathUUID(req, "run_id")
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	id.RunID = runID
+	if h.Evidence == nil {
+		return events.APIGatewayV2HTTPResponse{}, errNoEvidence
+	}
+	b, err := h.Evidence.Bundle(ctx, p.FirmID, runID, 0)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	v := ReceiptsView{RunID: runID, Receipts: []evidence.Receipt{}}
+	rep, verr := evidence.Verify(b, h.Evidence.Keys)
+	v.Checkpoint, v.Complete = rep.Checkpoint, rep.Complete
+	if verr != nil {
+		v.Problem = verr.Error()
+		// What the receipts say, each still checked against its signature.
+		for _, s := range b.Receipts {
+			if r, err := evidence.OpenReceipt(h.Evidence.Keys, s); err == nil {
+				v.Receipts = append(v.Receipts, r)
+			}
+		}
+	} else {
+		v.Verified, v.Receipts = true, append(v.Receipts, rep.Receipts...)
+	}
+	return httpapi.JSON(200, v, id.CorrelationID), nil
+}
+
+func (h *Runs) firmLog(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	if err := httpapi.RejectUnknownQuery(req, "from", "checkpoint"); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	from, err := httpapi.QueryInt(req, "from", 1, 1, 1<<40)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	at, err := httpapi.QueryInt(req, "checkpoint", 0, 1, 1<<40)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	if h.Evidence == nil {
+		return events.APIGatewayV2HTTPResponse{}, errNoEvidence
+	}
+	lb, err := h.Evidence.LogBundle(ctx, p.FirmID, from, at)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(200, lb, id.CorrelationID), nil
+}
+
+// KeyView is one published public key.
+type KeyView struct {
+	KeyID        string `json:"key_id"`
+	PublicKeyPEM string `json:"public_key_pem"`
+	// Signing: receipts and checkpoints are signed with this key now;
+	// the others are retired and still verify what they signed.
+	Signing bool `json:"signing"`
+}
+
+func (h *Runs) keys(req events.APIGatewayV2HTTPRequest, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
+	if err := httpapi.RejectUnknownQuery(req); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	if h.Evidence == nil {
+		return events.APIGatewayV2HTTPResponse{}, errNoEvidence
+	}
+	out := struct {
+		Keys []KeyView `json:"keys"`
+	}{Keys: []KeyView{}}
+	signing := h.Evidence.Current
+	for _, kid := range h.Evidence.Keys.IDs() {
+		out.Keys = append(out.Keys, KeyView{KeyID: kid, PublicKeyPEM: h.Evidence.Keys[kid].PEM(), Signing: kid == signing})
+	}
+	return httpapi.JSON(200, out, id.CorrelationID), nil
+}

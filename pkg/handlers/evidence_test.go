@@ -1,0 +1,345 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+)
+
+// getRoute is events/get-run.json sent to another GET route of the runs
+// function, with path parameters and a query.
+func getRoute(t *testing.T, route, path string, params, query map[string]string) *event {
+	e := fixture(t, "get-run.json")
+	e.m["routeKey"] = route
+	e.obj("requestContext")["routeKey"] = route
+	e.m["rawPath"] = path
+	e.obj("requestContext.http")["path"] = path
+	e.m["pathParameters"] = map[string]any{}
+	for k, v := range params {
+		e.pathParam(k, v)
+	}
+	if len(params) == 0 {
+		delete(e.m, "pathParameters")
+	}
+	if query != nil {
+		e.query(query)
+	}
+	return e
+}
+
+func (s *stack) bundle(run string, query map[string]string) evidence.Bundle {
+	s.t.Helper()
+	resp := s.post(getRoute(s.t, "GET /v1/runs/{run_id}/evidence", "/v1/runs/"+run+"/evidence", map[string]string{"run_id": run}, query))
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("evidence of %s: %d %s", run, resp.StatusCode, resp.Body)
+	}
+	var b evidence.Bundle
+	if err := contracts.DecodeStrict([]byte(resp.Body), &b); err != nil {
+		s.t.Fatalf("evidence bundle does not decode strictly: %v", err)
+	}
+	return b
+}
+
+func (s *stack) firmLog() evidence.LogBundle {
+	s.t.Helper()
+	resp := s.post(getRoute(s.t, "GET /v1/evidence/log", "/v1/evidence/log", nil, nil))
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("firm log: %d %s", resp.StatusCode, resp.Body)
+	}
+	var l evidence.LogBundle
+	if err := contracts.DecodeStrict([]byte(resp.Body), &l); err != nil {
+		s.t.Fatalf("firm log does not decode strictly: %v", err)
+	}
+	return l
+}
+
+// trusted is the key set a verifier outside the firm holds: the public keys
+// GET /v1/keys publishes, read from their PEM.
+func (s *stack) trusted() evidence.KeySet {
+	s.t.Helper()
+	resp := s.post(getRoute(s.t, "GET /v1/keys", "/v1/keys", nil, nil))
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("keys: %d %s", resp.StatusCode, resp.Body)
+	}
+	v := decode[struct {
+		Keys []handlers.KeyView `json:"keys"`
+	}](s.t, resp)
+	var pems string
+	for _, k := range v.Keys {
+		pems += k.PublicKeyPEM
+	}
+	keys, err := evidence.ParsePEM([]byte(pems))
+	if err != nil || len(v.Keys) != 1 || !v.Keys[0].Signing {
+		s.t.Fatalf("keys: %v %+v", err, v.Keys)
+	}
+	return keys
+}
+
+// settle delivers the run's ledger to stream-reduce (which issues its
+// receipts) and runs a sweep (which signs the firm log's checkpoint).
+func (s *stack) settle(run string) handlers.SweepReport {
+	s.t.Helper()
+	if resp := s.deliver(s.records(fixFirm, run, 0)); len(resp.BatchItemFailures) > 0 {
+		s.t.Fatalf("stream-reduce failed: %+v\n%s", resp, s.logs.String())
+	}
+	return s.sweep()
+}
+
+// completedFiling runs the demo to its end: held on the filing's warrant,
+// approved by counsel, resumed, the filing executed once.
+func (s *stack) completedFiling(t *testing.T) held {
+	h := s.startHeld(t)
+	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
+		t.Fatalf("approve: %d %s", resp.StatusCode, resp.Body)
+	}
+	if v := decode[handlers.RunView](t, s.call(resumeReq(t, h))); v.Status != "completed" {
+		t.Fatalf("resume: %+v", v)
+	}
+	return h
+}
+
+func TestEvidenceOfACompletedRun(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h := s.completedFiling(t)
+	if rep := s.settle(h.runID); rep.Checkpoints != 1 || rep.CheckpointErrors != 0 {
+		t.Fatalf("sweep: %+v, want one checkpoint", rep)
+	}
+	keys := s.trusted()
+	b := s.bundle(h.runID, nil)
+	rep, err := evidence.Verify(b, keys)
+	if err != nil {
+		t.Fatalf("the untampered bundle does not verify: %v", err)
+	}
+	// The demo's search (policy-allowed, claimed like every call), the
+	// warranted filing, and the run's end.
+	if !rep.Complete || rep.Status != "completed" || rep.Checkpoint != 1 || rep.Covered != rep.LastSeq || len(rep.Receipts) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	search, eff, run := rep.Receipts[0], rep.Receipts[1], rep.Receipts[2]
+	if search.Kind != evidence.KindEffect || search.Authority != evidence.AuthorityPolicy || search.RiskTier != "low" || search.WarrantID != "" {
+		t.Errorf("search receipt %+v", search)
+	}
+	if eff.Kind != evidence.KindEffect || eff.ToolName != "file_court_document" || eff.Authority != evidence.AuthorityWarrant ||
+		eff.WarrantID != h.approvalID || eff.DecidedBy != fixCounsel || eff.DecidedAs != "counsel" || eff.InputSHA256 != h.hash ||
+		eff.Outcome != "success" || eff.ApprovedAt == "" || eff.ExecutedAt == "" || eff.PolicySHA256 == "" || eff.PolicyVersion == "" ||
+		eff.KeyID != keys.IDs()[0] {
+		t.Errorf("effect receipt %+v", eff)
+	}
+	if run.Kind != evidence.KindRun || run.Outcome != "completed" || run.Seq != rep.LastSeq {
+		t.Errorf("run receipt %+v", run)
+	}
+	// The desk's view says the same, verified.
+	resp := s.post(getRoute(t, "GET /v1/runs/{run_id}/receipts", "/v1/runs/"+h.runID+"/receipts", map[string]string{"run_id": h.runID}, nil))
+	dv := decode[handlers.ReceiptsView](t, resp)
+	if resp.StatusCode != 200 || !dv.Verified || dv.Checkpoint != 1 || !dv.Complete || len(dv.Receipts) != 3 {
+		t.Fatalf("receipts view: %d %+v", resp.StatusCode, dv)
+	}
+	// Redelivered records issue nothing new; a second sweep signs nothing.
+	s.deliver(s.records(fixFirm, h.runID, 0))
+	if rep := s.sweep(); rep.Checkpoints != 0 {
+		t.Errorf("a sweep with nothing new signed %d checkpoints", rep.Checkpoints)
+	}
+	if got := s.bundle(h.runID, nil); len(got.Receipts) != 3 || len(got.Log.Entries) != 3 {
+		t.Errorf("after redelivery: %d receipts, %d log entries, want 3 and 3", len(got.Receipts), len(got.Log.Entries))
+	}
+}
+
+// tamper runs each case on a copy of b and wants Verify to fail naming why.
+func TestEvidenceDetectsTampering(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h := s.completedFiling(t)
+	s.settle(h.runID)
+	keys := s.trusted()
+	good := s.bundle(h.runID, nil)
+	other, err := evidence.ParseP256(otherReceiptKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyOf := func() evidence.Bundle {
+		raw, _ := json.Marshal(good)
+		var b evidence.Bundle
+		_ = json.Unmarshal(raw, &b)
+		return b
+	}
+	receipt := func(b evidence.Bundle, i int) evidence.Receipt {
+		var r evidence.Receipt
+		if err := json.Unmarshal([]byte(b.Receipts[i].Body), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(b *evidence.Bundle)
+	}{
+		{"an altered receipt", "signature does not verify", func(b *evidence.Bundle) {
+			b.Receipts[1].Body = strings.Replace(b.Receipts[1].Body, `"outcome":"success"`, `"outcome":"error"`, 1)
+		}},
+		{"a receipt signed by another key", "not among the keys you trust", func(b *evidence.Bundle) {
+			r := receipt(*b, 0)
+			r.KeyID, r.IssuedAt = "", ""
+			signed, err := evidence.Issue(context.Background(), other, r, contracts.FormatTime(s.clock.Now()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Receipts[0] = signed
+		}},
+		{"a receipt re-signed by another key under the firm's key id", "signature does not verify", func(b *evidence.Bundle) {
+			r := receipt(*b, 0)
+			signed, err := evidence.Sign(context.Background(), other, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Receipts[0] = signed
+		}},
+		{"a dropped receipt", "does not carry", func(b *evidence.Bundle) { b.Receipts = b.Receipts[:2] }},
+		{"a ledger that runs past its receipt", "seq", func(b *evidence.Bundle) {
+			last, err := contracts.ParseEventLine([]byte(b.Ledger[len(b.Ledger)-1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged, err := contracts.ChainAfter(last).Next(&contracts.RunCompleted{StopReason: "end_turn", FinalText: "forged"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Ledger = append(b.Ledger, string(forged.Raw))
+			b.Head = nil
+		}},
+		{"an altered log entry", "does not reach checkpoint", func(b *evidence.Bundle) {
+			b.Log.Entries[0] = strings.Replace(b.Log.Entries[0], `"kind":"effect"`, `"kind":"run"`, 1)
+		}},
+		{"a forged checkpoint", "not among the keys you trust", func(b *evidence.Bundle) {
+			var cp evidence.Checkpoint
+			_ = json.Unmarshal([]byte(b.Checkpoint.Body), &cp)
+			signed, _ := evidence.SignCheckpoint(context.Background(), other, cp)
+			b.Checkpoint = &signed
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := copyOf()
+			tc.edit(&b)
+			_, err := evidence.Verify(b, keys)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Verify: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := evidence.Verify(copyOf(), keys); err != nil {
+		t.Fatalf("the untampered copy: %v", err)
+	}
+}
+
+// item reads or writes the table as an insider with table access does.
+func (s *stack) items(pk string) []map[string]types.AttributeValue {
+	s.t.Helper()
+	out, err := s.client.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out.Items
+}
+
+func (s *stack) deleteItem(pk, sk string) {
+	s.t.Helper()
+	_, err := s.client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(s.table),
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *stack) putItem(it map[string]types.AttributeValue) {
+	s.t.Helper()
+	if _, err := s.client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: it}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func skOf(it map[string]types.AttributeValue) string {
+	return it["SK"].(*types.AttributeValueMemberS).Value
+}
+
+// TestEvidenceDetectsARollback: an insider restores the run item and ledger
+// of the held run (a head the ledger key really signed) and deletes the
+// receipts the table held for the lines after it. The ledger anchor alone
+// is satisfied; the firm log is not.
+func TestEvidenceDetectsARollback(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h := s.startHeld(t)
+	pk := runPK(fixFirm, h.runID)
+	var heldRun map[string]types.AttributeValue
+	heldSeqs := map[string]bool{}
+	for _, it := range s.items(pk) {
+		if skOf(it) == "RUN" {
+			heldRun = it
+		}
+		heldSeqs[skOf(it)] = true
+	}
+	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
+		t.Fatalf("approve: %d", resp.StatusCode)
+	}
+	s.call(resumeReq(t, h))
+	s.settle(h.runID)
+	keys := s.trusted()
+	if _, err := evidence.Verify(s.bundle(h.runID, nil), keys); err != nil {
+		t.Fatalf("before the rollback: %v", err)
+	}
+	// The rollback.
+	for _, it := range s.items(pk) {
+		if sk := skOf(it); !heldSeqs[sk] {
+			s.deleteItem(pk, sk)
+		}
+	}
+	s.putItem(heldRun)
+	if v := s.view(h.runID); v.Status != "held" || v.Ledger == nil || !v.Ledger.Verified {
+		t.Fatalf("the rolled-back run should pass the ledger anchor: %+v", v)
+	}
+	_, err := evidence.Verify(s.bundle(h.runID, nil), keys)
+	if err == nil || !strings.Contains(err.Error(), "rolled back") && !strings.Contains(err.Error(), "does not carry") {
+		t.Fatalf("a rolled-back run: Verify says %v", err)
+	}
+	t.Logf("rollback detected: %v", err)
+}
+
+// TestEvidenceDetectsADeletedRun: an auditor holds the firm log and every
+// run's bundle; an insider deletes one run's items.
+func TestEvidenceDetectsADeletedRun(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	first := s.completedFiling(t)
+	second := s.completedFiling(t)
+	s.settle(first.runID)
+	s.settle(second.runID)
+	keys := s.trusted()
+	log := s.firmLog()
+	both := []evidence.Bundle{s.bundle(first.runID, nil), s.bundle(second.runID, nil)}
+	rep, err := evidence.VerifyLog(log, keys, both)
+	if err != nil || len(rep.Runs) != 2 {
+		t.Fatalf("the whole firm log: %v %+v", err, rep)
+	}
+	pk := runPK(fixFirm, first.runID)
+	for _, it := range s.items(pk) {
+		s.deleteItem(pk, skOf(it))
+	}
+	resp := s.post(getRoute(t, "GET /v1/runs/{run_id}/evidence", "/v1/runs/"+first.runID+"/evidence", map[string]string{"run_id": first.runID}, nil))
+	if resp.StatusCode != 404 {
+		t.Fatalf("a deleted run's evidence: %d, want 404", resp.StatusCode)
+	}
+	_, err = evidence.VerifyLog(s.firmLog(), keys, []evidence.Bundle{s.bundle(second.runID, nil)})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("run %s", first.runID)) || !strings.Contains(err.Error(), "deleted or withheld") {
+		t.Fatalf("a deleted run: VerifyLog says %v", err)
+	}
+}
