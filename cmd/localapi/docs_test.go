@@ -33,6 +33,7 @@ var notRun = map[string]string{
 	"make deploy":              "needs the SAM CLI and an AWS account",
 	"make deploy SAM_ENV=prod": "needs the SAM CLI and an AWS account",
 	`API=$(aws cloudformation describe-stacks --stack-name warrant-dev --query "Stacks[0].Outputs[?OutputKey=='ApiUrl'].OutputValue" --output text)`:     "needs a deployed stack; the test sets API to the local stack instead (and TOKEN to a token the local gateway ignores)",
+	"go run ./cmd/warrant evidence verify --public-key key.pem bundle.json":                                                                              "docs/EVIDENCE.md fetches key.pem and the walkthrough run's bundle.json from the stack, then runs this very command",
 	"go run ./cmd/warrant ledger verify --key kms:<LedgerKey ARN> ledger.ndjson":                                                                         "needs the deployed LedgerKey in KMS; the walkthrough verifies the same export's signed head with the local key",
 	"WARRANT_API=$API WARRANT_TOKEN=$TOKEN go run ./cmd/warrant effect reconcile <run_id> <effect_ref> --outcome executed --external-ref SF-2026-118734": "needs an effect whose outcome is unknown (a worker lost while it ran), which no local scenario leaves; cmd/warrant's and pkg/handlers' reconcile tests cover the route",
 }

@@ -343,3 +343,46 @@ func TestEvidenceDetectsADeletedRun(t *testing.T) {
 		t.Fatalf("a deleted run: VerifyLog says %v", err)
 	}
 }
+
+// TestEvidenceCosts counts what evidence asks of KMS and DynamoDB for the
+// demo's filing run (BENCHMARKS.md cites it): the HMAC head is signed once
+// per append (kms:GenerateMac), a receipt once per claimed call and once at
+// the run's end (kms:Sign), a checkpoint once per firm per sweep that found
+// new entries; and the DynamoDB round trips stream-reduce adds to issue them.
+func TestEvidenceCosts(t *testing.T) {
+	signs := &signCounts{}
+	s := newStack(t, stackOptions{signs: signs})
+	h := s.completedFiling(t)
+	heads := signs.heads.Load()
+	recs := s.records(fixFirm, h.runID, 0)
+
+	// The same records through a stream-reduce without receipts, on a
+	// second run, give the baseline round trips.
+	s.ep.Counter.Reset()
+	s.deliver(recs)
+	withReceipts := s.ep.Counter.Count()
+	receipts := signs.receipts.Load()
+	rep := s.sweep()
+	checkpoints := signs.receipts.Load() - receipts
+
+	h2 := s.completedFiling(t)
+	recs2 := s.records(fixFirm, h2.runID, 0)
+	ev := s.reduce.Evidence
+	s.reduce.Evidence = nil
+	s.ep.Counter.Reset()
+	s.deliver(recs2)
+	without := s.ep.Counter.Count()
+	s.reduce.Evidence = ev
+
+	if receipts != 3 || checkpoints != 1 || rep.Checkpoints != 1 || heads < 5 {
+		t.Fatalf("heads %d, receipts %d, checkpoints %d (%+v)", heads, receipts, checkpoints, rep)
+	}
+	lines := int64(len(recs))
+	t.Logf("demo filing run: %d ledger lines, %d HMAC head signatures (kms:GenerateMac), %d receipts (kms:Sign), %d checkpoint (kms:Sign, per firm per sweep)",
+		lines, heads, receipts, checkpoints)
+	t.Logf("stream-reduce of the run's %d records: %d DynamoDB round trips with receipts, %d without (+%d: the whole ledger read once more, and per receipt the log head and one transaction)",
+		lines, withReceipts, without, withReceipts-without)
+	if withReceipts-without != 2+2*int(receipts) {
+		t.Errorf("receipts added %d round trips, want %d (a ledger read and a run read, then a head read and a transaction per receipt)", withReceipts-without, 2+2*receipts)
+	}
+}

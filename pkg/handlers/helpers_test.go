@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
@@ -216,6 +218,33 @@ type stackOptions struct {
 	// handler. "": the builtins, in process.
 	system string
 	wrap   func(http.Handler) http.Handler
+	// signs, when set, counts what the stack asks its keys to sign: ledger
+	// heads (an HMAC: kms:GenerateMac on AWS) and receipts and checkpoints
+	// (ECDSA: kms:Sign).
+	signs *signCounts
+}
+
+// signCounts counts signing requests, as KMS would receive them.
+type signCounts struct{ heads, receipts atomic.Int64 }
+
+type countingHeads struct {
+	dynamo.HeadSigner
+	n *atomic.Int64
+}
+
+func (c countingHeads) SignHead(ctx context.Context, firm, run string, seq int64, hash string) (string, string, error) {
+	c.n.Add(1)
+	return c.HeadSigner.SignHead(ctx, firm, run, seq, hash)
+}
+
+type countingSigner struct {
+	evidence.Signer
+	n *atomic.Int64
+}
+
+func (c countingSigner) SignDigest(ctx context.Context, d []byte) ([]byte, error) {
+	c.n.Add(1)
+	return c.Signer.SignDigest(ctx, d)
 }
 
 func newStack(t *testing.T, opt stackOptions) *stack {
@@ -251,7 +280,11 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 		t.Fatal(err)
 	}
 	keys := anchor.NewKeyring(key)
-	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(keys))
+	var heads dynamo.HeadSigner = keys
+	if opt.signs != nil {
+		heads = countingHeads{keys, &opt.signs.heads}
+	}
+	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(heads))
 	script := bedrocktest.DemoScript()
 	if opt.script != nil {
 		script = *opt.script
@@ -273,6 +306,9 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	evk, err := wire.LoadEvidenceKeys(ctx, sweepCfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opt.signs != nil {
+		evk.Signer = countingSigner{evk.Signer, &opt.signs.receipts}
 	}
 	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID,
 		Evidence: evk}
