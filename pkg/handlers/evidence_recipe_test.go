@@ -83,6 +83,36 @@ func runRecipe(t *testing.T, script string, files map[string][]byte, args ...str
 	return string(out), err == nil
 }
 
+// buildCLI builds cmd/warrant once for the test.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "warrant")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/seed-f6d3920e/warrant/cmd/warrant")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/warrant: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runCLI runs `warrant evidence verify` in a fresh directory holding files.
+func runCLI(t *testing.T, bin string, files map[string][]byte, args ...string) (string, bool) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, append([]string{"evidence", "verify"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
 func jsonOf(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -146,6 +176,24 @@ func TestEvidenceRecipe(t *testing.T) {
 	if !ok || !strings.Contains(out, "verified: run "+first.runID+", 3 receipts, checkpoint") {
 		t.Fatalf("the untampered bundle: %v\n%s", ok, out)
 	}
+	cli := buildCLI(t)
+	if out, ok := runCLI(t, cli, map[string][]byte{"bundle.json": jsonOf(t, good), "key.pem": pem}, "--public-key", "key.pem", "bundle.json"); !ok ||
+		!strings.Contains(out, `"verified": true`) || !strings.Contains(out, `"complete": true`) {
+		t.Fatalf("warrant evidence verify, the untampered bundle: %v\n%s", ok, out)
+	}
+	// A verifier holding the bundle's checkpoint pins it; any other is refused.
+	ckpt := jsonOf(t, good.Checkpoint)
+	if out, ok := runCLI(t, cli, map[string][]byte{"bundle.json": jsonOf(t, good), "key.pem": pem, "held.json": ckpt},
+		"--public-key", "key.pem", "--checkpoint", "held.json", "bundle.json"); !ok {
+		t.Fatalf("warrant evidence verify --checkpoint (the bundle's own): %s", out)
+	}
+	var older evidence.Bundle
+	_ = json.Unmarshal(jsonOf(t, good), &older)
+	firstCkpt := s.bundle(first.runID, map[string]string{"checkpoint": "1"})
+	if out, ok := runCLI(t, cli, map[string][]byte{"bundle.json": jsonOf(t, good), "key.pem": pem, "held.json": jsonOf(t, firstCkpt.Checkpoint)},
+		"--public-key", "key.pem", "--checkpoint", "held.json", "bundle.json"); ok || !strings.Contains(out, "not a checkpoint you hold") {
+		t.Fatalf("warrant evidence verify --checkpoint (another): ok=%v %s", ok, out)
+	}
 	logFiles := map[string][]byte{"log.json": jsonOf(t, firmLog), "key.pem": pem}
 	for k, v := range bundles {
 		logFiles[k] = v
@@ -190,13 +238,12 @@ func TestEvidenceRecipe(t *testing.T) {
 			if ok || !strings.Contains(out, tc.want) {
 				t.Fatalf("the recipe: ok=%v, want %q:\n%s", ok, tc.want, out)
 			}
-			// warrant evidence verify's check refuses it too.
-			var b evidence.Bundle
-			_ = json.Unmarshal(tc.bundle, &b)
-			keySet, _ := evidence.ParsePEM(pem)
-			if _, err := evidence.Verify(b, keySet); err == nil {
-				t.Fatalf("evidence.Verify accepts it")
+			// warrant evidence verify refuses it too, naming the check.
+			out, ok = runCLI(t, cli, map[string][]byte{"bundle.json": tc.bundle, "key.pem": pem}, "--public-key", "key.pem", "bundle.json")
+			if ok || !strings.Contains(out, "warrant: bundle.json: run ") {
+				t.Fatalf("warrant evidence verify: ok=%v\n%s", ok, out)
 			}
+			t.Logf("warrant evidence verify: %s", strings.TrimSpace(out))
 		})
 	}
 	t.Run("a deleted run", func(t *testing.T) {
@@ -209,6 +256,16 @@ func TestEvidenceRecipe(t *testing.T) {
 		out, ok := runRecipe(t, checkLog, files, "log.json", "key.pem", "runs")
 		if ok || !strings.Contains(out, "FAILED: run "+second.runID+" has receipts in the firm log") {
 			t.Fatalf("the recipe: ok=%v:\n%s", ok, out)
+		}
+		args := []string{"--public-key", "key.pem", "log.json", "runs/" + first.runID + ".json", "runs/" + rolled.runID + ".json"}
+		out, ok = runCLI(t, cli, files, args...)
+		if ok || !strings.Contains(out, "run "+second.runID+" has 3 receipts in the firm log") || !strings.Contains(out, "deleted or withheld") {
+			t.Fatalf("warrant evidence verify: ok=%v\n%s", ok, out)
+		}
+		// With every run's bundle, the firm log verifies.
+		out, ok = runCLI(t, cli, logFiles, append(args, "runs/"+second.runID+".json")...)
+		if !ok || !strings.Contains(out, `"runs": 3`) {
+			t.Fatalf("warrant evidence verify, the whole firm log: ok=%v\n%s", ok, out)
 		}
 	})
 }

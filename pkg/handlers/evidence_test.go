@@ -2,18 +2,24 @@ package handlers_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // getRoute is events/get-run.json sent to another GET route of the runs
@@ -384,5 +390,141 @@ func TestEvidenceCosts(t *testing.T) {
 		lines, withReceipts, without, withReceipts-without)
 	if withReceipts-without != 2+2*int(receipts) {
 		t.Errorf("receipts added %d round trips, want %d (a ledger read and a run read, then a head read and a transaction per receipt)", withReceipts-without, 2+2*receipts)
+	}
+}
+
+// TestEvidenceKeyRotation: receipts signed before a rotation stay
+// verifiable. The new key signs; the old one's public half is published as
+// retired (RECEIPT_RETIRED_KEYS), and a verifier holding the published keys
+// checks both runs.
+func TestEvidenceKeyRotation(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	before := s.completedFiling(t)
+	s.settle(before.runID)
+	oldKeys := s.trusted()
+
+	// The rotation, as a redeploy with RECEIPT_KEY=<new> and
+	// RECEIPT_RETIRED_KEYS=spki:<old> loads it.
+	oldPub := oldKeys[oldKeys.IDs()[0]]
+	der, err := x509.MarshalPKIXPublicKey(oldPub.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.runsCfg
+	cfg.ReceiptKey, cfg.RetiredReceiptKeys = otherReceiptKey, "spki:"+base64.StdEncoding.EncodeToString(der)
+	evk, err := wire.LoadEvidenceKeys(context.Background(), cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []*handlers.Evidence{s.reduce.Evidence, s.sweeper.Evidence, s.runs.Evidence} {
+		e.Keys, e.Current = evk.Keys, evk.Signer.KeyID()
+	}
+	s.reduce.Evidence.Signer, s.sweeper.Evidence.Signer = evk.Signer, evk.Signer
+
+	after := s.completedFiling(t)
+	s.settle(after.runID)
+	resp := s.post(getRoute(t, "GET /v1/keys", "/v1/keys", nil, nil))
+	v := decode[struct {
+		Keys []handlers.KeyView `json:"keys"`
+	}](t, resp)
+	var pems string
+	signing := 0
+	for _, k := range v.Keys {
+		pems += k.PublicKeyPEM
+		if k.Signing {
+			signing++
+			if k.KeyID != evk.Signer.KeyID() {
+				t.Errorf("the signing key is %s, want the new %s", k.KeyID, evk.Signer.KeyID())
+			}
+		}
+	}
+	published, err := evidence.ParsePEM([]byte(pems))
+	if err != nil || len(published) != 2 || signing != 1 {
+		t.Fatalf("after the rotation GET /v1/keys publishes %d keys (%d signing): %v", len(published), signing, err)
+	}
+	for _, run := range []string{before.runID, after.runID} {
+		rep, err := evidence.Verify(s.bundle(run, nil), published)
+		if err != nil || !rep.Complete {
+			t.Fatalf("run %s after the rotation: %v %+v", run, err, rep)
+		}
+		want := oldPub.ID
+		if run == after.runID {
+			want = evk.Signer.KeyID()
+		}
+		for _, r := range rep.Receipts {
+			if r.KeyID != want {
+				t.Errorf("run %s: a receipt signed by %s, want %s", run, r.KeyID, want)
+			}
+		}
+	}
+	// The new checkpoint is the new key's, chained to the old key's.
+	if _, err := evidence.Verify(s.bundle(after.runID, nil), oldKeys); err == nil {
+		t.Errorf("the new run's bundle verifies with the old key alone")
+	}
+}
+
+// TestEvidenceOfAnUnknownOutcome: an effect whose worker was lost gets a
+// receipt saying its outcome is unknown (never forgotten), the failed run a
+// receipt of its end, and counsel's reconciliation a receipt of its own. A
+// bundle whose ledger holds the reconciliation before a checkpoint covers its
+// receipt runs past its last receipt and is refused until one does.
+func TestEvidenceOfAnUnknownOutcome(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h := s.startHeld(t)
+	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
+		t.Fatal(resp.Body)
+	}
+	if resp := s.post(resumeReq(t, h)); resp.StatusCode != 202 {
+		t.Fatal(resp.Body)
+	}
+	s.lose()
+	ctx := context.Background()
+	w, err := s.store.GetWarrant(ctx, fixFirm, h.runID, h.approvalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
+	if _, err := s.store.AcquireRun(ctx, fixFirm, h.runID, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.TakeClaim(ctx, fixFirm, h.runID, key, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	s.clock.Advance(6 * time.Minute)
+	if rep := s.sweep(); rep.OutcomeUnknown != 1 {
+		t.Fatalf("sweep: %+v", rep)
+	}
+	s.settle(h.runID)
+	keys := s.trusted()
+	rep, err := evidence.Verify(s.bundle(h.runID, nil), keys)
+	if err != nil || !rep.Complete || rep.Status != "failed" {
+		t.Fatalf("the failed run: %v %+v", err, rep)
+	}
+	var unknown *evidence.Receipt
+	for i, r := range rep.Receipts {
+		if r.Kind == evidence.KindEffect && r.ToolName == "file_court_document" {
+			unknown = &rep.Receipts[i]
+		}
+	}
+	if unknown == nil || unknown.Outcome != "unknown" || unknown.WarrantID != h.approvalID || rep.Receipts[len(rep.Receipts)-1].FailureKind != "effect_outcome_unknown" {
+		t.Fatalf("receipts %+v", rep.Receipts)
+	}
+
+	ref := unknown.EffectRef
+	if resp := s.call(reconcileReq(t, h.runID, ref, map[string]any{"outcome": "executed", "external_ref": "SF-2026-118734"})); resp.StatusCode != 200 {
+		t.Fatalf("reconcile: %d %s", resp.StatusCode, resp.Body)
+	}
+	// The reconciliation is in the ledger; no checkpoint covers its receipt.
+	if _, err := evidence.Verify(s.bundle(h.runID, nil), keys); err == nil || !strings.Contains(err.Error(), "seq 14 (reconciliation) has no receipt under checkpoint 1") {
+		t.Fatalf("a ledger past its last receipt: Verify says %v", err)
+	}
+	s.settle(h.runID)
+	rep, err = evidence.Verify(s.bundle(h.runID, nil), keys)
+	if err != nil || !rep.Complete {
+		t.Fatalf("after the next checkpoint: %v %+v", err, rep)
+	}
+	last := rep.Receipts[len(rep.Receipts)-1]
+	if last.Kind != evidence.KindReconciliation || last.Outcome != "executed" || last.ReconciledBy != fixCounsel || last.EffectRef != ref {
+		t.Fatalf("reconciliation receipt %+v", last)
 	}
 }
