@@ -54,7 +54,11 @@ type Warrant struct {
 	Decision                                    Decision // once decided, kept after consume
 	DecidedBy                                   string
 	DecidedAt                                   time.Time
-	Note                                        string
+	// RequestedByName and DecidedByName are the requester's and the
+	// decider's display names (the tokens' name or email claims): shown,
+	// never used to authorize.
+	RequestedByName, DecidedByName string
+	Note                           string
 	// EditedInput and EditedHash are the call as counsel edited it before
 	// approving: the warrant then covers that call, and only it.
 	EditedInput json.RawMessage
@@ -96,6 +100,8 @@ type CounselDecision struct {
 	// DecidedAs is the role the decider held when deciding ("counsel"), as
 	// the API checked it from the token; the ledger records it for audits.
 	DecidedAs string
+	// DecidedByName is the decider's display name (recorded, shown).
+	DecidedByName string
 	// EditedInput and EditedHash are counsel's edit of the call (canonical
 	// JSON and its hash), approving that call instead (approvals only).
 	EditedInput json.RawMessage

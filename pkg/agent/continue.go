@@ -61,7 +61,7 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	meta := contracts.InvokeMeta{RunID: runID, FirmID: firm, UserID: view.started.UserID,
 		MatterID: view.started.MatterID, CorrelationID: correlationID}
 	s := b.newSession(ctx, def, meta)
-	s.owner, s.lease, s.roles = owner, lease, view.started.UserRoles
+	s.owner, s.lease, s.roles, s.userName = owner, lease, view.started.UserRoles, view.started.UserName
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now = b.cfg.Now
 	s.state, s.msgs = folded.State, view.msgs

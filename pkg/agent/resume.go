@@ -78,7 +78,7 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	meta := contracts.InvokeMeta{RunID: r.RunID, FirmID: r.FirmID, UserID: view.started.UserID,
 		MatterID: view.started.MatterID, CorrelationID: r.CorrelationID}
 	s := b.newSession(ctx, def, meta)
-	s.roles = view.started.UserRoles
+	s.roles, s.userName = view.started.UserRoles, view.started.UserName
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now = b.cfg.Now
 	s.state = state

@@ -42,6 +42,8 @@ type StartOptions struct {
 	// UserRoles are the starting user's roles from the token's claims:
 	// recorded in run.started, and metadata for the risk policy's rules.
 	UserRoles []string
+	// UserName is the starting user's display name (recorded, shown).
+	UserName string
 }
 
 // Run starts a run and drives it in this process until it completes, fails or
@@ -85,12 +87,12 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 	}
 	started := &contracts.RunStarted{AgentKey: def.Key, Mode: contracts.ModeInvoke, ModelID: def.ModelID,
 		PromptVersion: def.PromptVersion, SchemaVersion: contracts.SchemaVersion, CostCapUSD: opts.CostCapUSD,
-		MaxTokens: int64(cmp.Or(def.MaxTokens, b.cfg.MaxTokens)), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID, UserRoles: slices.Clone(opts.UserRoles),
+		MaxTokens: int64(cmp.Or(def.MaxTokens, b.cfg.MaxTokens)), MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID, UserName: opts.UserName, UserRoles: slices.Clone(opts.UserRoles),
 		CorrelationID: inv.Meta.CorrelationID, ChatSessionID: inv.Meta.ChatSessionID, FormID: inv.Meta.FormID,
 		History: append([]contracts.HistoryMessage{}, inv.History...), CounselMessage: inv.CounselMessage,
 		AgentsVersion: b.cfg.AgentsVersion, CatalogVersion: b.cfg.CatalogVersion, PolicySHA256: b.policy.Digest()}
 	s := b.newSession(ctx, def, inv.Meta)
-	s.roles = started.UserRoles
+	s.roles, s.userName = started.UserRoles, started.UserName
 	first, err := s.chain.Next(started)
 	if err != nil {
 		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
@@ -125,6 +127,9 @@ type session struct {
 	limit *warrant.BudgetLimit
 	// roles are the starting user's roles (run.started), for the policy.
 	roles []string
+	// userName is the starting user's display name (run.started), for the
+	// warrants the run asks for.
+	userName string
 	// fs caches the firm's settings for the session (firmSettings).
 	fs *warrant.FirmSettings
 	// allow is the warrant mounted for the resumed step (nil otherwise).

@@ -77,7 +77,7 @@ func (b *Brain) Sweep(ctx context.Context, firm, runID string) (SweepAction, err
 	s := b.newSession(ctx, Definition{Key: view.started.AgentKey, ModelID: view.started.ModelID},
 		contracts.InvokeMeta{RunID: runID, FirmID: firm, UserID: view.started.UserID, MatterID: view.started.MatterID,
 			CorrelationID: view.started.CorrelationID})
-	s.roles = view.started.UserRoles
+	s.roles, s.userName = view.started.UserRoles, view.started.UserName
 	s.chain = contracts.ChainAfter(folded.Last)
 	s.chain.Now = b.cfg.Now
 	s.state = folded.State

@@ -348,7 +348,7 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 	now := s.b.cfg.Now().UTC()
 	w := warrant.Warrant{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ApprovalID: s.b.cfg.NewID(), MatterID: s.meta.MatterID,
 		ToolName: req.ToolName, ToolUseID: req.ToolUseID, ToolInputHash: req.InputSHA256, Attempt: attempt, Input: req.Input,
-		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID,
+		RiskTier: req.RiskTier, Reason: req.Reason, HumanSummary: tool.Summarize(req.Input), RequestedBy: s.meta.UserID, RequestedByName: s.userName,
 		RequestedAt: now, ExpiresAt: now.Add(s.b.cfg.WarrantTTL), PolicyVersion: req.PolicyVersion}
 	if tool.System != nil {
 		// The catalog's schema hash: an MCP tool's pin on its server (the

@@ -75,6 +75,10 @@ type RunStarted struct {
 	MaxTokens     int64  `json:"max_tokens"`
 	MatterID      string `json:"matter_id"`
 	UserID        string `json:"user_id"`
+	// UserName is the starting user's display name (the token's name or
+	// email claim): shown to people, never used to authorize; absent when
+	// the token has none.
+	UserName string `json:"user_name,omitempty"`
 	// UserRoles are the roles the user held when starting the run (the
 	// token's roles claim, as the API checked it): metadata the risk
 	// policy's rules may weigh for every call of the run.
@@ -244,6 +248,9 @@ type ApprovalDecided struct {
 	// DecidedAs is the role the decider held ("counsel"); absent on lines
 	// written before it was recorded.
 	DecidedAs string `json:"decided_as,omitempty"`
+	// DecidedByName is the decider's display name (the token's name or
+	// email claim), shown, never used to authorize.
+	DecidedByName string `json:"decided_by_name,omitempty"`
 	// EditedInput is the call as counsel edited it before approving
 	// (canonical, re-hashed against EditedInputSHA256 whenever the line is
 	// parsed); the warrant then covers this call only. EditedRiskTier and
@@ -332,6 +339,9 @@ func (*EffectReconciled) isEvent() {}
 
 func (e *RunStarted) validate() error {
 	const p = "payload."
+	if err := checkDisplayName(p+"user_name", e.UserName); err != nil {
+		return err
+	}
 	if err := mustNotEmpty(p+"agent_key", e.AgentKey); err != nil {
 		return err
 	}
@@ -557,6 +567,9 @@ func (e *ApprovalDecided) validate() error {
 		return err
 	}
 	if err := mustNotEmpty("payload.decided_by", e.DecidedBy); err != nil {
+		return err
+	}
+	if err := checkDisplayName("payload.decided_by_name", e.DecidedByName); err != nil {
 		return err
 	}
 	if e.Separation != "" {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Printable returns s with every character that could make text read other
@@ -102,4 +103,27 @@ func InvisibleRanges() [][2]rune {
 		}
 	}
 	return cut
+}
+
+// MaxDisplayName bounds a display name in bytes.
+const MaxDisplayName = 200
+
+// DisplayName returns a person's name as a token's claim gives it (name or
+// e-mail), fit to show: trimmed, valid UTF-8, at most MaxDisplayName bytes,
+// with no character Printable would escape. Anything else is "" (no name):
+// a name is shown, never used to authorize, so a bad one is dropped, not
+// refused.
+func DisplayName(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > MaxDisplayName || !utf8.ValidString(s) || strings.IndexFunc(s, hidden) >= 0 {
+		return ""
+	}
+	return s
+}
+
+func checkDisplayName(path, s string) error {
+	if s != "" && DisplayName(s) != s {
+		return fieldErr(path, "must be a display name: trimmed, at most 200 bytes, no invisible characters")
+	}
+	return nil
 }

@@ -107,11 +107,13 @@ type warrantItem struct {
 	Reason        string `dynamodbav:"reason,omitempty"`
 	HumanSummary  string `dynamodbav:"human_summary,omitempty"`
 	RequestedBy   string `dynamodbav:"requested_by,omitempty"`
+	RequestedName string `dynamodbav:"requested_by_name,omitempty"`
 	RequestedAt   string `dynamodbav:"requested_at"`
 	ExpiresAt     string `dynamodbav:"expires_at"`
 	Status        string `dynamodbav:"status"`
 	Decision      string `dynamodbav:"decision,omitempty"`
 	DecidedBy     string `dynamodbav:"decided_by,omitempty"`
+	DecidedName   string `dynamodbav:"decided_by_name,omitempty"`
 	DecidedAt     string `dynamodbav:"decided_at,omitempty"`
 	Note          string `dynamodbav:"note,omitempty"`
 	ConsumedAt    string `dynamodbav:"consumed_at,omitempty"`
@@ -148,9 +150,9 @@ func (w warrantItem) warrant() warrant.Warrant {
 	out := warrant.Warrant{
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Attempt: max(w.Attempt, 1), Input: input,
-		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
+		RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy, RequestedByName: w.RequestedName,
 		RequestedAt: parseTime(w.RequestedAt), ExpiresAt: parseTime(w.ExpiresAt),
-		Status: warrant.WarrantStatus(w.Status), Decision: warrant.Decision(w.Decision), DecidedBy: w.DecidedBy,
+		Status: warrant.WarrantStatus(w.Status), Decision: warrant.Decision(w.Decision), DecidedBy: w.DecidedBy, DecidedByName: w.DecidedName,
 		DecidedAt: parseTime(w.DecidedAt), Note: w.Note, EditedHash: w.EditedHash, PolicyVersion: w.PolicyVersion,
 		FiredRules: firedRulesFrom(w.FiredRules), ToolServer: w.ToolServer, ToolSchemaSHA256: w.ToolSchema,
 	}

@@ -55,7 +55,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		GSI1PK: pendingPK(w.FirmID), GSI1SK: fmtTime(w.RequestedAt) + "#" + w.ApprovalID,
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: string(w.Input),
-		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy,
+		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy, RequestedName: w.RequestedByName,
 		RequestedAt: fmtTime(w.RequestedAt), ExpiresAt: fmtTime(w.ExpiresAt), Status: string(warrant.WarrantPending),
 		FiredRules: firedRulesAttr(w.FiredRules), PolicyVersion: w.PolicyVersion, ToolServer: w.ToolServer, ToolSchema: w.ToolSchemaSHA256,
 	})
@@ -174,6 +174,7 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	}
 	next := cur
 	next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note = string(d.Decision), string(d.Decision), d.DecidedBy, fmtTime(now), d.Note
+	next.DecidedName = d.DecidedByName
 	next.EditedInput, next.EditedHash = string(d.EditedInput), d.EditedHash
 	// Leaving pending leaves the sparse index: the item is put back without
 	// GSI1PK/GSI1SK. It is a whole-item Put of the item just read (every
@@ -188,10 +189,11 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 		Status     string `dynamodbav:"status"`
 		Decision   string `dynamodbav:"decision"`
 		DecidedBy  string `dynamodbav:"decided_by"`
+		DecidedNm  string `dynamodbav:"decided_by_name,omitempty"`
 		DecidedAt  string `dynamodbav:"decided_at"`
 		Note       string `dynamodbav:"note,omitempty"`
 		EditedHash string `dynamodbav:"edited_hash,omitempty"`
-	}{next.Status, next.Decision, next.DecidedBy, next.DecidedAt, next.Note, next.EditedHash})
+	}{next.Status, next.Decision, next.DecidedBy, next.DecidedName, next.DecidedAt, next.Note, next.EditedHash})
 	if err != nil {
 		return warrant.Warrant{}, wrap(op, err)
 	}

@@ -92,7 +92,7 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	w, err := h.Decider.Decide(ctx, p.FirmID, runID, approvalID,
 		warrant.CounselDecision{Decision: decision, PresentedHash: body.ToolInputHash, DecidedBy: p.UserID, Note: body.Note,
-			DecidedAs: contracts.RoleCounsel, EditedInput: body.EditedInput})
+			DecidedAs: contracts.RoleCounsel, DecidedByName: p.Name, EditedInput: body.EditedInput})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageApproval, id), nil
 	}

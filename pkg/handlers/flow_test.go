@@ -223,3 +223,43 @@ func TestFixtureRunID(t *testing.T) {
 	s.wantProblem("approve.json as is", s.call(fixture(t, "approve.json")), 404)
 	s.wantUnchanged("approve.json as is", before)
 }
+
+// TestDisplayNames: the requester's and the decider's names come from their
+// tokens' name (else email) claims, are recorded in run.started and
+// approval.decided and shown on the warrant; a name with an invisible
+// character is dropped, never shown, and authorizes nothing either way.
+func TestDisplayNames(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	resp := s.call(fixture(t, "invoke.json").claim("name", "Avery Associate"))
+	v := decode[handlers.RunView](t, resp)
+	if v.Status != "held" || v.PendingApproval == nil || v.PendingApproval.RequestedByName != "Avery Associate" {
+		t.Fatalf("held run: %+v", v.PendingApproval)
+	}
+	h := held{runID: v.RunID, approvalID: v.PendingApproval.ApprovalRequestID, hash: v.PendingApproval.ToolInputHash}
+	list := listApprovals(t, s)
+	if len(list) != 1 || list[0].RequestedByName != "Avery Associate" {
+		t.Fatalf("pending list: %+v", list)
+	}
+	resp = s.call(approveReq(t, h, "approve", h.hash).claim("email", "casey.counsel@firm.example"))
+	w := decode[handlers.WarrantView](t, resp)
+	if resp.StatusCode != 200 || w.DecidedByName != "casey.counsel@firm.example" || w.RequestedByName != "Avery Associate" {
+		t.Fatalf("decided warrant: %d %+v", resp.StatusCode, w)
+	}
+	var started, decided bool
+	for _, l := range s.ledgerLines(h.runID) {
+		switch e := l.Event.(type) {
+		case *contracts.RunStarted:
+			started = e.UserName == "Avery Associate"
+		case *contracts.ApprovalDecided:
+			decided = e.DecidedByName == "casey.counsel@firm.example"
+		}
+	}
+	if !started || !decided {
+		t.Fatalf("ledger: run.started name %v, approval.decided name %v", started, decided)
+	}
+	// A name with a right-to-left override is no name.
+	resp = s.call(fixture(t, "invoke.json").claim("name", "Avery \u202eetaicossA"))
+	if v := decode[handlers.RunView](t, resp); v.PendingApproval == nil || v.PendingApproval.RequestedByName != "" {
+		t.Fatalf("an invisible character in the name: %+v", v.PendingApproval)
+	}
+}

@@ -158,6 +158,7 @@ func TestInvokeKeyReusedForAnotherRequest(t *testing.T) {
 		{"no correlation_id, another x-correlation-id", req(drop("correlation_id")).set("headers.x-correlation-id", "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b")},
 		{"the roles in another order", req(nil).roles("partner", "associate")},
 		{"a cost cap spelled otherwise", req(set("cost_cap_usd", "0.5"))},
+		{"another display name", req(nil).claim("name", "Someone Renamed")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp := s.post(c.ev)
@@ -177,7 +178,8 @@ func TestRunStartedFieldsAreDecided(t *testing.T) {
 	compared := []string{"agent_key", "matter_id", "user_id", "user_roles", "chat_session_id", "form_id",
 		"history", "counsel_message", "cost_cap_usd"}
 	notCompared := []string{"correlation_id", // the attempt's tracing id
-		"mode", "model_id", "prompt_version", "schema_version", "max_tokens", "agents_version", "catalog_version", "policy_sha256"} // the server's choices
+		"mode", "model_id", "prompt_version", "schema_version", "max_tokens", "agents_version", "catalog_version", "policy_sha256", // the server's choices
+		"user_name"} // display only: a token renamed between attempts is the same request
 	typ := reflect.TypeFor[contracts.RunStarted]()
 	var got []string
 	for i := range typ.NumField() {

@@ -104,9 +104,9 @@ func (h *Invoke) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	// Only a validated matter id goes into the identity: envelopes log it
 	// as-is, and an unchecked one is arbitrary client text.
 	id.MatterID = inv.Meta.MatterID
-	res, err := h.Brain.Start(ctx, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles})
+	res, err := h.Brain.Start(ctx, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles, UserName: p.Name})
 	if key != "" && errors.Is(err, warrant.ErrRunExists) {
-		return h.replay(ctx, req, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles}, id)
+		return h.replay(ctx, req, inv, agent.StartOptions{CostCapUSD: capUSD, UserRoles: p.Roles, UserName: p.Name}, id)
 	}
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageInvoke, id), nil

@@ -75,7 +75,12 @@ type WarrantView struct {
 	// warrant was asked for; MatterID the run's matter.
 	RequestedBy string `json:"requested_by,omitempty"`
 	RequestedAt string `json:"requested_at,omitempty"`
-	MatterID    string `json:"matter_id,omitempty"`
+	// RequestedByName and DecidedByName are display names from the
+	// requester's and the decider's tokens (name or email claim), when
+	// they had one: shown, never used to authorize.
+	RequestedByName string `json:"requested_by_name,omitempty"`
+	DecidedByName   string `json:"decided_by_name,omitempty"`
+	MatterID        string `json:"matter_id,omitempty"`
 	// PolicyVersion and FiredRules are the risk policy's decision that asked
 	// for the warrant.
 	PolicyVersion string          `json:"policy_version,omitempty"`
@@ -109,7 +114,7 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 	}
 	if p := st.PendingApproval; p != nil {
 		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, ToolInput: p.ToolInput,
-			ToolInputCanonical: string(p.ToolInput), MatterID: v.MatterID, RequestedBy: st.UserID,
+			ToolInputCanonical: string(p.ToolInput), MatterID: v.MatterID, RequestedBy: st.UserID, RequestedByName: st.UserName,
 			HumanSummary: contracts.Printable(p.HumanSummary),
 			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending",
 			PolicyVersion: p.PolicyVersion}
@@ -121,6 +126,7 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 func warrantView(w warrant.Warrant) WarrantView {
 	v := WarrantView{ApprovalRequestID: w.ApprovalID, RunID: w.RunID, ToolName: w.ToolName, ToolInput: w.Input,
 		ToolInputCanonical: string(w.Input), RequestedBy: w.RequestedBy, MatterID: w.MatterID,
+		RequestedByName: w.RequestedByName, DecidedByName: w.DecidedByName,
 		HumanSummary: contracts.Printable(w.HumanSummary),
 		Reason:       w.Reason, RiskTier: w.RiskTier, ToolInputHash: w.ToolInputHash, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		Status: string(w.Status), DecidedBy: w.DecidedBy, PolicyVersion: w.PolicyVersion,

@@ -48,6 +48,10 @@ func (c Config) withDefaults() Config {
 type Principal struct {
 	FirmID, UserID string
 	Roles          []string
+	// Name is the caller's display name: the verified token's "name"
+	// claim, else its "email" (contracts.DisplayName; "" when neither is
+	// fit to show). Shown to people and recorded, never used to authorize.
+	Name string
 }
 
 // HasRole reports whether the caller holds role r (exact, case-sensitive).
@@ -100,7 +104,11 @@ func (c Config) Principal(req events.APIGatewayV2HTTPRequest) (Principal, error)
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{FirmID: firm, UserID: user, Roles: roles}, nil
+	name := contracts.DisplayName(claims["name"])
+	if name == "" {
+		name = contracts.DisplayName(claims["email"])
+	}
+	return Principal{FirmID: firm, UserID: user, Roles: roles, Name: name}, nil
 }
 
 func uuidClaim(claims map[string]string, name string) (string, error) {

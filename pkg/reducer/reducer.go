@@ -29,6 +29,8 @@ type RunState struct {
 	// UserID started the run (run.started), holding UserRoles.
 	UserID    string   `json:"user_id,omitempty"`
 	UserRoles []string `json:"user_roles,omitempty"`
+	// UserName is the starting user's display name, when the token had one.
+	UserName string `json:"user_name,omitempty"`
 
 	InputTokens           int64        `json:"input_tokens"`
 	OutputTokens          int64        `json:"output_tokens"`
@@ -323,7 +325,7 @@ func start(l contracts.Line) (RunState, string, error) {
 	return RunState{
 		RunID: l.RunID, FirmID: l.FirmID, Status: warrant.RunRunning,
 		AgentKey: ev.AgentKey, ModelID: ev.ModelID, MatterID: ev.MatterID, UserID: ev.UserID,
-		UserRoles: ev.UserRoles, CostCap: limit,
+		UserRoles: ev.UserRoles, UserName: ev.UserName, CostCap: limit,
 	}, "", nil
 }
 
