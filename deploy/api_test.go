@@ -28,6 +28,8 @@ var wantRoutes = map[route]string{
 	{"GET", "/v1/runs/{run_id}/receipts"}:                        "RunsFunction",
 	{"GET", "/v1/evidence/log"}:                                  "RunsFunction",
 	{"GET", "/v1/keys"}:                                          "RunsFunction",
+	{"GET", "/v1/matters"}:                                       "RunsFunction",
+	{"PUT", "/v1/matters/{matter_id}"}:                           "ApproveFunction",
 	{"GET", "/desk"}:                                             "RunsFunction",
 	{"GET", "/desk/{proxy+}"}:                                    "RunsFunction",
 }

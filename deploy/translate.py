@@ -63,6 +63,8 @@ ROUTES = {
     "GET /v1/runs/{run_id}/receipts": "RunsFunction",
     "GET /v1/evidence/log": "RunsFunction",
     "GET /v1/keys": "RunsFunction",
+    "GET /v1/matters": "RunsFunction",
+    "PUT /v1/matters/{matter_id}": "ApproveFunction",
     "GET /desk": "RunsFunction",
     "GET /desk/{proxy+}": "RunsFunction",
 }

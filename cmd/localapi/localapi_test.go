@@ -243,6 +243,7 @@ func TestTemplate(t *testing.T) {
 		"GET /v1/budget -> runs",
 		"GET /v1/evidence/log -> runs",
 		"GET /v1/keys -> runs",
+		"GET /v1/matters -> runs",
 		"GET /v1/runs/{run_id} -> runs",
 		"GET /v1/runs/{run_id}/events -> runs",
 		"GET /v1/runs/{run_id}/evidence -> runs",
@@ -251,6 +252,7 @@ func TestTemplate(t *testing.T) {
 		"POST /v1/runs/{run_id}/approvals/{approval_id} -> approve",
 		"POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile -> approve",
 		"POST /v1/runs/{run_id}/resume -> resume",
+		"PUT /v1/matters/{matter_id} -> approve",
 	}
 	if !slices.Equal(keys, wantKeys) {
 		t.Fatalf("routes %v, want %v", keys, wantKeys)

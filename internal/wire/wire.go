@@ -381,14 +381,14 @@ func Approve(d Deps) (*handlers.Approve, error) {
 		return nil, err
 	}
 	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain},
-		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now},
-		HTTP:       d.http(), Resp: d.responder(config.Approve)}, nil
+		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now}, Matters: d.Store,
+		HTTP: d.http(), Resp: d.responder(config.Approve)}, nil
 }
 
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
 	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs),
-		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false),
+		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false), Matters: d.Store,
 		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
 }
 

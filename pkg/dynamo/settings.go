@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
@@ -143,4 +144,22 @@ func (s *Store) PutMatter(ctx context.Context, m warrant.Matter) error {
 	}
 	return s.putWhole(ctx, op, matterItem{PK: firmPK(m.FirmID), SK: skMatter + m.MatterID, FirmID: m.FirmID, MatterID: m.MatterID,
 		Title: m.Title, ClientDomains: m.ClientDomains, UpdatedAt: fmtTime(s.nowUTC())})
+}
+
+// ListMatters lists a firm's matter records (consistently), by matter id.
+func (s *Store) ListMatters(ctx context.Context, firm string) ([]warrant.Matter, error) {
+	if !idsOK(firm) {
+		return nil, nil
+	}
+	var out []warrant.Matter
+	err := s.queryRange(ctx, firmPK(firm), skMatter, skMatter+"~", func(m map[string]types.AttributeValue) error {
+		it, err := unmarshal[matterItem](m)
+		if err != nil {
+			return err
+		}
+		out = append(out, warrant.Matter{FirmID: it.FirmID, MatterID: it.MatterID, Title: it.Title, ClientDomains: it.ClientDomains,
+			UpdatedAt: parseTime(it.UpdatedAt)})
+		return nil
+	})
+	return out, wrap("list matters", err)
 }

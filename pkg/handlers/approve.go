@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -49,8 +50,10 @@ type ApproveBody struct {
 type Approve struct {
 	Decider    agent.Decider
 	Reconciler agent.Reconciler
-	HTTP       httpapi.Config
-	Resp       httpapi.Responder
+	// Matters is the firm's matter registry (PUT /v1/matters/{matter_id}).
+	Matters MattersStore
+	HTTP    httpapi.Config
+	Resp    httpapi.Responder
 }
 
 // ReconcileRoute is the route of counsel's reconciliation.
@@ -64,6 +67,20 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return h.Resp.Error(ctx, err, failure.StageAuthorize, id), nil
 	}
 	id.FirmID = p.FirmID
+	if req.RouteKey == PutMatterRoute {
+		resp, err := putMatter(ctx, h.Matters, h.HTTP, req, p, &id)
+		if err != nil {
+			stage := failure.StageLedgerWrite
+			switch {
+			case errors.Is(err, errNotMatterKeeper):
+				stage = failure.StageAuthorize
+			case errors.As(err, new(*requestError)):
+				stage = failure.StageRequest
+			}
+			return h.Resp.Error(ctx, err, stage, id), nil
+		}
+		return resp, nil
+	}
 	if !p.IsCounsel() {
 		return h.Resp.Error(ctx, failure.New(failure.KindForbidden, "only counsel may decide a warrant or reconcile an effect"), failure.StageAuthorize, id), nil
 	}

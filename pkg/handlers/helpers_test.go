@@ -362,7 +362,7 @@ func (s *stack) handlerFor(route string) lambda.Handler {
 	switch {
 	case route == "POST /v1/runs":
 		return lambda.NewHandler(s.invoke.Handle)
-	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute:
+	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute, route == handlers.PutMatterRoute:
 		return lambda.NewHandler(s.approve.Handle)
 	case route == "POST /v1/runs/{run_id}/resume":
 		return lambda.NewHandler(s.resume.Handle)

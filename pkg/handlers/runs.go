@@ -48,6 +48,7 @@ type RunsStore interface {
 //	                                            the firm log and its latest checkpoint
 //	GET /v1/evidence/log[?from=N&checkpoint=M]  the firm log's entries from N to checkpoint M, and M
 //	GET /v1/keys                                the public keys receipts and checkpoints are signed with
+//	GET /v1/matters                             the firm's matter registry (counsel or firm_admin)
 //	GET /desk, GET /desk/{name}                 the counsel's desk (package desk): the page, its script,
 //	                                            style sheet and sign-in configuration; no claims needed
 //
@@ -69,6 +70,8 @@ type Runs struct {
 	Now func() time.Time
 	// Desk is how the counsel's desk signs counsel in (GET /desk/config.json).
 	Desk desk.Config
+	// Matters is the firm's matter registry (GET /v1/matters).
+	Matters MattersStore
 	// Evidence assembles runs' evidence bundles and the firm log, and holds
 	// the public keys GET /v1/keys publishes.
 	Evidence *Evidence
@@ -134,6 +137,8 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = h.firmLog(ctx, req, p, &id)
 	case "GET /v1/keys":
 		resp, err = h.keys(req, &id)
+	case ListMattersRoute:
+		resp, err = listMatters(ctx, h.Matters, req, p, &id)
 	default:
 		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}

@@ -1,0 +1,101 @@
+package handlers_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+)
+
+func putMatterReq(t *testing.T, matter string, body any) *event {
+	e := fixture(t, "approve.json").roles("counsel")
+	e.m["routeKey"] = handlers.PutMatterRoute
+	e.obj("requestContext")["routeKey"] = handlers.PutMatterRoute
+	e.obj("requestContext.http")["method"] = "PUT"
+	path := "/v1/matters/" + matter
+	e.m["rawPath"] = path
+	e.obj("requestContext.http")["path"] = path
+	e.m["pathParameters"] = map[string]any{"matter_id": matter}
+	return e.bodyJSON(body)
+}
+
+func listMattersReq(t *testing.T) *event {
+	return getRoute(t, handlers.ListMattersRoute, "/v1/matters", nil, nil).roles("counsel")
+}
+
+// TestMatterRegistry: counsel or a firm admin keep the firm's matters (a
+// name and the client's domains); nobody else reads or writes them, another
+// firm sees none of them, and a bad request writes nothing.
+func TestMatterRegistry(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	const matter = "7d6c5b4a-3928-4716-a5b4-c3d2e1f0a9b8"
+	body := map[string]any{"name": "Ridgeway Logistics v. Harbor Freight", "client_domains": []string{"ridgeway-logistics.example"}}
+	resp := s.post(putMatterReq(t, matter, body))
+	v := decode[handlers.MatterView](t, resp)
+	if resp.StatusCode != 200 || v.MatterID != matter || v.Name != body["name"] || len(v.ClientDomains) != 1 {
+		t.Fatalf("put: %d %s", resp.StatusCode, resp.Body)
+	}
+	// A firm admin may rename it; the same request again is the same answer.
+	body["name"] = "Ridgeway v. Harbor Freight (appeal)"
+	for range 2 {
+		if resp := s.post(putMatterReq(t, matter, body).roles("firm_admin")); resp.StatusCode != 200 {
+			t.Fatalf("firm admin put: %d %s", resp.StatusCode, resp.Body)
+		}
+	}
+	resp = s.post(listMattersReq(t))
+	list := decode[struct {
+		Matters []handlers.MatterView `json:"matters"`
+	}](t, resp)
+	var found *handlers.MatterView
+	for i, m := range list.Matters {
+		if m.MatterID == matter {
+			found = &list.Matters[i]
+		}
+	}
+	if resp.StatusCode != 200 || found == nil || found.Name != body["name"] || found.UpdatedAt == "" {
+		t.Fatalf("list: %d %s", resp.StatusCode, resp.Body)
+	}
+	if other := s.post(listMattersReq(t).claim("firm_id", otherFirm)); other.StatusCode != 200 || strings.Contains(other.Body, matter) {
+		t.Fatalf("another firm's list: %d %s", other.StatusCode, other.Body)
+	}
+
+	before := s.scan()
+	for _, c := range []struct {
+		name   string
+		req    *event
+		status int
+	}{
+		{"an associate writes", putMatterReq(t, matter, body).roles("associate"), 403},
+		{"an associate reads", listMattersReq(t).roles("associate"), 403},
+		{"no name", putMatterReq(t, matter, map[string]any{"name": "", "client_domains": []string{}}), 400},
+		{"a name with a bidi override", putMatterReq(t, matter, map[string]any{"name": "Ridgeway \u202e" + secret, "client_domains": []string{}}), 400},
+		{"a name too long", putMatterReq(t, matter, map[string]any{"name": strings.Repeat("n", 201), "client_domains": []string{}}), 400},
+		{"a domain in capitals", putMatterReq(t, matter, map[string]any{"name": "M", "client_domains": []string{"Ridgeway.example"}}), 400},
+		{"a domain twice", putMatterReq(t, matter, map[string]any{"name": "M", "client_domains": []string{"a.example", "a.example"}}), 400},
+		{"51 domains", putMatterReq(t, matter, map[string]any{"name": "M", "client_domains": make51()}), 400},
+		{"an unknown field", putMatterReq(t, matter, map[string]any{"name": "M", "client_domains": []string{}, "firm_id": otherFirm}), 400},
+		{"matter_id not a UUID", putMatterReq(t, secret, body), 400},
+		{"missing claims", with2(putMatterReq(t, matter, body), func(e *event) { e.set("requestContext.authorizer.jwt.claims", nil) }), 401},
+		{"list with a query", with2(listMattersReq(t), func(e *event) { e.query(map[string]string{"firm_id": otherFirm}) }), 400},
+		{"list without claims", with2(listMattersReq(t), func(e *event) { e.set("requestContext.authorizer", nil) }), 401},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := s.post(c.req)
+			s.wantProblem(c.name, resp, c.status)
+			if strings.Contains(resp.Body, secret) {
+				t.Errorf("the answer echoes the request: %s", resp.Body)
+			}
+		})
+	}
+	s.wantUnchanged("refused matter requests", before)
+}
+
+func with2(e *event, fn func(e *event)) *event { fn(e); return e }
+
+func make51() []string {
+	out := make([]string, 51)
+	for i := range out {
+		out[i] = "d" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ".example"
+	}
+	return out
+}
