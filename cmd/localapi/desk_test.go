@@ -215,6 +215,31 @@ func TestDeskInABrowser(t *testing.T) {
 	if err != nil || events < 8 || !strings.Contains(chain, "chain verified") {
 		t.Fatalf("run page: chain %q, %d timeline events (%v)", chain, events, err)
 	}
+	// Issue 20: the run page shows the run's receipts once a checkpoint of
+	// the firm log covers them (the sweeper signs one every few seconds
+	// here; the page looks again until then): the filing's receipt names
+	// the warrant counsel just signed, and the run ends with every line
+	// covered.
+	err = chromedp.Do(ctx,
+		poll(`(document.querySelector('#receipts-status')?.textContent ?? '').includes('Verified against the firm log, checkpoint')`, 90*time.Second),
+		poll(`(document.querySelector('#receipts-status')?.textContent ?? '').includes('run complete: every line covered')`, 90*time.Second))
+	if err != nil {
+		status, _ := text(ctx, "#receipts-status")
+		problem, _ := text(ctx, "#receipts-problem")
+		t.Fatalf("receipts: %v (status %q, alert %q)", err, status, problem)
+	}
+	receipt, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const li = [...document.querySelectorAll('#receipts li.receipt[data-kind="effect"]')]
+			.find((li) => li.querySelector('.receipt-tool')?.textContent === 'file_court_document');
+		if (!li) return [];
+		return [li.querySelector('.receipt-tool').textContent, li.dataset.authority, li.querySelector('.authority').textContent,
+			li.querySelector('.warrant-id').title, li.querySelector('.decided-by').title, li.querySelector('.decided-as').textContent,
+			li.querySelector('.outcome').textContent, String(document.querySelector('#receipts-problem').hidden)];
+	})()`))
+	if want := []string{"file_court_document", "warrant", "warrant", approvalID, walkthrough.Counsel, "counsel", "success", "true"}; err != nil ||
+		strings.Join(receipt, "|") != strings.Join(want, "|") {
+		t.Fatalf("the filing's receipt on the run page: %q (%v), want %q", receipt, err, want)
+	}
 	screenshot(t, ctx, "run.png")
 	if st, m := s.api("GET", "/v1/runs/"+runID+"?consistent=true", walkthrough.Associate, "associate", nil); st != 200 ||
 		m["status"] != "completed" || m["final_text"] != bedrocktest.DemoFiledText {

@@ -32,7 +32,11 @@ type fakeAPI struct {
 	mu        sync.Mutex
 	approvals []handlers.WarrantView
 	requests  []string // "METHOD /path"
-	srv       *httptest.Server
+	// receipts answers GET /v1/runs/{run}/receipts the n-th time (from 1)
+	// it is asked for run (nil: 404, as a stack without evidence).
+	receipts     func(run string, n int) any
+	receiptCalls map[string]int
+	srv          *httptest.Server
 }
 
 const (
@@ -41,7 +45,7 @@ const (
 )
 
 func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
-	f := &fakeAPI{t: t, approvals: approvals}
+	f := &fakeAPI{t: t, approvals: approvals, receiptCalls: map[string]int{}}
 	cfg := desk.Config{Auth: "dev", FirmID: deskFirm, Identities: []desk.Identity{{Label: "Counsel", UserID: deskCounsel, Roles: "counsel"}}}
 	serve := func(w http.ResponseWriter, r desk.Response) {
 		for k, v := range r.Headers {
@@ -69,6 +73,23 @@ func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
 	})
 	mux.HandleFunc("GET /v1/runs/{run}", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, 200, map[string]any{"run_id": r.PathValue("run"), "status": "completed"})
+	})
+	mux.HandleFunc("GET /v1/runs/{run}/events", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(200) // an empty ledger: this API follows no run
+	})
+	mux.HandleFunc("GET /v1/runs/{run}/receipts", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.receiptCalls[r.PathValue("run")]++
+		n, receipts := f.receiptCalls[r.PathValue("run")], f.receipts
+		f.mu.Unlock()
+		if receipts == nil {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(404)
+			w.Write([]byte(`{"title":"Not Found","status":404,"detail":"evidence is not configured"}`))
+			return
+		}
+		answer(w, 200, receipts(r.PathValue("run"), n))
 	})
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()

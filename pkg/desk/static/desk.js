@@ -34,6 +34,19 @@
   /** How long a run page keeps following a run that still reads "held" right after this page resumed it. */
   const HELD_GRACE_MS = 30_000;
   const EXPIRY_TICK_MS = 30_000;
+  /**
+   * How long a run page waits before each new look at a run's receipts
+   * while no checkpoint covers them yet (the sweeper signs the firm log's
+   * checkpoint every minute; locally every few seconds): about 2.5 min in
+   * all, then Refresh looks again.
+   */
+  const RECEIPTS_RETRY_MS = [2000, 3000, 5000, 10_000, 15_000, 30_000, 30_000, 60_000];
+  /**
+   * The one problem the receipts view reports that is not a failed check:
+   * the firm log has no checkpoint at all yet (evidence.Verify's words).
+   * Shown as awaiting the next checkpoint, not as a failure.
+   */
+  const NO_CHECKPOINT_YET = /^checkpoint: no checkpoint covers this run yet\b/;
   const TERMINAL = new Set(['completed', 'failed', 'aborted']);
   const TIERS = new Set(['low', 'medium', 'high', 'prohibited']);
   const STATUS_TITLES = {
@@ -1003,7 +1016,7 @@
   }
 
   // ---------------------------------------------------------------------
-  // A run: status, cost, the server's chain check, the ledger
+  // A run: status, cost, the server's chain check, its receipts, the ledger
   // ---------------------------------------------------------------------
 
   function renderRun(view, runId, ctx) {
@@ -1018,6 +1031,12 @@
     const failure = h('p', { id: 'run-failure', class: 'run-failure', hidden: true });
     const follow = h('p', { id: 'run-follow', class: 'muted', 'aria-live': 'polite' });
     const timeline = h('ol', { id: 'timeline', class: 'timeline' });
+    const receipts = {
+      status: h('p', { id: 'receipts-status', class: 'receipts-status', role: 'status' }),
+      problem: h('p', { id: 'receipts-problem', class: 'receipts-problem', role: 'alert', hidden: true }),
+      list: h('ol', { id: 'receipts', class: 'receipts', 'aria-labelledby': 'receipts-heading' }),
+      empty: h('p', { id: 'no-receipts', class: 'empty', hidden: true }),
+    };
 
     view.append(
       h('p', { class: 'back' }, h('a', { id: 'back', href: '#/', text: '\u2190 Pending warrants' })),
@@ -1031,6 +1050,12 @@
       failure,
       finalBlock,
       follow,
+      h('section', { class: 'receipts-section', 'aria-labelledby': 'receipts-heading' },
+        h('h2', { id: 'receipts-heading', text: 'Receipts' }),
+        receipts.status,
+        receipts.problem,
+        receipts.list,
+        receipts.empty),
       h('h2', { text: 'Ledger' }),
       timeline);
 
@@ -1126,6 +1151,47 @@
       renderTimeline(timeline, [...events.values()]);
     };
 
+    /** Which look at the receipts is the page's own: a newer one (Refresh, the run's end) ends an older one. */
+    let receiptsLook = 0;
+
+    /**
+     * The run's receipts, as the server checked them against the firm log.
+     * While no checkpoint covers them yet (or, once the run has ended, its
+     * end), looks again a few times (RECEIPTS_RETRY_MS). A request that
+     * fails is shown in the section, not in the page's #error: the rest of
+     * the run page stands without the receipts.
+     */
+    const loadReceipts = async (run) => {
+      const look = ++receiptsLook;
+      const mine = () => ctx.alive && look === receiptsLook;
+      const terminal = TERMINAL.has(str(run?.status));
+      try {
+        for (let attempt = 0; ; attempt++) {
+          const more = attempt < RECEIPTS_RETRY_MS.length;
+          let again = false;
+          receipts.list.setAttribute('aria-busy', 'true');
+          try {
+            const { data } = await api(`/v1/runs/${enc(runId)}/receipts`, { signal: ctx.signal });
+            if (!mine()) return;
+            const st = receiptsState(data, terminal);
+            again = st.waiting && more;
+            renderReceipts(receipts, st, again);
+          } catch (err) {
+            if (isAbort(err) || !mine()) return;
+            again = err instanceof Problem && err.retryable && more;
+            renderReceiptsError(receipts, err, again);
+          } finally {
+            if (mine()) receipts.list.removeAttribute('aria-busy');
+          }
+          if (!again) return;
+          await sleep(RECEIPTS_RETRY_MS[attempt], ctx.signal);
+          if (!mine()) return;
+        }
+      } catch (err) {
+        if (!isAbort(err)) throw err; // a fault of this page's own
+      }
+    };
+
     /** The run, long-polled while it runs; then one consistent read for the chain. */
     const load = async () => {
       refresh.disabled = true;
@@ -1133,6 +1199,7 @@
       try {
         let run = (await api(`/v1/runs/${enc(runId)}?consistent=true`, { signal: ctx.signal })).data;
         renderInfo(run);
+        loadReceipts(run);
         await loadEvents();
         setError('');
 
@@ -1168,6 +1235,7 @@
           // The run has stopped: the server's chain check of the whole ledger.
           run = (await api(`/v1/runs/${enc(runId)}?consistent=true`, { signal: ctx.signal })).data;
           renderInfo(run);
+          loadReceipts(run);
           await loadEvents();
         }
         follow.textContent = TERMINAL.has(str(run?.status)) ? '' : `The run is ${str(run?.status) || 'in an unknown state'}.`;
@@ -1236,6 +1304,136 @@
     const li = h('li', { class: 'event event-turn-delta', 'data-type': 'turn.delta', 'data-seq': String(first.seq), 'data-seq-last': String(last.seq) },
       eventHead(first, summary));
     if (text) li.append(appendVisible(h('div', { class: 'event-text streamed' }), text));
+    return li;
+  }
+
+  // ---------------------------------------------------------------------
+  // A run's receipts: the signed evidence, as the server checked it
+  // ---------------------------------------------------------------------
+
+  /**
+   * What GET /v1/runs/{id}/receipts says, in one of three states:
+   *   verified: the receipts were found under a signed checkpoint of the
+   *     firm log (complete: the run ended with every line covered);
+   *   awaiting: no checkpoint covers the run yet;
+   *   failed: the evidence failed a check (problem says which).
+   * waiting: worth looking again (awaiting, or an ended run whose end no
+   * checkpoint covers yet).
+   */
+  function receiptsState(data, terminal) {
+    const list = Array.isArray(data?.receipts) ? data.receipts.filter((r) => r && typeof r === 'object') : [];
+    const seqOf = (r) => (Number.isSafeInteger(r.seq) ? r.seq : Infinity);
+    const receiptList = list.slice().sort((a, b) => seqOf(a) - seqOf(b));
+    const checkpoint = Number.isSafeInteger(data?.checkpoint) ? data.checkpoint : 0;
+    const problem = str(data?.problem);
+    if (data?.verified === true) {
+      const complete = data.complete === true;
+      return { state: 'verified', checkpoint, complete, terminal, receipts: receiptList, waiting: terminal && !complete };
+    }
+    if (problem && !(checkpoint === 0 && NO_CHECKPOINT_YET.test(problem))) {
+      return { state: 'failed', checkpoint, problem, terminal, receipts: receiptList, waiting: false };
+    }
+    return { state: 'awaiting', checkpoint, terminal, receipts: receiptList, waiting: true };
+  }
+
+  /** The receipts section for a state (see receiptsState); again: the page will look again. */
+  function renderReceipts(els, st, again) {
+    const { status, problem, list, empty } = els;
+    problem.hidden = st.state !== 'failed';
+    problem.replaceChildren();
+    status.hidden = false;
+    // What the page does next: look again, or leave it to Refresh.
+    const next = again ? '; checking again\u2026' : st.waiting ? '. Refresh to look again.' : '';
+    switch (st.state) {
+      case 'verified': {
+        let text = `Verified against the firm log, checkpoint ${st.checkpoint}`;
+        if (st.complete) text += ' \u2014 run complete: every line covered';
+        else if (st.terminal) text += ' \u2014 the run\u2019s end awaits the next checkpoint';
+        status.textContent = text + next;
+        status.className = 'receipts-status ok';
+        break;
+      }
+      case 'awaiting':
+        status.textContent = `Awaiting the next checkpoint of the firm log${next}`;
+        status.className = 'receipts-status pending';
+        break;
+      default:
+        // The alert says it; the status line would only repeat it.
+        status.textContent = '';
+        status.className = 'receipts-status';
+        status.hidden = true;
+        problem.append('Evidence check failed: ');
+        appendVisible(problem, st.problem);
+    }
+    list.classList.toggle('unverified', st.state !== 'verified');
+    list.replaceChildren(...st.receipts.map(renderReceipt));
+    empty.hidden = st.receipts.length > 0;
+    empty.textContent = st.state === 'verified' ? `No receipt of this run is under checkpoint ${st.checkpoint} yet.` : 'No receipts to show.';
+  }
+
+  /** The receipts could not be read (the list shown, if any, stays). */
+  function renderReceiptsError(els, err, again) {
+    els.status.hidden = false;
+    els.status.className = 'receipts-status bad';
+    els.status.textContent = `The receipts could not be loaded: ${errorText(err)}${again ? '; trying again\u2026' : ''}`;
+  }
+
+  /** Untrusted text cut to n characters and "…" (all of it in the title), hidden characters made visible. */
+  function shortCode(value, n, cls) {
+    const s = str(value);
+    const chars = Array.from(s);
+    const el = h('code', { class: cls, title: chars.length > n ? s : null });
+    return appendVisible(el, chars.length > n ? `${chars.slice(0, n).join('')}\u2026` : s);
+  }
+
+  function timeEl(value, cls) {
+    return h('time', { class: cls, datetime: str(value), text: str(value) });
+  }
+
+  /** One receipt: kind, seq, tool, outcome, authority, when, the input's hash and the signing key. */
+  function renderReceipt(r) {
+    const kind = str(r.kind) || 'unknown';
+    const seq = Number.isSafeInteger(r.seq) ? r.seq : null;
+    const authority = str(r.authority);
+    const li = h('li', {
+      class: `receipt card receipt-${classToken(kind)}`,
+      'data-kind': kind,
+      'data-seq': seq === null ? null : String(seq),
+      'data-authority': authority || null,
+    });
+
+    const heading = h('h3', { class: 'receipt-heading' },
+      h('span', { class: 'receipt-kind', text: kind }), ' ',
+      h('span', { class: 'seq', text: seq === null ? '#?' : `#${seq}` }));
+    if (str(r.tool_name)) heading.append(' ', appendVisible(h('code', { class: 'receipt-tool' }), str(r.tool_name)));
+    li.append(heading);
+
+    const outcome = str(r.outcome) || 'unknown';
+    const fields = [kv('Outcome', appendVisible(h('span', { class: `outcome outcome-${classToken(outcome)}` }), outcome))];
+    if (authority === 'warrant') {
+      fields.push(
+        kv('Authority', h('span', { class: 'authority', text: 'warrant' })),
+        kv('Warrant', shortCode(r.warrant_id, 8, 'warrant-id')),
+        kv('Decided by', shortCode(r.decided_by, 8, 'decided-by')),
+        kv('Decided as', appendVisible(h('span', { class: 'decided-as' }), str(r.decided_as))),
+        kv('Approved at', timeEl(r.approved_at, 'approved-at')));
+    } else if (authority === 'policy') {
+      const tier = str(r.risk_tier) || 'unknown';
+      fields.push(
+        kv('Authority', h('span', { class: 'authority', text: 'policy' })),
+        kv('Risk tier', h('span', { class: `tier tier-${TIERS.has(tier) ? tier : 'unknown'}`, text: tier })),
+        kv('Matched policy', appendVisible(h('code', { class: 'matched-policy' }), str(r.matched_policy))));
+    } else if (authority) {
+      fields.push(kv('Authority', appendVisible(h('span', { class: 'authority' }), authority)));
+    }
+    if (str(r.reconciled_by)) fields.push(kv('Reconciled by', shortCode(r.reconciled_by, 8, 'reconciled-by')));
+    if (str(r.failure_kind)) fields.push(kv('Failure', appendVisible(h('span', { class: 'failure-kind' }), str(r.failure_kind))));
+    if (str(r.executed_at)) fields.push(kv('Executed at', timeEl(r.executed_at, 'executed-at')));
+    if (str(r.started_at)) fields.push(kv('Started at', timeEl(r.started_at, 'started-at')));
+    if (str(r.ended_at)) fields.push(kv('Ended at', timeEl(r.ended_at, 'ended-at')));
+    if (str(r.input_sha256)) fields.push(kv('Input SHA-256', shortCode(r.input_sha256, 12, 'input-sha256')));
+    fields.push(kv('Key', shortCode(r.key_id, 19, 'key-id'))); // "sha256:" and 12 hex digits
+    li.append(h('div', { class: 'receipt-fields' }, fields));
     return li;
   }
 
