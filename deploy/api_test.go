@@ -30,6 +30,7 @@ var wantRoutes = map[route]string{
 	{"GET", "/v1/keys"}:                                          "RunsFunction",
 	{"GET", "/v1/matters"}:                                       "RunsFunction",
 	{"PUT", "/v1/matters/{matter_id}"}:                           "ApproveFunction",
+	{"GET", "/v1/tools"}:                                         "ApproveFunction",
 	{"GET", "/desk"}:                                             "RunsFunction",
 	{"GET", "/desk/{proxy+}"}:                                    "RunsFunction",
 }

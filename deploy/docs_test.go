@@ -221,8 +221,9 @@ func TestPrivateNetworksEndpoints(t *testing.T) {
 	// A client the worker's code compiles but never builds, because the
 	// wiring shared by all functions builds it only for a variable the
 	// worker does not read: S3 for CHECKPOINT_BUCKET (the sweeper's
-	// checkpoints, anchor.S3Sink).
-	onlyFor := map[string]string{"s3": "CHECKPOINT_BUCKET"}
+	// checkpoints, anchor.S3Sink), EventBridge for EVENT_BUS_NAME
+	// (stream-reduce's and the sweeper's notifications, pkg/eventbus).
+	onlyFor := map[string]string{"s3": "CHECKPOINT_BUCKET", "eventbridge": "EVENT_BUS_NAME"}
 	src := newGoSource(t)
 	pkgs, err := src.closure(src.functionPath(functionPackages["WorkerFunction"]))
 	if err != nil {

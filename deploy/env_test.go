@@ -84,8 +84,27 @@ func envNamesRead(fset *token.FileSet, p *srcPkg) map[string]token.Position {
 // templateEnv is the environment the template gives fnID: Globals merged by
 // hand (goformation does not, limit 3) with the function's own variables.
 // Values are resolved for TestTemplateEnvironmentLoads: a Ref to a parameter
-// is its default, a Ref to a resource a placeholder.
+// is its default, a Ref to a resource a placeholder. In a !Sub, a parameter
+// is its default too, a pseudo parameter a value of its form (subPseudo) and
+// a resource or its attribute placeholder-<name> (a valid host label, so a
+// URL built of them parses, as DESK_URL's must).
 var subPlaceholder = regexp.MustCompile(`\$\{([^}]+)\}`)
+
+var subPseudo = map[string]string{"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012",
+	"AWS::URLSuffix": "amazonaws.com", "AWS::StackName": "warrant-test"}
+
+func subValue(raw object, text string) string {
+	return subPlaceholder.ReplaceAllStringFunc(text, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		if v, ok := subPseudo[name]; ok {
+			return v
+		}
+		if p, ok := get(raw, "Parameters", name).(object); ok {
+			return fmt.Sprint(p["Default"])
+		}
+		return "placeholder-" + strings.ReplaceAll(name, ".", "-")
+	})
+}
 
 func templateEnv(raw object, fnID string) map[string]string {
 	env := map[string]string{}
@@ -115,9 +134,10 @@ func templateEnv(raw object, fnID string) map[string]string {
 				env[k] = "placeholder-" + refOf(v)
 			case get(v, "Fn::Sub") != nil:
 				// !Sub of resource attributes: the text with each ${...}
-				// a placeholder, so a checked prefix (LEDGER_KEY's kms:)
-				// is what the function will see.
-				env[k] = subPlaceholder.ReplaceAllString(str(list(get(v, "Fn::Sub"))[0]), "placeholder-$1")
+				// resolved as subValue says, so a checked prefix
+				// (LEDGER_KEY's kms:) or form (DESK_URL's https URL) is
+				// what the function will see.
+				env[k] = subValue(raw, str(list(get(v, "Fn::Sub"))[0]))
 			default:
 				env[k] = fmt.Sprint(v)
 			}

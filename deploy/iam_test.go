@@ -175,6 +175,9 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		onlyIf("HasRetiredReceiptKeys", on("sub:arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*", "kms:GetPublicKey")))
 	checkpoints := on("sub:${CheckpointBucket.Arn}/checkpoints/*", "s3:PutObject")
 	receiptSigners := []string{"StreamReduceFunction", "SweeperFunction"}
+	// Notifications (issue 21): stream-reduce and the sweeper publish to the
+	// stack's bus, and nowhere else (TestNotificationPublishers).
+	publish := on("NotificationBus.Arn", "events:PutEvents")
 	// The only grants on "*": actions that take no resource-level permission.
 	starOnly := map[string]bool{"ec2:DescribeNetworkInterfaces": true, "ec2:DescribeSubnets": true}
 	want := map[string][]grant{
@@ -189,7 +192,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			enqueue,
 			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions, vpc),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
-			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints),
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints, publish),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, documents),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
@@ -198,7 +201,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"StreamReduceFunction": slices.Concat(logs("StreamReduceFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on("Table.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify, receiptSign, receiptKeys),
+			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify, receiptSign, receiptKeys, publish),
 	}
 	// Who may touch which queue at all (beyond the exact grants above):
 	// the worker queue is the run hand-over, the stream's dead-letter queue

@@ -117,8 +117,8 @@ func TestWorkerQueue(t *testing.T) {
 }
 
 // deadLetterQueues are the queues something sends its failures to: a
-// queue's RedrivePolicy target, or an event source mapping's OnFailure
-// destination.
+// queue's RedrivePolicy target, an event source mapping's OnFailure
+// destination, or an EventBridge rule target's DeadLetterConfig.
 func deadLetterQueues(raw object) []string {
 	var out []string
 	for _, r := range resourcesOf(raw) {
@@ -128,6 +128,11 @@ func deadLetterQueues(raw object) []string {
 		evs, _ := get(r, "Properties", "Events").(object)
 		for _, ev := range evs {
 			if id, _, ok := getAtt(get(ev, "Properties", "DestinationConfig", "OnFailure", "Destination")); ok {
+				out = append(out, id)
+			}
+		}
+		for _, tg := range list(get(r, "Properties", "Targets")) {
+			if id, _, ok := getAtt(get(tg, "DeadLetterConfig", "Arn")); ok {
 				out = append(out, id)
 			}
 		}
@@ -142,8 +147,8 @@ func deadLetterQueues(raw object) []string {
 func TestQueuesEncryptedTLSOnlyAndWatched(t *testing.T) {
 	raw := rawTemplate(t)
 	queues := ofType(raw, "AWS::SQS::Queue")
-	if len(queues) != 3 {
-		t.Errorf("queues %v, want WorkerQueue, WorkerDeadLetterQueue and StreamDeadLetterQueue", keys(queues))
+	if len(queues) != 4 {
+		t.Errorf("queues %v, want WorkerQueue, WorkerDeadLetterQueue, StreamDeadLetterQueue and NotificationDeadLetterQueue", keys(queues))
 	}
 	tlsOnly := map[string]bool{}
 	for id, pol := range ofType(raw, "AWS::SQS::QueuePolicy") {
@@ -205,8 +210,8 @@ func TestQueuesEncryptedTLSOnlyAndWatched(t *testing.T) {
 		}
 	}
 	dlqs := deadLetterQueues(raw)
-	if !slices.Equal(dlqs, []string{"StreamDeadLetterQueue", "WorkerDeadLetterQueue"}) {
-		t.Errorf("dead-letter queues %v, want [StreamDeadLetterQueue WorkerDeadLetterQueue]", dlqs)
+	if !slices.Equal(dlqs, []string{"NotificationDeadLetterQueue", "StreamDeadLetterQueue", "WorkerDeadLetterQueue"}) {
+		t.Errorf("dead-letter queues %v, want [NotificationDeadLetterQueue StreamDeadLetterQueue WorkerDeadLetterQueue]", dlqs)
 	}
 	for _, q := range dlqs {
 		if !watched[q] {

@@ -65,6 +65,7 @@ ROUTES = {
     "GET /v1/keys": "RunsFunction",
     "GET /v1/matters": "RunsFunction",
     "PUT /v1/matters/{matter_id}": "ApproveFunction",
+    "GET /v1/tools": "ApproveFunction",
     "GET /desk": "RunsFunction",
     "GET /desk/{proxy+}": "RunsFunction",
 }
@@ -74,6 +75,10 @@ PUBLIC_ROUTES = {"GET /desk", "GET /desk/{proxy+}"}
 FUNCTIONS = ["InvokeFunction", "ApproveFunction", "ResumeFunction", "RunsFunction", "StreamReduceFunction",
              "WorkerFunction", "SweeperFunction"]
 LEDGER_FILTER = {"eventName": ["INSERT"], "dynamodb": {"Keys": {"SK": {"S": [{"prefix": "EVT#"}]}}}}
+# Issue 21: what the notification rule sends counsel, and who may publish to
+# the bus (pkg/notify: source io.warrant).
+NOTIFY_PATTERN = {"source": ["io.warrant"], "detail-type": ["warrant.pending", "warrant.expiring", "effect.outcome_unknown"]}
+NOTIFY_PUBLISHERS = {"StreamReduceRole", "SweeperRole"}
 
 
 class StaticManagedPolicyLoader:
@@ -324,8 +329,8 @@ def check(out):
     perms = of_type(res, "AWS::Lambda::Permission")
     need(len(perms) == len(ROUTES), f"want {len(ROUTES)} API invoke permissions, got {len(perms)}")
 
-    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 3), ("AWS::CloudWatch::Alarm", 3),
-                      ("AWS::SNS::Topic", 1), ("AWS::Logs::LogGroup", 8)):
+    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 4), ("AWS::CloudWatch::Alarm", 5),
+                      ("AWS::SNS::Topic", 2), ("AWS::Logs::LogGroup", 8), ("AWS::Events::EventBus", 1), ("AWS::Events::Rule", 1)):
         got = sorted(of_type(res, typ))
         summary[typ] = got
         need(len(got) == want, f"want {want} {typ}, got {got}")
@@ -360,8 +365,13 @@ def check(out):
                 att = (d.get("Value") or {}).get("Fn::GetAtt") if isinstance(d.get("Value"), dict) else None
                 if d.get("Name") == "QueueName" and att and att[1] == "QueueName":
                     watched.add(att[0])
-    for dlq in ("StreamDeadLetterQueue", "WorkerDeadLetterQueue"):
+    for dlq in ("StreamDeadLetterQueue", "WorkerDeadLetterQueue", "NotificationDeadLetterQueue"):
         need(dlq in watched, f"{dlq}: no alarm on its depth (ApproximateNumberOfMessagesVisible)")
+    # A warrant about to expire unanswered pages someone: the sweeper's EMF
+    # metric (pkg/handlers, WarrantsExpiringUnanswered), to the alarm topic.
+    exp = of_type(res, "AWS::CloudWatch::Alarm").get("WarrantsExpiringAlarm", {}).get("Properties", {})
+    need("WarrantsExpiringUnanswered" in str(exp.get("Metrics")) and exp.get("AlarmActions") == [{"Ref": "AlarmTopic"}],
+         "WarrantsExpiringAlarm: not an alarm on WarrantsExpiringUnanswered to AlarmTopic")
     wq = queues.get("WorkerQueue", {}).get("Properties", {})
     rp = wq.get("RedrivePolicy") or {}
     need(rp.get("deadLetterTargetArn") == {"Fn::GetAtt": ["WorkerDeadLetterQueue", "Arn"]},
@@ -376,6 +386,53 @@ def check(out):
          f"Rules {rules}, want the three one-source rules and WorkerVpcComplete")
     sub = res.get("AlarmEmailSubscription", {})
     need(sub.get("Condition") == "HasAlarmEmail", "the email subscription must depend on HasAlarmEmail")
+
+    # Notifications (issue 21): the rule on the stack's bus sends counsel's
+    # three events to the encrypted topic, with a retry policy and a
+    # dead-letter queue only that rule may write; the topic takes publishes
+    # from that rule only; the e-mail subscription exists only with an
+    # address; and only stream-reduce and the sweeper may put events, on the
+    # bus alone (SAM-generated roles, such as the schedule's, included).
+    rules = of_type(res, "AWS::Events::Rule")
+    rule = rules.get("NotifyCounselRule", {}).get("Properties", {})
+    need(rule.get("EventBusName") == {"Ref": "NotificationBus"}, f"NotifyCounselRule: EventBusName {rule.get('EventBusName')!r}")
+    need(rule.get("EventPattern") == NOTIFY_PATTERN, f"NotifyCounselRule: EventPattern {rule.get('EventPattern')!r}, want {NOTIFY_PATTERN!r}")
+    need(rule.get("State", "ENABLED") == "ENABLED", f"NotifyCounselRule: State {rule.get('State')!r}")
+    targets = rule.get("Targets") or []
+    need(len(targets) == 1, f"NotifyCounselRule: want one target, got {len(targets)}")
+    for tg in targets:
+        need(tg.get("Arn") == {"Ref": "NotificationTopic"}, f"NotifyCounselRule: target {tg.get('Arn')!r}, want the notification topic")
+        need((tg.get("DeadLetterConfig") or {}).get("Arn") == {"Fn::GetAtt": ["NotificationDeadLetterQueue", "Arn"]},
+             f"NotifyCounselRule: DeadLetterConfig {tg.get('DeadLetterConfig')!r}")
+        rp = tg.get("RetryPolicy") or {}
+        need(isinstance(rp.get("MaximumEventAgeInSeconds"), int) and 60 <= rp["MaximumEventAgeInSeconds"] <= 3600
+             and isinstance(rp.get("MaximumRetryAttempts"), int) and 0 <= rp["MaximumRetryAttempts"] <= 185,
+             f"NotifyCounselRule: RetryPolicy {rp!r} (an expiring warrant's notice is stale within the hour)")
+        need("RoleArn" not in tg, "NotifyCounselRule: a RoleArn on an SNS target (EventBridge uses the topic policy)")
+    topic = res.get("NotificationTopic", {}).get("Properties", {})
+    need(topic.get("KmsMasterKeyId") == {"Ref": "NotificationKey"}, f"NotificationTopic: KmsMasterKeyId {topic.get('KmsMasterKeyId')!r}")
+    rule_arn = {"Fn::GetAtt": ["NotifyCounselRule", "Arn"]}
+    for pol_type, target in (("AWS::SNS::TopicPolicy", "NotificationTopic"), ("AWS::SQS::QueuePolicy", "NotificationDeadLetterQueue")):
+        for name, pol in of_type(res, pol_type).items():
+            p = pol.get("Properties", {})
+            for st in p.get("PolicyDocument", {}).get("Statement", []):
+                if st.get("Effect") == "Allow" and (st.get("Principal") or {}).get("Service") == "events.amazonaws.com":
+                    cond = (st.get("Condition") or {}).get("ArnEquals", {}).get("aws:SourceArn")
+                    need(cond == rule_arn, f"{name}: lets EventBridge in without aws:SourceArn = NotifyCounselRule ({st.get('Condition')!r})")
+    nsub = res.get("NotificationEmailSubscription", {})
+    need(nsub.get("Condition") == "HasNotificationEmail" and nsub.get("Properties", {}).get("TopicArn") == {"Ref": "NotificationTopic"},
+         "NotificationEmailSubscription must subscribe the notification topic under HasNotificationEmail")
+    for name, role in of_type(res, "AWS::IAM::Role").items():
+        for pol in role.get("Properties", {}).get("Policies", []):
+            for st in pol.get("PolicyDocument", {}).get("Statement", []):
+                if isinstance(st, dict) and "Fn::If" in st:
+                    st = st["Fn::If"][1]
+                acts = st.get("Action")
+                for a in acts if isinstance(acts, list) else [acts]:
+                    if isinstance(a, str) and a.lower().startswith("events:"):
+                        need(name in NOTIFY_PUBLISHERS and a == "events:PutEvents"
+                             and st.get("Resource") == {"Fn::GetAtt": ["NotificationBus", "Arn"]},
+                             f"{name}: grants {a} on {st.get('Resource')!r}; only {sorted(NOTIFY_PUBLISHERS)} may events:PutEvents, on NotificationBus")
 
     # Evidence: the receipt key (created unless the stack names one) signs
     # ECDSA P-256 and outlives the stack; the checkpoint bucket is write-once

@@ -218,7 +218,8 @@ func TestTemplate(t *testing.T) {
 	const key = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	const queueURL = "http://127.0.0.1:9324/000000000000/WorkerQueue"
 	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key,
-		"RECEIPT_KEY": "p256:00", "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "!Ref WorkerQueue": queueURL})
+		"RECEIPT_KEY": "p256:00", "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "EVENT_BUS_NAME": "warrant-local-notifications",
+		"DESK_URL": "http://127.0.0.1:3000/desk", "!Ref WorkerQueue": queueURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,6 +249,7 @@ func TestTemplate(t *testing.T) {
 		"GET /v1/runs/{run_id}/events -> runs",
 		"GET /v1/runs/{run_id}/evidence -> runs",
 		"GET /v1/runs/{run_id}/receipts -> runs",
+		"GET /v1/tools -> approve",
 		"POST /v1/runs -> invoke",
 		"POST /v1/runs/{run_id}/approvals/{approval_id} -> approve",
 		"POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile -> approve",
@@ -299,11 +301,11 @@ func TestTemplate(t *testing.T) {
 	if wq == nil || *wq != (Queue{LogicalID: "WorkerQueue", VisibilityTimeout: time.Hour, DeadLetter: "WorkerDeadLetterQueue", MaxReceiveCount: 3}) {
 		t.Errorf("WorkerQueue %+v", wq)
 	}
-	if dlq == nil || dlq.DeadLetter != "" || tpl.Queues["StreamDeadLetterQueue"] == nil || len(tpl.Queues) != 3 {
+	if dlq == nil || dlq.DeadLetter != "" || tpl.Queues["StreamDeadLetterQueue"] == nil || tpl.Queues["NotificationDeadLetterQueue"] == nil || len(tpl.Queues) != 4 {
 		t.Errorf("queues %v", tpl.Queues)
 	}
 	qs, err := ReadQueues(filepath.Join(repo, "template.yaml"))
-	if err != nil || len(qs) != 3 || *qs["WorkerQueue"] != *wq {
+	if err != nil || len(qs) != 4 || *qs["WorkerQueue"] != *wq {
 		t.Errorf("ReadQueues: %v %v", qs, err)
 	}
 }

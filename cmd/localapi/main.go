@@ -235,7 +235,9 @@ func serve(o options, stdout, stderr io.Writer) int {
 
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	st, err := StartStack(ctx, stackConfig(o, logDir, stderr))
+	cfg := stackConfig(o, logDir, stderr)
+	cfg.DeskURL = "http://" + ln.Addr().String() + "/desk"
+	st, err := StartStack(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "localapi: interrupted during start-up; stopped")

@@ -29,6 +29,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/eventbus/eventbustest"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
 )
@@ -61,6 +62,9 @@ type StackConfig struct {
 	// start, written to <LogDir>/receipt.key, its public half to
 	// <LogDir>/receipt-public.pem for `warrant evidence verify --public-key`.
 	ReceiptKey string
+	// DeskURL is the desk's URL the notifications link to (default
+	// http://127.0.0.1:3000/desk; serve sets the gateway's).
+	DeskURL string
 	// ModelLatency is how long the fake model takes for each turn (0: it
 	// answers at once); the runs that outlive an API call, on demand.
 	ModelLatency time.Duration
@@ -106,7 +110,10 @@ type Stack struct {
 
 	// SQS serves the template's queues (sqstest), each named by its logical
 	// id: <SQS.URL>/000000000000/WorkerQueue.
-	SQS    *sqstest.Server
+	SQS *sqstest.Server
+	// Bus is the fake EventBridge the notifications go to; each event is
+	// printed on the progress writer (what the stack would send).
+	Bus    *eventbustest.Server
 	Queues map[string]*sqstest.Queue // by logical id
 
 	queueLogMu sync.Mutex
@@ -158,8 +165,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 	// SQS first: the functions' environment names the queues' URLs. The
 	// checkpoints stay in the table: there is no S3 here.
+	if cfg.DeskURL == "" {
+		cfg.DeskURL = "http://127.0.0.1:3000/desk"
+	}
+	// The notifications: a fake EventBridge that prints what it is sent.
+	s.Bus = eventbustest.New()
+	s.Bus.Out = &eventPrinter{s: s}
 	locals := Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey,
-		"RECEIPT_KEY": cfg.ReceiptKey, "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": ""}
+		"RECEIPT_KEY": cfg.ReceiptKey, "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "",
+		"EVENT_BUS_NAME": "warrant-local-notifications", "DESK_URL": cfg.DeskURL}
 	if err := s.startQueues(locals); err != nil {
 		return nil, err
 	}
@@ -319,6 +333,9 @@ var passAWS = []string{
 func (s *Stack) functionEnv(f *Function) []string {
 	env := slices.Clone(f.Env)
 	env = append(env, "AWS_REGION="+s.Region, "AWS_ENDPOINT_URL_DYNAMODB="+s.ddbURL, "AWS_ENDPOINT_URL_SQS="+s.SQS.URL)
+	if s.Bus != nil {
+		env = append(env, "AWS_ENDPOINT_URL_EVENTBRIDGE="+s.Bus.URL())
+	}
 	if s.model != nil {
 		env = append(env, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME="+s.model.URL())
 	}
@@ -485,6 +502,16 @@ func newReceiptKey(logDir string) (string, error) {
 	return k.Spec(), nil
 }
 
+// eventPrinter prints each notification the functions send, one line on
+// the progress writer: "event <type> <bus> <detail>" (ids, names, links:
+// never content).
+type eventPrinter struct{ s *Stack }
+
+func (p *eventPrinter) Write(b []byte) (int, error) {
+	p.s.say("%s", strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
 // DDBURL is the DynamoDB endpoint the functions use.
 func (s *Stack) DDBURL() string { return s.ddbURL }
 
@@ -570,6 +597,9 @@ func (s *Stack) Stop() error {
 	}
 	if s.SQS != nil {
 		s.SQS.Close()
+	}
+	if s.Bus != nil {
+		s.Bus.Close()
 	}
 	if s.ddbSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

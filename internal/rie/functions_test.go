@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/eventbus/eventbustest"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
 )
 
@@ -45,9 +47,12 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 	queue := sqstest.NewQueue(sqstest.Options{Name: "WorkerQueue", VisibilityTimeout: time.Minute})
 	sqs := sqstest.NewServer(queue)
 	t.Cleanup(sqs.Close)
+	bus := eventbustest.New() // the notifications stream-reduce and the sweeper send
+	t.Cleanup(bus.Close)
 
 	common := []string{
 		"AWS_ENDPOINT_URL_SQS=" + sqs.URL,
+		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + bus.URL(),
 		"QUEUE_URL=" + sqs.QueueURL(queue),
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddb.URL,
 		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME=" + model.URL(),
@@ -57,6 +62,7 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 		"MODEL_ID=" + modelID,
 		"LEDGER_KEY=" + testLedgerKey,
 		"RECEIPT_KEY=" + testReceiptKey,
+		"EVENT_BUS_NAME=warrant-test-notifications", "DESK_URL=https://desk.warrant.example/desk",
 		// The worker's and runs' (the template's default); the other
 		// functions do not read it.
 		"FIRM_MONTHLY_BUDGET_USD=100.00",
@@ -266,5 +272,15 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 	wantStatus(t, "get-run after reduce", resp, 200)
 	if got := run["projected_through_seq"].(float64); int(got) != len(lines) || run["status"] != "completed" {
 		t.Fatalf("get-run after reduce: projected_through_seq %v status %v, want %d completed", got, run["status"], len(lines))
+	}
+	// The bootstrap published the run's notifications through the SDK
+	// (EVENT_BUS_NAME, AWS_ENDPOINT_URL_EVENTBRIDGE): its hold, the
+	// decision and its end.
+	var types []string
+	for _, e := range bus.Entries() {
+		types = append(types, e.DetailType)
+	}
+	if !slices.Equal(types, []string{"warrant.pending", "warrant.decided", "run.completed"}) {
+		t.Fatalf("stream-reduce published %v", types)
 	}
 }

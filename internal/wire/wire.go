@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -35,6 +36,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/eventbus"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
@@ -62,6 +64,7 @@ var (
 	_ handlers.SweepBrain         = (*agent.Brain)(nil)
 	_ handlers.LeaseIndex         = (*dynamo.Store)(nil)
 	_ handlers.EvidenceStore      = (*dynamo.Store)(nil)
+	_ handlers.ExpiringIndex      = (*dynamo.Store)(nil)
 	_ handlers.ReservationSweeper = (*dynamo.Store)(nil)
 	_ handlers.Enqueuer           = (*sqs.Queue)(nil)
 	_ agent.ReconcileStore        = (*dynamo.Store)(nil)
@@ -94,6 +97,11 @@ type Deps struct {
 	// a catalog that names servers does not build.
 	Targets func(catalog.Server) (agent.Target, error)
 	Logger  *failure.Logger
+	// Bus publishes notifications (EVENT_BUS_NAME); nil in a function that
+	// publishes none.
+	Bus handlers.Publisher
+	// DeskURL is the desk's base URL (DESK_URL), for the events' links.
+	DeskURL string
 	// Evidence is the receipt keys (RECEIPT_KEY, RECEIPT_RETIRED_KEYS) and
 	// the checkpoint bucket (CHECKPOINT_BUCKET); nil in a function that
 	// reads none.
@@ -150,6 +158,9 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		}
 	}
 	d.Targets = targets(awsCfg, d.Logger)
+	if cfg.EventBus != "" {
+		d.Bus, d.DeskURL = eventbus.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBus), cfg.DeskURL
+	}
 	if d.Evidence, err = LoadEvidenceKeys(ctx, cfg, func() anchor.SignClient { return kms.NewFromConfig(awsCfg) },
 		func() anchor.S3Putter { return s3.NewFromConfig(awsCfg) }); err != nil {
 		return Deps{}, err
@@ -370,7 +381,7 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 		return nil, err
 	}
 	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now,
-		Evidence: d.evidence(true)}, nil
+		Evidence: d.evidence(true), Notify: d.notifier(), Expiring: d.Store}, nil
 }
 
 // Approve builds counsel's decision handler. Its brain (no model) decides
@@ -381,7 +392,7 @@ func Approve(d Deps) (*handlers.Approve, error) {
 		return nil, err
 	}
 	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain},
-		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now}, Matters: d.Store,
+		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now}, Matters: d.Store, Tools: brain,
 		HTTP: d.http(), Resp: d.responder(config.Approve)}, nil
 }
 
@@ -394,7 +405,7 @@ func Runs(d Deps) *handlers.Runs {
 
 // StreamReduce builds the ledger stream's reducer.
 func StreamReduce(d Deps) *handlers.StreamReduce {
-	return &handlers.StreamReduce{Store: d.Store, Keys: d.verifier(), Logger: d.Logger, Evidence: d.evidence(true)}
+	return &handlers.StreamReduce{Store: d.Store, Keys: d.verifier(), Logger: d.Logger, Evidence: d.evidence(true), Notify: d.notifier()}
 }
 
 // Handler builds the handler of d.Config.Function, as the function lambda.Start
@@ -454,4 +465,13 @@ func Main(function string) {
 	}
 	d.Logger.Info(ctx, "ready", "function", function, "table", d.Config.TableName, "model_id", d.Config.ModelID)
 	lambda.Start(h)
+}
+
+// notifier builds the notifications' publisher of a function that
+// publishes them (nil otherwise).
+func (d Deps) notifier() *handlers.Notifier {
+	if d.Bus == nil {
+		return nil
+	}
+	return &handlers.Notifier{Bus: d.Bus, Matters: d.Store, DeskURL: d.DeskURL}
 }

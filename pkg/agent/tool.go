@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -173,4 +175,26 @@ func (b *Brain) withMatter(tool string, input json.RawMessage, matter string) (j
 		return input, false
 	}
 	return out, false
+}
+
+// ToolSchema is what counsel's editor is built from: a tool's name,
+// description, input schema (canonical) and its hash, and the input member
+// that carries the matter (filled by the run, not editable).
+type ToolSchema struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	SchemaSHA256 string          `json:"schema_sha256"`
+	MatterField  string          `json:"matter_field,omitempty"`
+}
+
+// ToolSchemas lists the brain's tools, by name.
+func (b *Brain) ToolSchemas() []ToolSchema {
+	out := make([]ToolSchema, 0, len(b.tools))
+	for _, t := range b.tools {
+		out = append(out, ToolSchema{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
+			SchemaSHA256: t.SchemaSHA256, MatterField: t.MatterField})
+	}
+	slices.SortFunc(out, func(a, b ToolSchema) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -49,6 +50,9 @@ var (
 	receipts = []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS"}
 	// checkpoints: where the sweeper also keeps each checkpoint.
 	checkpoints = []string{"CHECKPOINT_BUCKET"}
+	// notify: the functions that publish notifications (stream-reduce, the
+	// sweeper): the event bus, and the desk's URL for the events' links.
+	notify = []string{"EVENT_BUS_NAME", "DESK_URL"}
 )
 
 // FunctionVars is every environment variable each function reads.
@@ -58,14 +62,21 @@ var FunctionVars = map[string][]string{
 	Worker:       slices.Concat(base, brain, queue, policy, budget, catalog),
 	Approve:      slices.Concat(base, policy, catalog),
 	Runs:         slices.Concat(base, budget, desk, receipts),
-	StreamReduce: slices.Concat(base, receipts),
-	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints),
+	StreamReduce: slices.Concat(base, receipts, notify),
+	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints, notify),
 }
 
 // Optional variables may be left unset in the template.
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true,
 	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true}
+
+var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
 
 // Config is a function's validated configuration.
 type Config struct {
@@ -87,6 +98,9 @@ type Config struct {
 	// CheckpointBucket is the S3 bucket (Object Lock) the sweeper also
 	// writes each checkpoint to; empty: the table only.
 	CheckpointBucket string
+	// EventBus is the EventBridge bus notifications go to, and DeskURL the
+	// desk's base URL their links point into.
+	EventBus, DeskURL string
 	// QueueURL is the worker queue the functions that start, resume or
 	// restart a run hand it to.
 	QueueURL string
@@ -167,6 +181,16 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			return Config{}, invalid("RECEIPT_KEY", `must be "kms:<key ARN or alias>" or, on the local stack only, "p256:<hex>"`)
 		}
 		c.RetiredReceiptKeys = get("RECEIPT_RETIRED_KEYS", "")
+	}
+	if slices.Contains(vars, "EVENT_BUS_NAME") {
+		if c.EventBus = get("EVENT_BUS_NAME", ""); !eventBusName.MatchString(c.EventBus) {
+			return Config{}, invalid("EVENT_BUS_NAME", "must be an EventBridge bus name (letters, digits, . - _ /, at most 256)")
+		}
+		c.DeskURL = get("DESK_URL", "")
+		if u, err := url.Parse(c.DeskURL); err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+			(u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+			return Config{}, invalid("DESK_URL", "must be the desk's https URL (http only on loopback), without query or fragment")
+		}
 	}
 	if slices.Contains(vars, "CHECKPOINT_BUCKET") {
 		c.CheckpointBucket = get("CHECKPOINT_BUCKET", "")

@@ -50,6 +50,12 @@ func lookup(env map[string]string) func(string) (string, bool) {
 		if !ok && k == "RECEIPT_KEY" {
 			return testReceiptKey, true
 		}
+		if !ok && k == "EVENT_BUS_NAME" {
+			return "warrant-notifications", true
+		}
+		if !ok && k == "DESK_URL" {
+			return "https://api.warrant.example/desk", true
+		}
 		return v, ok
 	}
 }
@@ -132,6 +138,9 @@ func TestLoadErrors(t *testing.T) {
 		{name: "LEDGER_KEY missing", fns: functions, env: map[string]string{"LEDGER_KEY": ""}, want: "LEDGER_KEY"},
 		{name: "LEDGER_KEY unknown scheme", fns: functions, env: map[string]string{"LEDGER_KEY": "aes:00"}, want: "LEDGER_KEY"},
 		{name: "RECEIPT_KEY missing", fns: []string{config.Runs, config.StreamReduce, config.Sweeper}, env: map[string]string{"RECEIPT_KEY": ""}, want: "RECEIPT_KEY"},
+		{name: "EVENT_BUS_NAME missing", fns: []string{config.StreamReduce, config.Sweeper}, env: map[string]string{"EVENT_BUS_NAME": ""}, want: "EVENT_BUS_NAME"},
+		{name: "DESK_URL over http", fns: []string{config.StreamReduce, config.Sweeper}, env: map[string]string{"DESK_URL": "http://desk.example/desk"}, want: "DESK_URL"},
+		{name: "DESK_URL with a fragment", fns: []string{config.StreamReduce, config.Sweeper}, env: map[string]string{"DESK_URL": "https://desk.example/desk#x"}, want: "DESK_URL"},
 		{name: "RECEIPT_KEY an HMAC key", fns: []string{config.Runs, config.StreamReduce, config.Sweeper}, env: map[string]string{"RECEIPT_KEY": testLedgerKey}, want: "RECEIPT_KEY"},
 		{name: "QUEUE_URL missing", fns: []string{config.Invoke, config.Resume, config.Sweeper}, env: map[string]string{"QUEUE_URL": ""}, want: "QUEUE_URL"},
 		{name: "MODEL_ID missing", env: map[string]string{"MODEL_ID": ""}, want: "MODEL_ID"},
@@ -279,6 +288,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints",
+		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
 		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",

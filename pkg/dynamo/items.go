@@ -90,10 +90,15 @@ type lineItem struct {
 }
 
 type warrantItem struct {
-	PK            string `dynamodbav:"PK"`
-	SK            string `dynamodbav:"SK"`
-	GSI1PK        string `dynamodbav:"GSI1PK,omitempty"`
-	GSI1SK        string `dynamodbav:"GSI1SK,omitempty"`
+	PK     string `dynamodbav:"PK"`
+	SK     string `dynamodbav:"SK"`
+	GSI1PK string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK string `dynamodbav:"GSI1SK,omitempty"`
+	// A pending warrant's place among those about to expire (GSI2
+	// WEXP#<shard>, sorted by an hour before expiry), for the sweeper's
+	// warrant.expiring notification; WEXPDONE once sent or decided.
+	GSI2PK        string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK        string `dynamodbav:"GSI2SK,omitempty"`
 	FirmID        string `dynamodbav:"firm_id"`
 	RunID         string `dynamodbav:"run_id"`
 	ApprovalID    string `dynamodbav:"approval_id"`

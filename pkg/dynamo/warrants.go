@@ -53,6 +53,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		// The sparse index: only a pending warrant has GSI1 keys, so GSI1
 		// lists exactly the firm's open requests, oldest first.
 		GSI1PK: pendingPK(w.FirmID), GSI1SK: fmtTime(w.RequestedAt) + "#" + w.ApprovalID,
+		GSI2PK: expiringShardOf(w.ApprovalID), GSI2SK: fmtTime(w.ExpiresAt.Add(-ExpiringNotice)),
 		FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID, MatterID: w.MatterID,
 		ToolName: w.ToolName, ToolUseID: w.ToolUseID, ToolInputHash: w.ToolInputHash, Input: string(w.Input),
 		Attempt: attemptAttr(w.Attempt), RiskTier: w.RiskTier, Reason: w.Reason, HumanSummary: w.HumanSummary, RequestedBy: w.RequestedBy, RequestedName: w.RequestedByName,
@@ -184,6 +185,7 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	item := maps.Clone(m)
 	delete(item, AttrGSI1PK)
 	delete(item, AttrGSI1SK)
+	item[AttrGSI2PK] = str(expiringDone) // decided: nothing to warn of
 	delete(item, "note")
 	decided, err := marshal(struct {
 		Status     string `dynamodbav:"status"`

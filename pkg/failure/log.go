@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"time"
 )
 
@@ -122,4 +123,29 @@ func (l *Logger) Log(ctx context.Context, env Envelope) {
 		}),
 		slog.Int(MetricName, 1),
 	)
+}
+
+// Metric writes one EMF line: the metric name's value, with dimensions
+// (their names and values: ids and closed words only), in the Warrant
+// namespace, so a CloudWatch alarm can watch it.
+func (l *Logger) Metric(ctx context.Context, name, unit string, value float64, dims map[string]string) {
+	sl := stdoutLogger.l
+	if l != nil && l.l != nil {
+		sl = l.l
+	}
+	keys := make([]string, 0, len(dims))
+	for k := range dims {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	attrs := []slog.Attr{slog.Any("_aws", emfMetadata{
+		Timestamp: time.Now().UnixMilli(),
+		CloudWatchMetrics: []emfDirective{{Namespace: MetricNamespace, Dimensions: [][]string{keys},
+			Metrics: []emfMetric{{Name: name, Unit: unit}}}},
+	})}
+	for _, k := range keys {
+		attrs = append(attrs, slog.String(k, dims[k]))
+	}
+	attrs = append(attrs, slog.Float64(name, value))
+	sl.LogAttrs(ctx, slog.LevelInfo, "metric", attrs...)
 }

@@ -52,9 +52,21 @@ type Approve struct {
 	Reconciler agent.Reconciler
 	// Matters is the firm's matter registry (PUT /v1/matters/{matter_id}).
 	Matters MattersStore
-	HTTP    httpapi.Config
-	Resp    httpapi.Responder
+	// Tools lists the tools' input schemas (GET /v1/tools), which counsel's
+	// editor is built from: the brain that checks counsel's edits.
+	Tools ToolLister
+	HTTP  httpapi.Config
+	Resp  httpapi.Responder
 }
+
+// ToolLister lists the tools' schemas (*agent.Brain).
+type ToolLister interface {
+	ToolSchemas() []agent.ToolSchema
+}
+
+// ListToolsRoute lists the tools and their input schemas, for the desk's
+// editor; any user of the firm may read it (the catalog holds no firm data).
+const ListToolsRoute = "GET /v1/tools"
 
 // ReconcileRoute is the route of counsel's reconciliation.
 const ReconcileRoute = "POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile"
@@ -67,6 +79,18 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return h.Resp.Error(ctx, err, failure.StageAuthorize, id), nil
 	}
 	id.FirmID = p.FirmID
+	if req.RouteKey == ListToolsRoute {
+		if err := httpapi.RejectUnknownQuery(req); err != nil {
+			return h.Resp.Error(ctx, err, failure.StageRequest, id), nil
+		}
+		out := struct {
+			Tools []agent.ToolSchema `json:"tools"`
+		}{Tools: []agent.ToolSchema{}}
+		if h.Tools != nil {
+			out.Tools = append(out.Tools, h.Tools.ToolSchemas()...)
+		}
+		return httpapi.JSON(200, out, id.CorrelationID), nil
+	}
 	if req.RouteKey == PutMatterRoute {
 		resp, err := putMatter(ctx, h.Matters, h.HTTP, req, p, &id)
 		if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
@@ -33,6 +34,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/eventbus"
+	"github.com/seed-f6d3920e/warrant/pkg/eventbus/eventbustest"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -124,6 +127,8 @@ type stack struct {
 	worker  *handlers.Worker
 	sweeper *handlers.Sweeper
 	queue   *memQueue
+	// bus is the fake EventBridge the notifications go to.
+	bus *eventbustest.Server
 	// keys signs the ledger heads the store moves.
 	keys *anchor.Keyring
 }
@@ -256,6 +261,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	}
 	table := dynamotest.NewTable(t, ep)
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey, "RECEIPT_KEY": testReceiptKey,
+		"EVENT_BUS_NAME": "warrant-test-notifications", "DESK_URL": "https://desk.warrant.example/desk",
 		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker", // the stack's queue is memQueue
 		"FIRM_MONTHLY_BUDGET_USD": "100.00"}                                       // the template's default
 	for k, v := range opt.env {
@@ -310,8 +316,13 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if opt.signs != nil {
 		evk.Signer = countingSigner{evk.Signer, &opt.signs.receipts}
 	}
+	// The notifications go to a fake EventBridge, through the real client.
+	bus := eventbustest.New()
+	t.Cleanup(bus.Close)
+	ebClient := eventbridge.New(eventbridge.Options{Region: "us-east-1", BaseEndpoint: aws.String(bus.URL()),
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")})
 	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID,
-		Evidence: evk}
+		Evidence: evk, Bus: eventbus.New(ebClient, "warrant-test-notifications"), DeskURL: "https://desk.warrant.example/desk"}
 	if opt.system != "" {
 		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.system, opt.wrap)
 	}
@@ -347,7 +358,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	runs.Poll = 10 * time.Millisecond
 	s := &stack{t: t, keys: keys, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
 		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
-		worker: worker, sweeper: sweeper, queue: queue}
+		worker: worker, sweeper: sweeper, queue: queue, bus: bus}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("failure log:\n%s", logs.String())
@@ -362,7 +373,8 @@ func (s *stack) handlerFor(route string) lambda.Handler {
 	switch {
 	case route == "POST /v1/runs":
 		return lambda.NewHandler(s.invoke.Handle)
-	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute, route == handlers.PutMatterRoute:
+	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute, route == handlers.PutMatterRoute,
+		route == handlers.ListToolsRoute:
 		return lambda.NewHandler(s.approve.Handle)
 	case route == "POST /v1/runs/{run_id}/resume":
 		return lambda.NewHandler(s.resume.Handle)

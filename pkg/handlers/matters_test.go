@@ -1,9 +1,12 @@
 package handlers_test
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 )
 
@@ -98,4 +101,39 @@ func make51() []string {
 		out[i] = "d" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune('a'+i/26)) + ".example"
 	}
 	return out
+}
+
+func listToolsReq(t *testing.T) *event {
+	e := getRoute(t, handlers.ListToolsRoute, "/v1/tools", nil, nil)
+	return e
+}
+
+// TestListTools: any user of the firm reads the tools' input schemas (the
+// desk's editor is built from them); each schema hashes to its pin.
+func TestListTools(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	resp := s.post(listToolsReq(t).roles("associate"))
+	v := decode[struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"input_schema"`
+			SchemaSHA256 string          `json:"schema_sha256"`
+			MatterField  string          `json:"matter_field"`
+		} `json:"tools"`
+	}](t, resp)
+	if resp.StatusCode != 200 || len(v.Tools) < 4 {
+		t.Fatalf("tools: %d %s", resp.StatusCode, resp.Body)
+	}
+	var names []string
+	for _, tool := range v.Tools {
+		names = append(names, tool.Name)
+		if h, err := contracts.InputHash(tool.InputSchema); err != nil || h != tool.SchemaSHA256 {
+			t.Errorf("%s: schema hashes to %s, pinned %s (%v)", tool.Name, h, tool.SchemaSHA256, err)
+		}
+	}
+	if !slices.IsSorted(names) || !slices.Contains(names, "send_client_email") {
+		t.Fatalf("tools %v", names)
+	}
+	s.wantProblem("tools with a query", s.post(with2(listToolsReq(t), func(e *event) { e.query(map[string]string{"x": "1"}) })), 400)
+	s.wantProblem("tools without claims", s.post(with2(listToolsReq(t), func(e *event) { e.set("requestContext.authorizer", nil) })), 401)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -50,6 +51,11 @@ type StreamReduce struct {
 	// moves past them, so a receipt that could not be signed or logged is
 	// retried with its record (nil: no receipts).
 	Evidence *Evidence
+	// Notify publishes the notifications the new lines call for (a
+	// warrant waits or was decided, the run ended, an effect's outcome is
+	// unknown), after their receipts and before the projection moves past
+	// them (nil: none).
+	Notify *Notifier
 }
 
 // Handle is the Lambda handler.
@@ -107,11 +113,14 @@ func (h *StreamReduce) projectOnce(ctx context.Context, firm, run string) error 
 	if st.LastSeq != prev {
 		return fmt.Errorf("stored projection is inconsistent: state seq %d, last_seq %d", st.LastSeq, prev)
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Keys: h.Keys, KeepLines: h.Evidence != nil})
+	folded, err := reducer.Fold(ctx, h.Store, firm, run, reducer.FoldOptions{From: st, HaltOnUnknown: true, Keys: h.Keys, KeepLines: h.Evidence != nil || h.Notify != nil})
 	if err != nil {
 		return err
 	}
 	if err := h.issueReceipts(ctx, firm, run, prev, folded); err != nil {
+		return err
+	}
+	if err := h.Notify.linesEvents(ctx, firm, st, foldedLines(folded)); err != nil {
 		return err
 	}
 	st = folded.State
@@ -149,4 +158,15 @@ func (h *StreamReduce) issueReceipts(ctx context.Context, firm, run string, prev
 	}
 	_, err = h.Evidence.IssueReceipts(ctx, firm, run, lines, prev)
 	return err
+}
+
+// foldedLines are the lines a fold folded (not those past a halt).
+func foldedLines(f reducer.Folded) []contracts.Line {
+	var out []contracts.Line
+	for _, l := range f.Lines {
+		if l.Seq <= f.State.LastSeq {
+			out = append(out, l)
+		}
+	}
+	return out
 }

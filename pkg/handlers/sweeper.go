@@ -9,6 +9,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/notify"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -59,6 +60,10 @@ type Sweeper struct {
 	// Evidence signs a checkpoint of every firm log that grew since its
 	// last one, after the runs are settled (nil: no checkpoints).
 	Evidence *Evidence
+	// Notify announces the pending warrants an hour from expiry
+	// (warrant.expiring), found in Expiring (nil: none).
+	Notify   *Notifier
+	Expiring ExpiringIndex
 	Logger   *failure.Logger
 	Now      func() time.Time
 	Limit    int           // runs per pass (default 500)
@@ -85,6 +90,91 @@ type SweepReport struct {
 	// tried again on the next pass).
 	Checkpoints      int `json:"checkpoints"`
 	CheckpointErrors int `json:"checkpoint_errors"`
+	// ExpiringNotices were sent (warrant.expiring); NoticeErrors could not
+	// be (tried again on the next pass).
+	ExpiringNotices int `json:"expiring_notices"`
+	NoticeErrors    int `json:"notice_errors"`
+}
+
+// ExpiringIndex finds the pending warrants an hour (or less) from expiry
+// (pkg/dynamo's Store, by GSI2), and takes one out once announced.
+type ExpiringIndex interface {
+	ExpiringWarrants(ctx context.Context, now time.Time, limit int) ([]warrant.Warrant, error)
+	ExpiryNoticed(ctx context.Context, firm, run, approval string, stillPending bool) error
+	PendingWarrants(ctx context.Context, limit int) ([]warrant.Warrant, error)
+}
+
+// pendingAge writes, per firm with pending warrants, how many wait and how
+// long the oldest has waited (EMF: PendingWarrants, OldestPendingWarrantSeconds),
+// and takes expired ones out of the index.
+func (h *Sweeper) pendingAge(ctx context.Context, now time.Time, limit int) {
+	if h.Expiring == nil || h.Logger == nil {
+		return
+	}
+	ws, err := h.Expiring.PendingWarrants(ctx, limit)
+	if err != nil {
+		h.log(ctx, err, failure.Identity{})
+		return
+	}
+	type firmAge struct {
+		n      int
+		oldest time.Duration
+	}
+	byFirm := map[string]*firmAge{}
+	for _, w := range ws {
+		if w.Status != warrant.WarrantPending || !w.ExpiresAt.After(now) {
+			_ = h.Expiring.ExpiryNoticed(ctx, w.FirmID, w.RunID, w.ApprovalID, false)
+			continue
+		}
+		a := byFirm[w.FirmID]
+		if a == nil {
+			a = &firmAge{}
+			byFirm[w.FirmID] = a
+		}
+		a.n++
+		a.oldest = max(a.oldest, now.Sub(w.RequestedAt))
+	}
+	for firm, a := range byFirm {
+		h.Logger.Metric(ctx, "PendingWarrants", "Count", float64(a.n), map[string]string{"firm_id": firm})
+		h.Logger.Metric(ctx, "OldestPendingWarrantSeconds", "Seconds", a.oldest.Seconds(), map[string]string{"firm_id": firm})
+	}
+}
+
+// noticeExpiring announces each pending warrant about to expire, once: the
+// event first, then the warrant leaves the index (a crash between the two
+// announces it again, under the same event id). A warrant decided or
+// already expired leaves the index unannounced.
+func (h *Sweeper) noticeExpiring(ctx context.Context, now time.Time, limit int, rep *SweepReport) {
+	if h.Notify == nil || h.Expiring == nil {
+		return
+	}
+	ws, err := h.Expiring.ExpiringWarrants(ctx, now, limit)
+	if err != nil {
+		rep.NoticeErrors++
+		h.log(ctx, err, failure.Identity{})
+		return
+	}
+	for _, w := range ws {
+		id := failure.Identity{FirmID: w.FirmID, RunID: w.RunID}
+		pending := w.Status == warrant.WarrantPending && w.ExpiresAt.After(now)
+		if pending {
+			ev := notify.Expiring(h.Notify.DeskURL, notify.ExpiringWarrant{FirmID: w.FirmID, RunID: w.RunID, ApprovalID: w.ApprovalID,
+				MatterID: w.MatterID, MatterName: h.Notify.matterName(ctx, w.FirmID, w.MatterID), ToolName: w.ToolName, RiskTier: w.RiskTier,
+				RequestedBy: w.RequestedBy, RequestedByName: w.RequestedByName, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
+				At: contracts.FormatTime(now)})
+			if err := h.Notify.Bus.Publish(ctx, []notify.Event{ev}); err != nil {
+				rep.NoticeErrors++
+				h.log(ctx, err, id)
+				continue
+			}
+			rep.ExpiringNotices++
+			h.Logger.Metric(ctx, "WarrantsExpiringUnanswered", "Count", 1, map[string]string{"firm_id": w.FirmID})
+		}
+		if err := h.Expiring.ExpiryNoticed(ctx, w.FirmID, w.RunID, w.ApprovalID, pending); err != nil {
+			rep.NoticeErrors++
+			h.log(ctx, err, id)
+		}
+	}
 }
 
 // Handle is the Lambda handler.
@@ -143,6 +233,8 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 			rep.Unchanged++
 		}
 	}
+	h.noticeExpiring(ctx, now(), limit, &rep)
+	h.pendingAge(ctx, now(), limit)
 	if h.Evidence != nil {
 		// A firm log's checkpoint commits to the receipts of the runs just
 		// settled too.
@@ -154,7 +246,8 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 		rep.Checkpoints, rep.CheckpointErrors = made, failed
 	}
 	if h.Logger != nil {
-		h.Logger.Info(ctx, "sweep", "checkpoints", rep.Checkpoints, "checkpoint_errors", rep.CheckpointErrors, "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
+		h.Logger.Info(ctx, "sweep", "checkpoints", rep.Checkpoints, "checkpoint_errors", rep.CheckpointErrors,
+			"expiring_notices", rep.ExpiringNotices, "notice_errors", rep.NoticeErrors, "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
 			"expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
 			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,
 			"errors", rep.Errors, "deferred", rep.Deferred)
