@@ -354,31 +354,21 @@ func (s *Store) DueLogs(ctx context.Context, limit int) ([]string, error) {
 			KeyConditionExpression: aws.String(kc), ExpressionAttributeNames: names(kc),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":shard": str(shard)},
 		}
-		for {
-			page, err := s.client.Query(ctx, in)
-			if err != nil {
-				return out, wrap("due logs", err)
+		err := s.queryPages(ctx, in, func(m map[string]types.AttributeValue) (bool, error) {
+			// GSI2 projects keys only: the firm is in the key.
+			pk, _ := m[AttrPK].(*types.AttributeValueMemberS)
+			sk, _ := m[AttrSK].(*types.AttributeValueMemberS)
+			if pk == nil || sk == nil || sk.Value != skLogHead {
+				return false, nil
 			}
-			for _, m := range page.Items {
-				// GSI2 projects keys only: the firm is in the key.
-				pk, _ := m[AttrPK].(*types.AttributeValueMemberS)
-				sk, _ := m[AttrSK].(*types.AttributeValueMemberS)
-				if pk == nil || sk == nil || sk.Value != skLogHead {
-					continue
-				}
-				firm, ok := strings.CutSuffix(strings.TrimPrefix(pk.Value, "FIRM#"), "#LOG")
-				if !ok || !idsOK(firm) {
-					continue
-				}
+			firm, ok := strings.CutSuffix(strings.TrimPrefix(pk.Value, "FIRM#"), "#LOG")
+			if ok && idsOK(firm) {
 				out = append(out, firm)
-				if limit > 0 && len(out) >= limit {
-					return out, nil
-				}
 			}
-			if len(page.LastEvaluatedKey) == 0 {
-				break
-			}
-			in.ExclusiveStartKey = page.LastEvaluatedKey
+			return limit > 0 && len(out) >= limit, nil
+		})
+		if err != nil || (limit > 0 && len(out) >= limit) {
+			return out, wrap("due logs", err)
 		}
 	}
 	return out, nil
@@ -393,13 +383,20 @@ func (s *Store) queryRange(ctx context.Context, pk, from, to string, fn func(map
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":from": str(from), ":to": str(to)},
 		ConsistentRead:            aws.Bool(true),
 	}
+	return s.queryPages(ctx, in, func(m map[string]types.AttributeValue) (bool, error) { return false, fn(m) })
+}
+
+// queryPages runs a query page by page, handing each item to fn until fn
+// says stop (or fails).
+func (s *Store) queryPages(ctx context.Context, in *dynamodb.QueryInput, fn func(map[string]types.AttributeValue) (stop bool, err error)) error {
 	for {
 		page, err := s.client.Query(ctx, in)
 		if err != nil {
 			return classify(err)
 		}
 		for _, m := range page.Items {
-			if err := fn(m); err != nil {
+			stop, err := fn(m)
+			if err != nil || stop {
 				return err
 			}
 		}

@@ -51,37 +51,25 @@ func (s *Store) warrantsIn(ctx context.Context, parts []string, upTo string, lim
 			KeyConditionExpression: aws.String(kc), ExpressionAttributeNames: names(kc),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":shard": str(shard), ":now": str(upTo)},
 		}
-		for {
-			page, err := s.client.Query(ctx, in)
+		err := s.queryPages(ctx, in, func(k map[string]types.AttributeValue) (bool, error) {
+			pk, _ := k[AttrPK].(*types.AttributeValueMemberS)
+			sk, _ := k[AttrSK].(*types.AttributeValueMemberS)
+			if pk == nil || sk == nil {
+				return false, nil
+			}
+			m, err := s.getItem(ctx, pk.Value, sk.Value)
+			if err != nil || m == nil {
+				return false, err
+			}
+			it, err := unmarshal[warrantItem](m)
 			if err != nil {
-				return out, wrap("expiring warrants", err)
+				return false, err
 			}
-			for _, k := range page.Items {
-				pk, _ := k[AttrPK].(*types.AttributeValueMemberS)
-				sk, _ := k[AttrSK].(*types.AttributeValueMemberS)
-				if pk == nil || sk == nil {
-					continue
-				}
-				m, err := s.getItem(ctx, pk.Value, sk.Value)
-				if err != nil {
-					return out, wrap("expiring warrants", err)
-				}
-				if m == nil {
-					continue
-				}
-				it, err := unmarshal[warrantItem](m)
-				if err != nil {
-					return out, wrap("expiring warrants", err)
-				}
-				out = append(out, it.warrant())
-				if limit > 0 && len(out) >= limit {
-					return out, nil
-				}
-			}
-			if len(page.LastEvaluatedKey) == 0 {
-				break
-			}
-			in.ExclusiveStartKey = page.LastEvaluatedKey
+			out = append(out, it.warrant())
+			return limit > 0 && len(out) >= limit, nil
+		})
+		if err != nil || (limit > 0 && len(out) >= limit) {
+			return out, wrap("expiring warrants", err)
 		}
 	}
 	return out, nil

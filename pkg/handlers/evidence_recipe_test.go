@@ -64,6 +64,19 @@ func needTools(t *testing.T) {
 // args; it answers the output and whether the script succeeded.
 func runRecipe(t *testing.T, script string, files map[string][]byte, args ...string) (string, bool) {
 	t.Helper()
+	dir := writeFiles(t, files)
+	if err := os.WriteFile(filepath.Join(dir, "check.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", append([]string{"check.sh"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// writeFiles writes files (by relative path) into a fresh directory.
+func writeFiles(t *testing.T, files map[string][]byte) string {
+	t.Helper()
 	dir := t.TempDir()
 	for name, data := range files {
 		p := filepath.Join(dir, name)
@@ -74,13 +87,7 @@ func runRecipe(t *testing.T, script string, files map[string][]byte, args ...str
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "check.sh"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("bash", append([]string{"check.sh"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	return string(out), err == nil
+	return dir
 }
 
 // buildCLI builds cmd/warrant once for the test.
@@ -97,16 +104,7 @@ func buildCLI(t *testing.T) string {
 // runCLI runs `warrant evidence verify` in a fresh directory holding files.
 func runCLI(t *testing.T, bin string, files map[string][]byte, args ...string) (string, bool) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := writeFiles(t, files)
 	cmd := exec.Command(bin, append([]string{"evidence", "verify"}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -18,8 +17,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
-
-	"github.com/seed-f6d3920e/warrant"
 )
 
 // getRoute is events/get-run.json sent to another GET route of the runs
@@ -471,29 +468,7 @@ func TestEvidenceKeyRotation(t *testing.T) {
 func TestEvidenceOfAnUnknownOutcome(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	h := s.startHeld(t)
-	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
-		t.Fatal(resp.Body)
-	}
-	if resp := s.post(resumeReq(t, h)); resp.StatusCode != 202 {
-		t.Fatal(resp.Body)
-	}
-	s.lose()
-	ctx := context.Background()
-	w, err := s.store.GetWarrant(ctx, fixFirm, h.runID, h.approvalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
-	if _, err := s.store.AcquireRun(ctx, fixFirm, h.runID, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.store.TakeClaim(ctx, fixFirm, h.runID, key, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	s.clock.Advance(6 * time.Minute)
-	if rep := s.sweep(); rep.OutcomeUnknown != 1 {
-		t.Fatalf("sweep: %+v", rep)
-	}
+	s.loseWarrantedEffect(t, h)
 	s.settle(h.runID)
 	keys := s.trusted()
 	rep, err := evidence.Verify(s.bundle(h.runID, nil), keys)

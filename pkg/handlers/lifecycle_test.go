@@ -127,9 +127,11 @@ func TestSweeperExpiresAHeldRun(t *testing.T) {
 // effect_outcome_unknown, answers the call "unknown" and flags the claim,
 // never executing it; counsel then records what happened (once), and the
 // ledger audits.
-func TestUnknownOutcomeAndReconciliation(t *testing.T) {
-	s := newStack(t, stackOptions{})
-	h := s.startHeld(t)
+// loseWarrantedEffect approves and resumes h, then loses the worker after it
+// took the reserved claim (it may have filed) and sweeps once its lease
+// passed: the run fails effect_outcome_unknown. It answers the effect's key.
+func (s *stack) loseWarrantedEffect(t *testing.T, h held) warrant.EffectKey {
+	t.Helper()
 	if resp := s.call(approveReq(t, h, "approve", h.hash)); resp.StatusCode != 200 {
 		t.Fatal(resp.Body)
 	}
@@ -137,7 +139,6 @@ func TestUnknownOutcomeAndReconciliation(t *testing.T) {
 		t.Fatal(resp.Body)
 	}
 	s.lose()
-	// The lost worker had taken the reserved claim (and may have filed).
 	ctx := context.Background()
 	w, err := s.store.GetWarrant(ctx, fixFirm, h.runID, h.approvalID)
 	if err != nil {
@@ -154,6 +155,14 @@ func TestUnknownOutcomeAndReconciliation(t *testing.T) {
 	if rep := s.sweep(); rep.OutcomeUnknown != 1 {
 		t.Fatalf("sweep: %+v", rep)
 	}
+	return key
+}
+
+func TestUnknownOutcomeAndReconciliation(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h := s.startHeld(t)
+	key := s.loseWarrantedEffect(t, h)
+	ctx := context.Background()
 	v := s.view(h.runID)
 	if v.Status != "failed" || v.Failure == nil || v.Failure.Kind != "effect_outcome_unknown" || len(v.UnreconciledEffects) != 1 {
 		t.Fatalf("view %+v", v)

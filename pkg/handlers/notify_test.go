@@ -127,22 +127,7 @@ func TestNotifications(t *testing.T) {
 
 	// A run whose worker was lost holding the filing: the outcome is unknown.
 	h2 := s.startHeld(t)
-	s.call(approveReq(t, h2, "approve", h2.hash))
-	s.post(resumeReq(t, h2))
-	s.lose()
-	w, err := s.store.GetWarrant(ctx, fixFirm, h2.runID, h2.approvalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := warrant.EffectKey{ToolName: w.ToolName, InputSHA256: w.ToolInputHash, Attempt: w.Attempt}
-	if _, err := s.store.AcquireRun(ctx, fixFirm, h2.runID, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.store.TakeClaim(ctx, fixFirm, h2.runID, key, "a-worker-that-died", s.clock.Now().Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	s.clock.Advance(6 * time.Minute)
-	s.sweep()
+	s.loseWarrantedEffect(t, h2)
 	s.deliver(s.records(fixFirm, h2.runID, 0))
 	all := s.notifications()
 	seen := map[string]int{}
