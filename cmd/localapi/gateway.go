@@ -31,23 +31,32 @@ import (
 // and passes its claims; the local gateway verifies nothing and takes the
 // claims from these headers instead (or the defaults below). The default is
 // the dev firm's associate, never counsel: a request that does not ask for
-// counsel (X-Dev-Roles: counsel) cannot sign a warrant.
+// counsel (X-Dev-Roles: counsel) cannot sign a warrant. X-Dev-Name is the
+// display name (the token's "name" claim), absent when the header is: the
+// functions show it and record it, never authorize by it.
 const (
 	HeaderDevFirm  = "X-Dev-Firm"
 	HeaderDevUser  = "X-Dev-User"
 	HeaderDevRoles = "X-Dev-Roles"
+	HeaderDevName  = "X-Dev-Name"
 
 	DevFirm  = walkthrough.Firm
 	DevUser  = walkthrough.Associate
 	DevRoles = "associate"
 )
 
+// The dev identities' display names (the desk sends them as X-Dev-Name).
+const (
+	DevCounselName   = "Casey Counsel"
+	DevAssociateName = "Avery Associate"
+)
+
 // DevDeskConfig is the desk's local sign-in: the dev firm, an associate and
-// counsel (the walkthrough's identities).
+// counsel (the walkthrough's identities), with their display names.
 func DevDeskConfig() *desk.Config {
 	return &desk.Config{Auth: "dev", FirmID: DevFirm, Identities: []desk.Identity{
-		{Label: "Counsel", UserID: walkthrough.Counsel, Roles: "counsel"},
-		{Label: "Associate", UserID: walkthrough.Associate, Roles: "associate"},
+		{Label: "Counsel", UserID: walkthrough.Counsel, Name: DevCounselName, Roles: "counsel"},
+		{Label: "Associate", UserID: walkthrough.Associate, Name: DevAssociateName, Roles: "associate"},
 	}}
 }
 
@@ -222,7 +231,7 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 	for k, vs := range r.Header {
 		lk := strings.ToLower(k)
 		switch lk {
-		case "x-dev-firm", "x-dev-user", "x-dev-roles":
+		case "x-dev-firm", "x-dev-user", "x-dev-roles", "x-dev-name":
 			continue // local identity, not a header the function would see
 		case "cookie":
 			for _, v := range vs {
@@ -285,6 +294,21 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 		"iat":      now.Unix(),
 		"exp":      now.Add(time.Hour).Unix(),
 	}
+	claims := map[string]string{
+		"sub":      user,
+		firmClaim:  firm,
+		rolesClaim: renderClaim(roles),
+		"iss":      devIssuer,
+		"aud":      devAudience,
+		"iat":      strconv.FormatInt(now.Unix(), 10),
+		"exp":      strconv.FormatInt(now.Add(time.Hour).Unix(), 10),
+	}
+	// The display name, as an identity provider's "name" claim: passed as
+	// sent (the functions drop a name unfit to show); a header that is not
+	// UTF-8 is no name at all.
+	if name := strings.TrimSpace(r.Header.Get(HeaderDevName)); name != "" && utf8.ValidString(name) {
+		token["name"], claims["name"] = name, name
+	}
 	headers["authorization"] = "Bearer " + unsignedJWT(token)
 	ev := events.APIGatewayV2HTTPRequest{
 		Version:               "2.0",
@@ -313,17 +337,7 @@ func toEvent(r *http.Request, route *Route, params map[string]string, body []byt
 				UserAgent: r.UserAgent(),
 			},
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
-					Claims: map[string]string{
-						"sub":      user,
-						firmClaim:  firm,
-						rolesClaim: renderClaim(roles),
-						"iss":      devIssuer,
-						"aud":      devAudience,
-						"iat":      strconv.FormatInt(now.Unix(), 10),
-						"exp":      strconv.FormatInt(now.Add(time.Hour).Unix(), 10),
-					},
-				},
+				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims},
 			},
 		},
 	}

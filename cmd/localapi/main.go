@@ -14,7 +14,7 @@
 // AWS_ENDPOINT_URL_LAMBDA.
 //
 // Requests carry no JWT locally: the claims API Gateway's authorizer would
-// pass come from the X-Dev-Firm, X-Dev-User and X-Dev-Roles headers (LOCAL
+// pass come from the X-Dev-Firm, X-Dev-User, X-Dev-Roles and X-Dev-Name headers (LOCAL
 // ONLY; see docs/LOCAL.md).
 //
 // Usage:
@@ -132,7 +132,7 @@ default: the reference tools on the local MCP server, the matter assistant, the 
 LEDGER_KEY (hmac:<hex>; default a fresh key per start, saved as <log dir>/ledger.key),
 RECEIPT_KEY (p256:<hex>; default a fresh key per start, saved as <log dir>/receipt.key, its public
 key as <log dir>/receipt-public.pem).
-Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles. See docs/LOCAL.md.
+Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles, X-Dev-Name. See docs/LOCAL.md.
 
 `)
 		fs.PrintDefaults()

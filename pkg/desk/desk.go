@@ -19,7 +19,7 @@ import (
 // of characters the desk makes visible (TestInvisibleScript checks it).
 //go:generate go test -run ^TestInvisibleScript$ -update .
 
-//go:embed static/index.html static/desk.js static/desk.css static/invisible.js
+//go:embed static/index.html static/desk.js static/desk.css static/invisible.js static/favicon.svg
 var static embed.FS
 
 // Files are the desk's assets, by the name they are served under.
@@ -45,10 +45,12 @@ type Config struct {
 	Identities []Identity `json:"identities,omitempty"`
 }
 
-// Identity is one dev sign-in choice (local stack only).
+// Identity is one dev sign-in choice (local stack only). Name, when set, is
+// sent as the display name (X-Dev-Name, the token's "name" claim).
 type Identity struct {
 	Label  string `json:"label"`
 	UserID string `json:"user_id"`
+	Name   string `json:"name,omitempty"`
 	Roles  string `json:"roles"`
 }
 
@@ -81,13 +83,14 @@ var contentTypes = map[string]string{
 	".js":   "text/javascript; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
 	".json": "application/json",
+	".svg":  "image/svg+xml",
 }
 
 // Serve answers GET /desk (name "index.html") and GET /desk/<name>: the
-// page's script and style sheet, or config.json (cfg). Every answer carries
-// the security headers; anything else is 404. The page links its assets
-// relative to itself, so it is served at /desk only (under an API stage,
-// <stage>/desk), never at /desk/.
+// page's scripts, style sheet and icon (favicon.svg), or config.json (cfg).
+// Every answer carries the security headers; anything else is 404. The page
+// links its assets relative to itself, so it is served at /desk only (under
+// an API stage, <stage>/desk), never at /desk/.
 func Serve(name string, cfg Config) Response {
 	h := Headers(cfg)
 	if name == "config.json" {

@@ -30,8 +30,9 @@ func TestOIDC(t *testing.T) {
 	}
 }
 
-// The page loads only its own script and style sheet, relative to itself,
-// and nothing inline; the script never writes HTML or stores a token.
+// The page loads only its own scripts, style sheet and icon, relative to
+// itself, and nothing inline; the script never writes HTML or stores a
+// token.
 func TestAssetsAreCSPClean(t *testing.T) {
 	page := desk.Serve("index.html", desk.Config{Auth: "none"})
 	if page.Status != 200 || page.Headers["Content-Type"] != "text/html; charset=utf-8" {
@@ -42,7 +43,7 @@ func TestAssetsAreCSPClean(t *testing.T) {
 	for _, m := range srcs {
 		refs = append(refs, m[1])
 	}
-	if strings.Join(refs, " ") != "desk/desk.css desk/invisible.js desk/desk.js" {
+	if strings.Join(refs, " ") != "desk/favicon.svg desk/desk.css desk/invisible.js desk/desk.js" {
 		t.Fatalf("the page references %v", refs)
 	}
 	for _, bad := range []string{"<script>", "<style", " style=", "javascript:"} {
@@ -71,7 +72,7 @@ func TestAssetsAreCSPClean(t *testing.T) {
 func TestServe(t *testing.T) {
 	cfg := desk.OIDC("client", "https://id.example/a", "https://login.example:8443/token", "firm_id", "roles")
 	for name, ct := range map[string]string{"index.html": "text/html; charset=utf-8", "desk.js": "text/javascript; charset=utf-8",
-		"desk.css": "text/css; charset=utf-8", "config.json": "application/json"} {
+		"desk.css": "text/css; charset=utf-8", "config.json": "application/json", "favicon.svg": "image/svg+xml"} {
 		r := desk.Serve(name, cfg)
 		if r.Status != 200 || r.Headers["Content-Type"] != ct || r.Body == "" {
 			t.Errorf("%s: %d %v", name, r.Status, r.Headers)
@@ -81,11 +82,21 @@ func TestServe(t *testing.T) {
 			t.Errorf("%s: headers %v", name, r.Headers)
 		}
 	}
+	// The icon is an SVG image with nothing active in it: the page's
+	// policy (img-src 'self') lets the browser load it.
+	icon := desk.Serve("favicon.svg", cfg).Body
+	if !strings.HasPrefix(icon, "<svg ") || strings.Contains(strings.ToLower(icon), "<script") || regexp.MustCompile(`(?i)\son[a-z]+=`).MatchString(icon) ||
+		strings.Contains(icon, "href=") {
+		t.Errorf("favicon.svg is not a plain image:\n%s", icon)
+	}
+	if csp := desk.Headers(cfg)["Content-Security-Policy"]; !strings.Contains(csp, "img-src 'self'") {
+		t.Errorf("the policy does not let the page load its icon: %s", csp)
+	}
 	var c map[string]string
 	if err := json.Unmarshal([]byte(desk.Serve("config.json", cfg).Body), &c); err != nil || c["token_url"] != "https://login.example:8443/token" {
 		t.Errorf("config %v %v", c, err)
 	}
-	for _, name := range []string{"", "desk.go", "static/desk.js", "../desk.go", "index.htm", "x.json"} {
+	for _, name := range []string{"", "desk.go", "static/desk.js", "../desk.go", "index.htm", "x.json", "x.svg", "static/favicon.svg"} {
 		if r := desk.Serve(name, cfg); r.Status != 404 {
 			t.Errorf("%q: %d, want 404", name, r.Status)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/seed-f6d3920e/warrant/internal/browsertest"
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -36,17 +37,27 @@ type fakeAPI struct {
 	// it is asked for run (nil: 404, as a stack without evidence).
 	receipts     func(run string, n int) any
 	receiptCalls map[string]int
-	srv          *httptest.Server
+	// tools answers GET /v1/tools (nil: 404, as a stack without the route);
+	// matters answers GET /v1/matters (nil: 403, as for a user who keeps no
+	// registry).
+	tools   []agent.ToolSchema
+	matters []handlers.MatterView
+	// decide answers a decision, given its body (nil: 200, approved).
+	decide    func(body map[string]json.RawMessage) (int, any)
+	decisions []map[string]json.RawMessage // the decisions' bodies, in order
+	srv       *httptest.Server
 }
 
 const (
-	deskFirm    = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
-	deskCounsel = "c0c0c0c0-1111-4222-8333-444455556666"
+	deskFirm      = "0f8e5c1a-2b3d-4e6f-8a9b-1c2d3e4f5a6b"
+	deskCounsel   = "c0c0c0c0-1111-4222-8333-444455556666"
+	deskAssociate = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 )
 
 func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
 	f := &fakeAPI{t: t, approvals: approvals, receiptCalls: map[string]int{}}
-	cfg := desk.Config{Auth: "dev", FirmID: deskFirm, Identities: []desk.Identity{{Label: "Counsel", UserID: deskCounsel, Roles: "counsel"}}}
+	cfg := desk.Config{Auth: "dev", FirmID: deskFirm, Identities: []desk.Identity{{Label: "Counsel", UserID: deskCounsel, Roles: "counsel"},
+		{Label: "Associate", UserID: deskAssociate, Name: "Avery Associate", Roles: "associate"}}}
 	serve := func(w http.ResponseWriter, r desk.Response) {
 		for k, v := range r.Headers {
 			w.Header().Set(k, v)
@@ -66,7 +77,51 @@ func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
 		answer(w, 200, map[string]any{"approvals": f.approvals})
 	})
 	mux.HandleFunc("POST /v1/runs/{run}/approvals/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]json.RawMessage
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			answer(w, 400, map[string]any{"title": "Bad Request", "status": 400, "detail": "body: " + err.Error()})
+			return
+		}
+		f.mu.Lock()
+		f.decisions = append(f.decisions, body)
+		decide := f.decide
+		f.mu.Unlock()
+		if decide != nil {
+			status, v := decide(body)
+			if status >= 400 {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(status)
+				json.NewEncoder(w).Encode(v)
+				return
+			}
+			answer(w, status, v)
+			return
+		}
 		answer(w, 200, map[string]any{"approval_request_id": r.PathValue("id"), "status": "approved"})
+	})
+	mux.HandleFunc("GET /v1/tools", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		tools := f.tools
+		f.mu.Unlock()
+		if tools == nil {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(404)
+			w.Write([]byte(`{"title":"Not Found","status":404,"detail":"no route for GET /v1/tools"}`))
+			return
+		}
+		answer(w, 200, map[string]any{"tools": tools})
+	})
+	mux.HandleFunc("GET /v1/matters", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		matters := f.matters
+		f.mu.Unlock()
+		if matters == nil {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(403)
+			w.Write([]byte(`{"title":"Forbidden","status":403,"detail":"only counsel or a firm admin may read or keep the matter registry"}`))
+			return
+		}
+		answer(w, 200, map[string]any{"matters": matters})
 	})
 	mux.HandleFunc("POST /v1/runs/{run}/resume", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, 202, map[string]any{"run_id": r.PathValue("run"), "status": "running"})
@@ -99,6 +154,13 @@ func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// decisionBodies are the bodies of the decisions the API received.
+func (f *fakeAPI) decisionBodies() []map[string]json.RawMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.decisions)
 }
 
 // posts are the POST requests the API received.
@@ -146,6 +208,13 @@ window.fetch = function (input, init) {
 // openDesk signs counsel in to the desk of f in a new headless browser.
 func openDesk(t *testing.T, f *fakeAPI) context.Context {
 	t.Helper()
+	return openDeskAs(t, f, "Counsel")
+}
+
+// openDeskAs signs the identity labelled label in to the desk of f in a
+// new headless browser.
+func openDeskAs(t *testing.T, f *fakeAPI, label string) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(browsertest.Browser(t), 2*time.Minute)
 	t.Cleanup(cancel)
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fetchLog}); err != nil {
@@ -153,10 +222,19 @@ func openDesk(t *testing.T, f *fakeAPI) context.Context {
 	}
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(f.srv.URL+"/desk"),
-		chromedp.WaitVisible(chromedp.CSS("#dev-signin")),
-		chromedp.Click(chromedp.CSS("#dev-signin-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#whoami")))
+		chromedp.WaitVisible(chromedp.CSS("#dev-signin")))
 	if err != nil {
+		t.Fatalf("sign in: %v", err)
+	}
+	if label != "Counsel" {
+		evalIn[any](t, ctx, `(() => {
+			const s = document.querySelector('#dev-identity');
+			s.value = [...s.options].find((o) => o.textContent.startsWith(`+jsQuote(label+" (")+`)).value;
+			s.dispatchEvent(new Event('change', {bubbles: true}));
+			return null;
+		})()`)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#dev-signin-submit")), chromedp.WaitVisible(chromedp.CSS("#whoami"))); err != nil {
 		t.Fatalf("sign in: %v", err)
 	}
 	return ctx

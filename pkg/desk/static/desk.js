@@ -34,6 +34,8 @@
   /** How long a run page keeps following a run that still reads "held" right after this page resumed it. */
   const HELD_GRACE_MS = 30_000;
   const EXPIRY_TICK_MS = 30_000;
+  /** A warrant this close to its expiry stands out on the desk. */
+  const EXPIRING_SOON_MS = 60 * 60_000;
   /**
    * How long a run page waits before each new look at a run's receipts
    * while no checkpoint covers them yet (the sweeper signs the firm log's
@@ -67,7 +69,8 @@
   /**
    * Who is signed in, or null.
    *   OIDC: {kind: 'oidc', token, user, roles: string[]}
-   *   dev:  {kind: 'dev', firmId, userId, rolesHeader, user, roles: string[]}
+   *   dev:  {kind: 'dev', firmId, userId, name, rolesHeader, user, roles: string[]}
+   * user is what the page shows: the display name when there is one.
    */
   let session = null;
 
@@ -79,6 +82,9 @@
 
   /** Notes counsel typed, by approval_request_id, kept across a refresh of the list. */
   const draftNotes = new Map();
+
+  /** The desk's filters (matter_id, risk tier; "" is all), kept across a refresh and a visit to a run. */
+  const listFilter = { matter: '', tier: '' };
 
   const app = document.getElementById('app');
 
@@ -311,7 +317,9 @@
   function authHeaders() {
     if (!session) return {};
     if (session.kind === 'oidc') return { Authorization: `Bearer ${session.token}` };
-    return { 'X-Dev-Firm': session.firmId, 'X-Dev-User': session.userId, 'X-Dev-Roles': session.rolesHeader };
+    const headers = { 'X-Dev-Firm': session.firmId, 'X-Dev-User': session.userId, 'X-Dev-Roles': session.rolesHeader };
+    if (session.name) headers['X-Dev-Name'] = session.name;
+    return headers;
   }
 
   /** A Problem from a non-2xx answer: problem+json when it is one, else the status and the start of the body. */
@@ -501,7 +509,7 @@
     session = {
       kind: 'oidc',
       token,
-      user: str(claims.email) || str(idClaims.email) || str(claims.sub) || str(idClaims.sub) || 'signed in',
+      user: str(claims.name) || str(idClaims.name) || str(claims.email) || str(idClaims.email) || str(claims.sub) || str(idClaims.sub) || 'signed in',
       roles: parseRoles(claims[rolesClaim] ?? idClaims[rolesClaim]),
     };
     return true;
@@ -582,10 +590,12 @@
     const select = h('select', { id: 'dev-identity', name: 'identity' },
       identities.map((ident, i) => h('option', { value: String(i), text: `${str(ident.label)} (${str(ident.roles)})` })));
     const user = h('input', { id: 'dev-user', name: 'user', type: 'text', autocomplete: 'off', spellcheck: 'false', required: true });
+    const name = h('input', { id: 'dev-name', name: 'name', type: 'text', autocomplete: 'off', spellcheck: 'false' });
     const roles = h('input', { id: 'dev-roles', name: 'roles', type: 'text', autocomplete: 'off', spellcheck: 'false' });
     const fill = () => {
       const ident = identities[Number(select.value)];
       user.value = str(ident?.user_id);
+      name.value = str(ident?.name);
       roles.value = str(ident?.roles);
     };
     select.addEventListener('change', fill);
@@ -595,6 +605,7 @@
       h('p', { class: 'muted' }, 'Firm ', h('code', { text: str(config.firm_id) })),
       h('label', { for: 'dev-identity', text: 'Identity' }), select,
       h('label', { for: 'dev-user', text: 'User id' }), user,
+      h('label', { for: 'dev-name', text: 'Display name (optional)' }), name,
       h('label', { for: 'dev-roles', text: 'Roles' }), roles,
       h('div', { class: 'actions' }, h('button', { id: 'dev-signin-submit', type: 'submit', class: 'primary', text: 'Sign in (local)' })));
 
@@ -602,16 +613,17 @@
       ev.preventDefault();
       const firmId = str(config.firm_id).trim();
       const userId = user.value.trim();
+      const displayName = name.value.trim();
       const rolesHeader = roles.value.trim();
       if (!userId) {
         setError('Enter a user id.');
         return;
       }
-      if (![firmId, userId, rolesHeader].every(headerSafe)) {
-        setError('The firm, user and roles must be plain ASCII text.');
+      if (![firmId, userId, displayName, rolesHeader].every(headerSafe)) {
+        setError('The firm, user, display name and roles must be plain ASCII text.');
         return;
       }
-      session = { kind: 'dev', firmId, userId, rolesHeader, user: userId, roles: parseRoles(rolesHeader) };
+      session = { kind: 'dev', firmId, userId, name: displayName, rolesHeader, user: displayName || userId, roles: parseRoles(rolesHeader) };
       signedIn();
     });
     return form;
@@ -626,6 +638,9 @@
     session = null;
     justResumed.clear();
     draftNotes.clear();
+    toolCatalog = null;
+    listFilter.matter = '';
+    listFilter.tier = '';
     history.replaceState(null, '', `${DESK_PATH}#/`);
     renderSignIn();
   }
@@ -706,14 +721,56 @@
   // The desk: pending warrants
   // ---------------------------------------------------------------------
 
+  /**
+   * Matter names by matter_id (GET /v1/matters answers counsel and firm
+   * admins only), or null when the registry cannot be read: the list then
+   * shows matter ids.
+   */
+  async function loadMatterNames(signal) {
+    if (!session?.roles.some((r) => r === 'counsel' || r === 'firm_admin')) return null;
+    try {
+      const { data } = await api('/v1/matters', { signal });
+      const names = new Map();
+      for (const m of Array.isArray(data?.matters) ? data.matters : []) {
+        if (m && typeof m === 'object' && str(m.matter_id) && str(m.name)) names.set(str(m.matter_id), str(m.name));
+      }
+      return names;
+    } catch (err) {
+      if (isAbort(err)) throw err;
+      return null; // 403 (not a keeper of the registry) or unavailable: ids it is
+    }
+  }
+
   function renderDesk(view, ctx) {
     const refresh = h('button', { id: 'refresh', type: 'button', class: 'secondary', text: 'Refresh' });
     const updated = h('p', { class: 'updated muted', 'aria-live': 'polite' });
-    const list = h('ul', { id: 'warrants', class: 'warrants' });
+    const matterSelect = h('select', { id: 'filter-matter', name: 'matter' }, h('option', { value: '', text: 'All matters' }));
+    const tierSelect = h('select', { id: 'filter-tier', name: 'tier' },
+      h('option', { value: '', text: 'All tiers' }),
+      [...TIERS].map((t) => h('option', { value: t, text: t })));
+    tierSelect.value = listFilter.tier;
+    const count = h('p', { id: 'warrant-count', class: 'warrant-count', role: 'status' });
+    const list = h('ul', { id: 'warrants', class: 'warrants', 'aria-label': 'Pending warrants' });
+    const noMatch = h('p', { id: 'no-match', class: 'empty', hidden: true, text: 'No pending warrant matches these filters.' });
     view.append(
       h('div', { class: 'view-head' }, h('h1', { text: 'Pending warrants', tabindex: '-1' }), refresh),
+      h('div', { class: 'list-tools', role: 'group', 'aria-label': 'Filter the pending warrants' },
+        h('div', { class: 'filter' }, h('label', { for: 'filter-matter', text: 'Matter' }), matterSelect),
+        h('div', { class: 'filter' }, h('label', { for: 'filter-tier', text: 'Risk tier' }), tierSelect),
+        h('p', { class: 'sort-note muted', text: 'Sorted by time left, soonest first.' })),
       updated,
-      list);
+      count,
+      list,
+      noMatch);
+
+    const els = { list, matterSelect, tierSelect, count, noMatch };
+    const onFilter = () => {
+      listFilter.matter = matterSelect.value;
+      listFilter.tier = tierSelect.value;
+      applyFilters(els);
+    };
+    matterSelect.addEventListener('change', onFilter);
+    tierSelect.addEventListener('change', onFilter);
 
     let loadSeq = 0;
     const load = async () => {
@@ -722,10 +779,13 @@
       list.setAttribute('aria-busy', 'true');
       updated.textContent = 'Loading…';
       try {
-        const { data } = await api('/v1/approvals', { signal: ctx.signal });
+        const [{ data }, names] = await Promise.all([
+          api('/v1/approvals?status=pending', { signal: ctx.signal }),
+          loadMatterNames(ctx.signal),
+        ]);
         if (!ctx.alive || seq !== loadSeq) return;
         setError('');
-        renderWarrants(view, list, data?.approvals, ctx);
+        renderWarrants(els, data?.approvals, names, ctx);
         updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
       } catch (err) {
         if (!ctx.alive || seq !== loadSeq) return;
@@ -743,34 +803,110 @@
     load();
   }
 
-  /** Newest first by requested_at (ties: the server's later entry first). */
-  function newestFirst(approvals) {
-    const time = (w) => {
-      const t = Date.parse(str(w?.requested_at));
-      return Number.isNaN(t) ? -Infinity : t;
+  /** Soonest expiry first (an unreadable expiry last); ties: the later request first. */
+  function soonestFirst(approvals) {
+    const time = (s) => {
+      const t = Date.parse(str(s));
+      return Number.isNaN(t) ? null : t;
     };
     return approvals
-      .map((w, i) => ({ w, i, t: time(w) }))
-      .sort((a, b) => (b.t - a.t) || (b.i - a.i))
+      .map((w, i) => ({ w, i, e: time(w.expires_at), r: time(w.requested_at) }))
+      .sort((a, b) => {
+        if ((a.e === null) !== (b.e === null)) return a.e === null ? 1 : -1;
+        if (a.e !== b.e) return a.e - b.e;
+        if (a.r !== b.r) return (b.r ?? -Infinity) > (a.r ?? -Infinity) ? 1 : -1;
+        return b.i - a.i;
+      })
       .map((x) => x.w);
   }
 
-  function renderWarrants(view, list, approvals, ctx) {
-    // Keep notes typed into the list being replaced.
-    for (const li of list.querySelectorAll('li.warrant')) {
-      const note = li.querySelector('textarea.note');
-      if (note) draftNotes.set(li.dataset.approvalId, note.value);
-    }
+  /**
+   * Shows the warrants, soonest expiry first. A warrant already on screen
+   * (same approval id, same hash: a pending warrant's call never changes)
+   * keeps its element, and with it counsel's note and open edit.
+   */
+  function renderWarrants(els, approvals, names, ctx) {
+    const { list } = els;
+    const shownBefore = new Map();
+    for (const li of list.querySelectorAll(':scope > li.warrant')) shownBefore.set(li.dataset.approvalId, li);
     byId('no-warrants')?.remove();
-    const warrants = Array.isArray(approvals) ? newestFirst(approvals.filter((w) => w && typeof w === 'object')) : [];
-    list.replaceChildren(...warrants.map((w) => renderWarrant(w, ctx)));
+    const warrants = Array.isArray(approvals) ? approvals.filter((w) => w && typeof w === 'object') : [];
+    const items = soonestFirst(warrants).map((w) => {
+      const prev = shownBefore.get(str(w.approval_request_id));
+      if (prev && prev.dataset.hash === str(w.tool_input_hash)) {
+        shownBefore.delete(str(w.approval_request_id));
+        showMatter(prev.querySelector('.matter-value'), str(w.matter_id), names);
+        return prev;
+      }
+      return renderWarrant(w, ctx, names);
+    });
+    const same = items.length === list.children.length && items.every((li, i) => list.children[i] === li);
+    if (!same) list.replaceChildren(...items); // moving nodes would take the focus from them: only when the order changed
     if (warrants.length === 0) {
       list.after(h('p', { id: 'no-warrants', class: 'empty', text: 'No warrants are waiting for counsel.' }));
     }
+    fillMatterFilter(els, warrants, names);
+    applyFilters(els);
+    updateExpiries(list);
   }
 
-  /** One pending warrant, with Approve / Decline for counsel. */
-  function renderWarrant(w, ctx) {
+  /**
+   * The matter filter's choices: the matters of the warrants listed, those
+   * the registry names by name, then the others by id.
+   */
+  function fillMatterFilter(els, warrants, names) {
+    const compareIds = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+    const ids = [...new Set(warrants.map((w) => str(w.matter_id)).filter(Boolean))].sort((a, b) => {
+      const na = names?.get(a) || '';
+      const nb = names?.get(b) || '';
+      if (Boolean(na) !== Boolean(nb)) return na ? -1 : 1;
+      return na.localeCompare(nb) || compareIds(a, b);
+    });
+    els.matterSelect.replaceChildren(h('option', { value: '', text: 'All matters' }),
+      ...ids.map((id) => h('option', { value: id, text: names?.get(id) ? `${names.get(id)} (${id})` : id })));
+    if (!ids.includes(listFilter.matter)) listFilter.matter = '';
+    els.matterSelect.value = listFilter.matter;
+    els.tierSelect.value = listFilter.tier;
+  }
+
+  /** Hides the warrants the filters leave out, and says how many are shown. */
+  function applyFilters(els) {
+    const { list, count, noMatch } = els;
+    let total = 0;
+    let shown = 0;
+    for (const li of list.querySelectorAll(':scope > li.warrant')) {
+      total++;
+      const ok = (!listFilter.matter || li.dataset.matterId === listFilter.matter) &&
+        (!listFilter.tier || li.dataset.tier === listFilter.tier);
+      li.hidden = !ok;
+      if (ok) shown++;
+    }
+    const plural = (n) => `${n} pending warrant${n === 1 ? '' : 's'}`;
+    count.textContent = total === 0 ? '' : shown === total ? plural(total) : `Showing ${shown} of ${plural(total)}`;
+    noMatch.hidden = !(total > 0 && shown === 0);
+  }
+
+  /** A matter: its name, when the registry names it, and its id. */
+  function showMatter(el, matterId, names) {
+    if (!el) return;
+    const name = names?.get(matterId) || '';
+    const parts = [];
+    if (name) parts.push(appendVisible(h('span', { class: 'matter-name' }), name), ' ');
+    parts.push(h('code', { class: 'matter', text: matterId }));
+    el.replaceChildren(...parts);
+  }
+
+  /** Who asked: the display name from their token when there was one, and the user id. */
+  function requesterEl(w) {
+    const id = str(w.requested_by);
+    const name = str(w.requested_by_name);
+    if (!name) return h('span', { class: 'requester-value' }, h('code', { class: 'requester', text: id }));
+    return h('span', { class: 'requester-value' },
+      appendVisible(h('span', { class: 'requester' }), name), ' ', h('code', { class: 'requester-id', text: id }));
+  }
+
+  /** One pending warrant, with Approve / Edit / Decline for counsel. */
+  function renderWarrant(w, ctx, names) {
     // What this page shows is what counsel signs: every value below comes
     // from this one view, captured here and never refetched.
     const approvalId = str(w.approval_request_id);
@@ -779,12 +915,16 @@
     const canonical = typeof w.tool_input_canonical === 'string' ? w.tool_input_canonical : null;
     const tier = str(w.risk_tier) || 'unknown';
 
-    const li = h('li', { class: 'warrant card', 'data-approval-id': approvalId });
+    const li = h('li', {
+      class: 'warrant card', 'data-approval-id': approvalId, 'data-hash': shownHash,
+      'data-matter-id': str(w.matter_id), 'data-tier': tier,
+    });
 
-    // Heading: tool and tier.
+    // Heading: tool and tier, and a badge when the warrant expires within the hour.
     li.append(h('div', { class: 'warrant-head' },
       h('h2', { class: 'tool-heading' }, h('span', { class: 'tool', text: str(w.tool_name) })),
-      h('span', { class: `tier tier-${classToken(tier)}`, title: 'risk tier', text: tier })));
+      h('span', { class: `tier tier-${classToken(tier)}`, title: 'risk tier', text: tier }),
+      h('span', { class: 'expiry-badge', hidden: true }, h('span', { class: 'badge-icon', 'aria-hidden': 'true', text: '\u26a0' }), ' Expires within the hour')));
 
     li.append(h('p', { class: 'summary' }, appendVisible(document.createDocumentFragment(), str(w.human_summary))));
 
@@ -835,14 +975,16 @@
 
     // Who, what matter, when.
     const expires = h('span', { class: 'expires', 'data-expires-at': str(w.expires_at), title: str(w.expires_at) });
-    renderExpiry(expires);
+    const matter = h('span', { class: 'matter-value' });
+    showMatter(matter, str(w.matter_id), names);
     li.append(h('div', { class: 'meta' },
-      kv('Requested by', h('code', { class: 'requester', text: str(w.requested_by) })),
+      kv('Requested by', requesterEl(w)),
       kv('Requested at', h('time', { class: 'requested', datetime: str(w.requested_at), text: str(w.requested_at) })),
-      kv('Matter', h('code', { class: 'matter', text: str(w.matter_id) })),
+      kv('Matter', matter),
       kv('Expires', expires),
       kv('Policy version', h('code', { class: 'policy-version', text: str(w.policy_version) })),
       kv('Run', h('a', { class: 'run-link', href: runHash(runId), text: runId || 'run' }))));
+    renderExpiry(expires);
     // A tool the firm connected (the tool catalog's): the system that runs
     // the call, and the schema the catalog pinned it to.
     if (str(w.tool_server) !== '') {
@@ -865,10 +1007,30 @@
       'aria-label': 'Note to the record (optional)',
     });
     note.value = draftNotes.get(approvalId) ?? '';
+    note.addEventListener('input', () => draftNotes.set(approvalId, note.value));
     const approve = h('button', { type: 'button', class: 'approve primary', disabled: true, text: 'Approve and continue the run' });
+    const edit = h('button', { type: 'button', class: 'edit secondary', disabled: true, 'aria-expanded': 'false', text: 'Edit the call\u2026' });
     const decline = h('button', { type: 'button', class: 'decline danger', disabled: true, text: 'Decline' });
-    const actions = h('div', { class: 'actions' }, approve, decline);
+    const actions = h('div', { class: 'actions' }, approve, edit, decline);
     li.append(h('div', { class: 'decision' }, note, actions));
+
+    // The call as an object, only if this browser writes it back to the
+    // very bytes shown (RFC 8785): an edit starts from exactly those.
+    const original = parseCanonicalObject(canonical);
+    let editor = null;
+    if (original) {
+      editor = createEditor({
+        toolName: str(w.tool_name), matterId: str(w.matter_id), original, canonical, shownHash, toggle: edit,
+        approve: (e) => decide('approve', e),
+      });
+      edit.setAttribute('aria-controls', editor.el.id);
+      li.append(editor.el);
+    } else {
+      edit.hidden = true;
+      if (canonical !== null) {
+        li.append(h('p', { class: 'muted no-edit', text: 'This browser cannot write the call back to its exact bytes, so it cannot be edited here.' }));
+      }
+    }
 
     // hashOk: the shown hash matches the shown bytes. busy: a request is out.
     // locked: this warrant may not be decided from this page any more.
@@ -877,9 +1039,12 @@
       const off = !st.hashOk || st.busy || st.locked;
       approve.disabled = off;
       decline.disabled = off;
+      edit.disabled = off || !editor;
       note.readOnly = st.busy || st.locked;
+      editor?.sync(off);
     };
     verifyShownHash(canonical, shownHash, hashCheck, (ok) => { st.hashOk = ok; sync(); });
+    edit.addEventListener('click', () => editor?.toggle());
 
     const resume = async () => {
       await api(`/v1/runs/${enc(runId)}/resume`, { method: 'POST', body: { approval_request_id: approvalId } });
@@ -889,27 +1054,38 @@
       if (ctx.alive) location.hash = runHash(runId);
     };
 
-    const decide = async (decision) => {
+    /**
+     * Sends counsel's decision: approve or deny the call as requested, or
+     * (edited: {value, hash}) approve the edited call whose canonical JSON
+     * and hash the editor shows.
+     */
+    const decide = async (decision, edited = null) => {
       if (st.busy || st.locked || !st.hashOk) return;
+      const slot = edited ? editor.problemSlot : null;
       const text = note.value;
       if (text.length > NOTE_MAX) {
-        showProblem(li, new Problem({ title: 'Note too long', detail: `a note holds at most ${NOTE_MAX} characters` }));
+        showProblem(li, new Problem({ title: 'Note too long', detail: `a note holds at most ${NOTE_MAX} characters` }), slot);
         return;
       }
       st.busy = true;
       sync();
       clearProblem(li);
       const body = { decision, tool_input_hash: shownHash };
+      if (edited) body.edited_input = edited.value;
       if (text.trim()) body.note = text;
+      let answer;
       try {
         // Not tied to the view's signal: a decision once sent is not "cancelled" by navigating.
-        await api(`/v1/runs/${enc(runId)}/approvals/${enc(approvalId)}`, { method: 'POST', body });
+        answer = (await api(`/v1/runs/${enc(runId)}/approvals/${enc(approvalId)}`, { method: 'POST', body })).data;
       } catch (err) {
-        showProblem(li, err);
+        showProblem(li, err, slot);
         st.busy = false;
-        // Try again only when the failure may be passing (network, 5xx);
-        // a 403, 404, 409, 410 or 422 stands.
-        if (!(err instanceof Problem && err.retryable)) st.locked = true;
+        // Try again only when the failure may be passing (network, 5xx), or
+        // when the server refused the edit itself (400: it does not fit the
+        // tool's schema; 422: the risk policy denies it), which counsel may
+        // correct; a 403, 404, 409 or 410 stands.
+        const correctable = edited && err instanceof Problem && (err.status === 400 || err.status === 422);
+        if (!(err instanceof Problem && (err.retryable || correctable))) st.locked = true;
         sync();
         return;
       }
@@ -919,12 +1095,28 @@
       st.busy = false;
       sync();
       li.classList.add('decided');
-      actions.after(h('p', { class: 'decided-note', role: 'status', text: `Decision recorded: ${decision === 'approve' ? 'approved' : 'declined'}. Resuming the run…` }));
+      let words = decision === 'approve' ? 'approved' : 'declined';
+      let resumeNow = true;
+      if (edited) {
+        words = `approved as edited (SHA-256 ${edited.hash})`;
+        const recorded = str(answer?.edited_input_hash);
+        if (recorded !== edited.hash) {
+          // Not what counsel was shown: say so and leave the run held.
+          resumeNow = false;
+          showProblem(li, new Problem({
+            title: 'Edited hash differs',
+            detail: `the server recorded the edit under SHA-256 ${recorded || '(none)'}, not the ${edited.hash} shown here; the run was not resumed`,
+          }), slot);
+        }
+      }
+      const decided = h('p', { class: 'decided-note', role: 'status', text: `Decision recorded: ${words}. ${resumeNow ? 'Resuming the run…' : 'The run was not resumed.'}` });
+      actions.after(decided);
+      if (!resumeNow) return;
       try {
         await resume();
       } catch (err) {
-        showProblem(li, err);
-        li.querySelector('.decided-note').textContent = `Decision recorded: ${decision === 'approve' ? 'approved' : 'declined'}. The run was not resumed.`;
+        showProblem(li, err, slot);
+        decided.textContent = `Decision recorded: ${words}. The run was not resumed.`;
         if (err instanceof Problem && err.retryable) offerResumeRetry(li, resume);
       }
     };
@@ -957,19 +1149,26 @@
     }, (err) => bad(`HASH NOT CHECKED: ${errorText(err)}; do not approve`));
   }
 
-  /** A problem in words inside one warrant: "<status> <title>: <detail>". */
-  function showProblem(li, err) {
+  /**
+   * A problem in words inside one warrant: "<status> <title>: <detail>", in
+   * slot (else the warrant's decision block). The focus moves to it, so a
+   * keyboard or screen reader user is at the words, not at a button the
+   * failure may have disabled.
+   */
+  function showProblem(li, err, slot = null) {
     clearProblem(li);
     const text = errorText(err);
-    const p = h('p', { class: 'problem', role: 'alert', text });
+    const p = h('p', { class: 'problem', role: 'alert', tabindex: '-1', text });
     if (err instanceof Problem) {
+      if (err.status) p.dataset.status = String(err.status);
       if (err.kind) p.dataset.kind = err.kind;
       if (err.correlationId) {
         p.dataset.correlationId = err.correlationId;
         p.title = `correlation id ${err.correlationId}`;
       }
     }
-    (li.querySelector('.decision') || li).append(p);
+    (slot || li.querySelector('.decision') || li).append(p);
+    p.focus({ preventScroll: false });
   }
 
   function clearProblem(li) {
@@ -991,28 +1190,606 @@
     (li.querySelector('.decision') || li).append(button);
   }
 
-  /** "23 h 59 min left", "12 min left", "expired". */
+  /** "expires in 23 h 59 min", "expires in 12 min", "expired"; soon: within the hour. */
   function timeLeft(expiresAt, now = Date.now()) {
     const t = Date.parse(expiresAt);
-    if (Number.isNaN(t)) return { text: 'expiry unknown', expired: false };
+    if (Number.isNaN(t)) return { text: 'expiry unknown', expired: false, soon: false };
     const ms = t - now;
-    if (ms <= 0) return { text: 'expired', expired: true };
+    if (ms <= 0) return { text: 'expired', expired: true, soon: false };
+    const soon = ms <= EXPIRING_SOON_MS;
     const minutes = Math.floor(ms / 60_000);
     const hours = Math.floor(minutes / 60);
     const mins = minutes % 60;
-    if (hours > 0) return { text: `${hours} h ${mins} min left`, expired: false };
-    if (minutes > 0) return { text: `${minutes} min left`, expired: false };
-    return { text: 'less than 1 min left', expired: false };
+    if (hours > 0) return { text: `expires in ${hours} h ${mins} min`, expired: false, soon };
+    if (minutes > 0) return { text: `expires in ${minutes} min`, expired: false, soon };
+    return { text: 'expires in less than 1 min', expired: false, soon };
   }
 
+  /** An expiry's words, and its warrant's "expires within the hour" badge. */
   function renderExpiry(el) {
-    const { text, expired } = timeLeft(el.dataset.expiresAt || '');
+    const { text, expired, soon } = timeLeft(el.dataset.expiresAt || '');
     el.textContent = text;
     el.classList.toggle('expired', expired);
+    el.classList.toggle('soon', soon);
+    const li = el.closest('li.warrant');
+    if (li) {
+      li.classList.toggle('expiring', soon);
+      const badge = li.querySelector('.expiry-badge');
+      if (badge) badge.hidden = !soon;
+    }
   }
 
   function updateExpiries(root) {
     for (const el of root.querySelectorAll('.expires')) renderExpiry(el);
+  }
+
+  // ---------------------------------------------------------------------
+  // Counsel's edit: an editor built from the tool's input schema
+  // ---------------------------------------------------------------------
+
+  /**
+   * RFC 8785 (JCS), the canonical JSON the server hashes: members sorted
+   * by the UTF-16 code units of their names (what Array.prototype.sort
+   * compares), strings with JSON.stringify's escapes, numbers in
+   * ECMAScript's shortest form, no whitespace. What it cannot write (a
+   * number that is not finite, an unpaired surrogate) is an Error.
+   */
+  function canonicalJSON(v) {
+    if (v === null || typeof v === 'boolean') return String(v);
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error('a number that is not finite has no JSON form');
+      return JSON.stringify(v);
+    }
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) throw new Error('a string holds an unpaired surrogate');
+      return JSON.stringify(v);
+    }
+    if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(',')}]`;
+    if (typeof v === 'object') {
+      return `{${Object.keys(v).sort().map((k) => `${canonicalJSON(k)}:${canonicalJSON(v[k])}`).join(',')}}`;
+    }
+    throw new Error(`a ${typeof v} has no JSON form`);
+  }
+
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  /** The canonical text as an object, if it is one this browser writes back to the same text; else null. */
+  function parseCanonicalObject(canonical) {
+    if (canonical === null) return null;
+    try {
+      const v = JSON.parse(canonical);
+      if (v && typeof v === 'object' && !Array.isArray(v) && canonicalJSON(v) === canonical) return v;
+    } catch { /* not JSON, or not writable back */ }
+    return null;
+  }
+
+  /** The tool catalog (GET /v1/tools) by tool name, fetched once a session; a failure is tried again next time. */
+  let toolCatalog = null;
+  function loadToolCatalog() {
+    if (!toolCatalog) {
+      const p = api('/v1/tools').then(({ data }) => {
+        const tools = new Map();
+        for (const t of Array.isArray(data?.tools) ? data.tools : []) {
+          if (t && typeof t === 'object' && str(t.name)) tools.set(str(t.name), t);
+        }
+        return tools;
+      });
+      toolCatalog = p;
+      p.catch(() => { if (toolCatalog === p) toolCatalog = null; });
+    }
+    return toolCatalog;
+  }
+
+  function isObject(v) {
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  }
+
+  /** An own member of a parsed JSON object, or undefined (never one of Object.prototype's). */
+  function member(obj, key) {
+    return isObject(obj) && Object.hasOwn(obj, key) ? obj[key] : undefined;
+  }
+
+  /** The first member a JSON pointer ("/matter_id") names, or "". */
+  function pointerHead(pointer) {
+    if (!pointer.startsWith('/')) return '';
+    return pointer.slice(1).split('/')[0].replace(/~1/g, '/').replace(/~0/g, '~');
+  }
+
+  /** A schema's type: its "type" (the first that is not "null" of a list), else one its enum implies. */
+  function schemaType(schema) {
+    if (!isObject(schema)) return '';
+    const t = member(schema, 'type');
+    if (typeof t === 'string') return t;
+    if (Array.isArray(t)) return str(t.find((x) => x !== 'null'));
+    return '';
+  }
+
+  /** The type a value shows it has, for a member no schema describes. */
+  function valueType(v) {
+    if (typeof v === 'string') return 'string';
+    if (typeof v === 'boolean') return 'boolean';
+    if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+    if (Array.isArray(v)) return v.every((x) => typeof x === 'string') ? 'strings' : 'json';
+    return 'json';
+  }
+
+  const LONG_TEXT_FORMATS = new Set(['textarea', 'multiline', 'long-text', 'text', 'markdown', 'html']);
+
+  /**
+   * What control a member gets: 'string' (an input, or a textarea for long
+   * text), 'enum' (a choice), 'strings' (a list of rows), 'integer',
+   * 'number', 'boolean', or 'json' (a JSON textarea: anything else, and
+   * anything the schema does not describe).
+   */
+  function fieldKind(schema, had, value) {
+    let type = schema === null ? valueType(value) : schemaType(schema);
+    if (schema !== null && type === 'array') {
+      const items = member(schema, 'items');
+      type = schemaType(items) === 'string' && !Array.isArray(member(items, 'enum')) ? 'strings' : 'json';
+    }
+    if (type === 'string' && Array.isArray(member(schema, 'enum'))) {
+      type = member(schema, 'enum').every((x) => typeof x === 'string') ? 'enum' : 'json';
+    }
+    if (!['string', 'enum', 'strings', 'integer', 'number', 'boolean'].includes(type)) return 'json';
+    // A value of another type than the schema says (or one a form control
+    // would not hold exactly: a carriage return) is edited as JSON.
+    if (had && !fitsKind(type, schema, value)) return 'json';
+    return type;
+  }
+
+  function fitsKind(kind, schema, value) {
+    switch (kind) {
+      case 'string': return typeof value === 'string' && !value.includes('\r');
+      case 'enum': return typeof value === 'string' && member(schema, 'enum').includes(value);
+      case 'strings': return Array.isArray(value) && value.every((x) => typeof x === 'string' && !/[\r\n]/.test(x));
+      case 'integer': return Number.isSafeInteger(value);
+      case 'number': return typeof value === 'number';
+      case 'boolean': return typeof value === 'boolean';
+      default: return false;
+    }
+  }
+
+  const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+  /** An edit that cannot be sent as it is, in words. */
+  class EditError extends Error {}
+
+  let editorSeq = 0;
+
+  /**
+   * Counsel's editor of one warrant's call, built (when first opened) from
+   * the tool's input schema in the tool catalog: strings as inputs (long
+   * text as textareas), lists of strings (recipients) as rows to add and
+   * remove, numbers and booleans as their controls, the matter read-only,
+   * anything else (and any member the schema does not describe) as JSON.
+   * Beside the original it shows the edited call's canonical JSON, its
+   * SHA-256 computed here, and each member added, removed or changed.
+   * "Approve edited call" sends exactly the object hashed. Escape closes it
+   * (the edit is kept until the page is left).
+   *
+   * opts: toolName, matterId (the warrant's), original (the call, parsed), canonical and shownHash
+   * (the original's bytes and hash), toggle (the Edit button), approve(edit).
+   */
+  function createEditor({ toolName, matterId, original, canonical, shownHash, toggle, approve }) {
+    const n = ++editorSeq;
+    const id = (s) => `editor-${n}-${s}`;
+    const heading = h('h3', { id: id('heading'), class: 'editor-heading', tabindex: '-1', text: 'Edit the call before approving' });
+    const schemaNote = h('p', { class: 'schema-note', hidden: true });
+    const fieldsBox = h('div', { class: 'editor-fields' }, h('p', { class: 'muted', text: 'Loading the tool\u2019s input schema\u2026' }));
+    const origPre = appendVisible(h('pre', { class: 'args orig-canonical', tabindex: '0', 'aria-labelledby': id('orig') }), canonical);
+    const editPre = h('pre', { class: 'args edit-canonical', tabindex: '0', 'aria-labelledby': id('edited') });
+    const editHash = h('code', { class: 'edit-hash', id: id('hash') });
+    const invalid = h('p', { class: 'edit-invalid', id: id('invalid'), hidden: true });
+    const diffSummary = h('p', { class: 'diff-summary', id: id('diff-summary'), 'aria-live': 'polite' });
+    const diffList = h('ul', { class: 'diff', 'aria-labelledby': id('diff') });
+    const approveEdit = h('button', {
+      type: 'button', class: 'approve-edit primary', disabled: true, text: 'Approve edited call',
+      'aria-describedby': `${id('hash')} ${id('diff-summary')}`,
+    });
+    const close = h('button', { type: 'button', class: 'close-editor secondary', text: 'Close editor' });
+    const problemSlot = h('div', { class: 'editor-problems' });
+
+    const el = h('section', { class: 'editor', id: id('section'), hidden: true, 'aria-labelledby': id('heading') },
+      heading,
+      h('p', { class: 'muted editor-intro', text: 'Approving an edit signs the edited call instead of the one requested. ' +
+        'The server checks it against the tool\u2019s input schema and the risk policy before it records anything.' }),
+      schemaNote,
+      fieldsBox,
+      invalid,
+      h('div', { class: 'edit-compare' },
+        h('div', { class: 'compare-col' },
+          h('h4', { id: id('orig'), text: 'Original call (canonical JSON)' }), origPre,
+          h('div', { class: 'kv' }, h('span', { class: 'label', text: 'SHA-256' }), ' ', h('code', { class: 'orig-hash', text: shownHash }))),
+        h('div', { class: 'compare-col' },
+          h('h4', { id: id('edited'), text: 'Edited call (canonical JSON)' }), editPre,
+          h('div', { class: 'kv' }, h('span', { class: 'label', text: 'SHA-256, computed in your browser' }), ' ', editHash))),
+      h('h4', { id: id('diff'), text: 'Differences from the original' }),
+      diffSummary,
+      diffList,
+      h('div', { class: 'actions' }, approveEdit, close),
+      problemSlot);
+
+    let fields = [];
+    let built = null; // the promise of the form
+    let current = null; // {value, canonical, hash} of the form as last hashed
+    let off = true; // the warrant may not be decided now
+    let seq = 0;
+
+    const collect = () => {
+      const value = Object.create(null);
+      const errors = [];
+      for (const f of fields) {
+        try {
+          const r = f.read();
+          f.invalid(false);
+          if (r.present) value[f.key] = r.value;
+        } catch (err) {
+          if (!(err instanceof EditError)) throw err;
+          f.invalid(true);
+          errors.push(`${f.key}: ${err.message}`);
+        }
+      }
+      let canon = null;
+      if (errors.length === 0) {
+        try {
+          canon = canonicalJSON(value);
+        } catch (err) {
+          errors.push(err.message);
+        }
+      }
+      return { value, canonical: canon, errors };
+    };
+
+    const sync = () => {
+      approveEdit.disabled = off || !current || current.hash === shownHash;
+    };
+
+    const update = () => {
+      const mine = ++seq;
+      current = null;
+      sync();
+      const { value, canonical: canon, errors } = collect();
+      if (errors.length) {
+        invalid.hidden = false;
+        invalid.textContent = `The edit cannot be sent as it is: ${errors.join('; ')}.`;
+        editPre.textContent = '';
+        editHash.textContent = 'not computed: the edit is not valid';
+        diffList.replaceChildren();
+        setText(diffSummary, 'The differences are shown once the edit is valid.');
+        return;
+      }
+      invalid.hidden = true;
+      invalid.textContent = '';
+      editPre.replaceChildren();
+      appendVisible(editPre, canon);
+      const diffs = memberDiffs(original, value);
+      diffList.replaceChildren(...diffs.map(renderDiff));
+      setText(diffSummary, diffs.length === 0
+        ? 'No differences: this is the call as requested (approve it with \u201cApprove and continue the run\u201d).'
+        : `${diffs.length} member${diffs.length === 1 ? '' : 's'} differ: ${diffs.map((d) => `${d.member} ${d.change}`).join(', ')}.`);
+      editHash.textContent = 'computing\u2026';
+      sha256HexOfText(canon).then((hash) => {
+        if (mine !== seq) return;
+        editHash.textContent = hash;
+        current = { value, canonical: canon, hash };
+        sync();
+      }, (err) => {
+        if (mine === seq) editHash.textContent = `not computed: ${errorText(err)}`;
+      });
+    };
+
+    const build = async () => {
+      let tool = null;
+      let why = '';
+      try {
+        tool = (await loadToolCatalog()).get(toolName) || null;
+        if (!tool) why = `the tool catalog does not list ${toolName}`;
+      } catch (err) {
+        why = `the tool catalog could not be read (${errorText(err)})`;
+      }
+      const schema = tool && isObject(tool.input_schema) ? tool.input_schema : null;
+      if (!schema) {
+        schemaNote.hidden = false;
+        schemaNote.textContent = `Built from the call\u2019s own values: ${why || 'the tool has no input schema'}. ` +
+          'The server still checks the edit against the tool\u2019s schema.';
+      }
+      const props = isObject(member(schema, 'properties')) ? schema.properties : Object.create(null);
+      const requiredList = member(schema, 'required');
+      const required = new Set(Array.isArray(requiredList) ? requiredList.filter((k) => typeof k === 'string') : []);
+      // The member that carries the matter: the catalog's matter_field;
+      // without the catalog, a matter_id that names the warrant's matter.
+      const matterKey = tool ? pointerHead(str(tool.matter_field))
+        : (matterId && member(original, 'matter_id') === matterId ? 'matter_id' : '');
+      const keys = [...new Set([...Object.keys(props), ...Object.keys(original)])].sort();
+      if (matterKey && keys.includes(matterKey)) keys.splice(0, 0, ...keys.splice(keys.indexOf(matterKey), 1));
+      fields = keys.map((key) => makeField({
+        key,
+        ids: id(`f${keys.indexOf(key)}`),
+        schema: schema === null ? null : (Object.hasOwn(props, key) && isObject(props[key]) ? props[key] : undefined),
+        had: Object.hasOwn(original, key),
+        value: member(original, key),
+        required: required.has(key),
+        readOnly: key === matterKey && Object.hasOwn(original, key),
+        changed: update,
+      }));
+      fieldsBox.replaceChildren(...fields.map((f) => f.row));
+      update();
+    };
+
+    const firstControl = () => fields.find((f) => !f.readOnly)?.focusEl || heading;
+
+    const open = () => {
+      el.hidden = false;
+      toggle.setAttribute('aria-expanded', 'true');
+      if (!built) built = build();
+      heading.focus();
+      built.then(() => {
+        if (!el.hidden && (document.activeElement === heading || document.activeElement === document.body)) firstControl().focus();
+      });
+    };
+
+    const hide = () => {
+      el.hidden = true;
+      toggle.setAttribute('aria-expanded', 'false');
+      toggle.focus();
+    };
+
+    el.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Escape' && !ev.defaultPrevented) {
+        ev.preventDefault();
+        hide();
+      }
+    });
+    close.addEventListener('click', hide);
+    approveEdit.addEventListener('click', () => {
+      if (off || !current) return;
+      // The form as it is now must be the call whose hash is shown.
+      const now = collect();
+      if (now.errors.length || now.canonical !== current.canonical || current.hash === shownHash) return;
+      approve({ value: current.value, hash: current.hash, canonical: current.canonical });
+    });
+
+    return {
+      el,
+      problemSlot,
+      toggle: () => (el.hidden ? open() : hide()),
+      sync: (isOff) => {
+        off = isOff;
+        sync();
+      },
+    };
+  }
+
+  /** Sets an element's text only when it changes (a live region says each change once). */
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+
+  const CHANGE_WORDS = { added: 'Added', removed: 'Removed', changed: 'Changed' };
+
+  /** The members in which after differs from before, by name: added, removed or changed (canonical JSON before and after). */
+  function memberDiffs(before, after) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    const out = [];
+    for (const key of keys) {
+      const a = Object.hasOwn(before, key) ? canonicalJSON(before[key]) : null;
+      const b = Object.hasOwn(after, key) ? canonicalJSON(after[key]) : null;
+      if (a === b) continue;
+      out.push({ member: key, change: a === null ? 'added' : b === null ? 'removed' : 'changed', before: a, after: b });
+    }
+    return out;
+  }
+
+  /** One difference, in words (Added / Removed / Changed, was / now), not by colour alone. */
+  function renderDiff(d) {
+    return h('li', { class: `diff-item diff-${d.change}`, 'data-member': d.member, 'data-change': d.change },
+      h('span', { class: 'diff-tag', text: CHANGE_WORDS[d.change] }), ' ',
+      appendVisible(h('code', { class: 'diff-member' }), d.member),
+      d.before === null ? null : h('div', { class: 'diff-was' },
+        h('span', { class: 'diff-label', text: 'was' }), ' ', appendVisible(h('code', { class: 'diff-value' }), d.before)),
+      d.after === null ? null : h('div', { class: 'diff-now' },
+        h('span', { class: 'diff-label', text: 'now' }), ' ', appendVisible(h('code', { class: 'diff-value' }), d.after)));
+  }
+
+  /** A hint for a member: its schema's description and what it holds. */
+  function fieldHint(kind, schema, readOnly, described) {
+    const parts = [];
+    const desc = str(member(schema, 'description')) || str(member(schema, 'title'));
+    if (desc) parts.push(desc);
+    if (readOnly) parts.push('The run\u2019s matter: not editable.');
+    else if (!described) parts.push('JSON: the tool\u2019s schema does not describe this member.');
+    else {
+      const max = member(schema, 'maxLength');
+      const maxItems = member(schema, 'maxItems');
+      const format = str(member(schema, 'format')) || str(member(member(schema, 'items'), 'format'));
+      const words = {
+        string: `Text${Number.isInteger(max) ? `, at most ${max} characters` : ''}${format ? ` (${format})` : ''}.`,
+        enum: 'One of the listed values.',
+        strings: `A list${format ? ` of ${format} values` : ''}${Number.isInteger(maxItems) ? `, at most ${maxItems}` : ''}; empty rows are left out.`,
+        integer: 'A whole number.',
+        number: 'A number.',
+        boolean: 'True or false.',
+        json: 'JSON.',
+      }[kind];
+      if (words) parts.push(words);
+    }
+    return parts.join(' ');
+  }
+
+  /**
+   * One member's control. spec: key, ids (a unique id prefix), schema (the
+   * member's schema; null: no schema at all, undefined: not described by
+   * it), had and value (the original), required, readOnly, changed (called
+   * on every change). Returns {key, row, focusEl, readOnly, read(),
+   * invalid(bool)}; read() is {present, value} or throws an EditError.
+   */
+  function makeField({ key, ids, schema, had, value, required, readOnly, changed }) {
+    const described = schema !== undefined;
+    const kind = readOnly ? 'readonly' : described ? fieldKind(schema, had, value) : 'json';
+    const hintText = fieldHint(kind, schema ?? null, readOnly, described);
+    const hint = hintText ? h('p', { class: 'hint', id: `${ids}-hint`, text: hintText }) : null;
+    const labelText = (extra = '') => [appendVisible(h('span', { class: 'field-name' }), key),
+      extra ? h('span', { class: 'field-type', text: ` ${extra}` }) : null,
+      required ? h('span', { class: 'required', text: ' (required)' }) : null];
+    const describedBy = hint ? `${ids}-hint` : null;
+    const on = (el) => {
+      el.addEventListener('input', changed);
+      el.addEventListener('change', changed);
+      return el;
+    };
+    const absent = () => {
+      if (required) throw new EditError('is required');
+      return { present: false };
+    };
+    let control = null;
+    let focusTarget = null;
+    let read;
+    let row;
+
+    switch (kind) {
+      case 'readonly': {
+        control = h('input', { id: ids, type: 'text', readonly: true, 'aria-describedby': describedBy, spellcheck: 'false' });
+        control.value = typeof value === 'string' ? value : canonicalJSON(value);
+        read = () => ({ present: true, value });
+        row = h('div', { class: 'field-row readonly' }, h('label', { for: ids }, labelText()), hint, control);
+        break;
+      }
+      case 'string': {
+        const s = had ? value : '';
+        const max = member(schema, 'maxLength');
+        const long = (Number.isInteger(max) && max > 200) || s.includes('\n') || s.length > 120 ||
+          LONG_TEXT_FORMATS.has(str(member(schema, 'format'))) || str(member(schema, 'contentMediaType')).startsWith('text/');
+        control = long
+          ? h('textarea', {
+            id: ids, 'aria-describedby': describedBy,
+            rows: String(Math.min(14, Math.max(s.includes('\n') || (Number.isInteger(max) && max > 1000) ? 5 : 2,
+              s.split('\n').length + Math.ceil(s.length / 80)))),
+          })
+          : h('input', { id: ids, type: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': describedBy,
+            inputmode: str(member(schema, 'format')) === 'email' ? 'email' : null });
+        control.value = s;
+        read = () => (control.value === '' && !(had && value === '') ? absent() : { present: true, value: control.value });
+        row = h('div', { class: `field-row${long ? ' long' : ''}` }, h('label', { for: ids }, labelText()), hint, on(control));
+        break;
+      }
+      case 'enum': {
+        const choices = member(schema, 'enum');
+        control = h('select', { id: ids, 'aria-describedby': describedBy },
+          required ? null : h('option', { value: '', text: '(not set)' }),
+          choices.map((c, i) => h('option', { value: `v${i}`, text: c })));
+        control.value = had ? `v${choices.indexOf(value)}` : '';
+        read = () => (control.value === '' ? absent() : { present: true, value: choices[Number(control.value.slice(1))] });
+        row = h('div', { class: 'field-row' }, h('label', { for: ids }, labelText()), hint, on(control));
+        break;
+      }
+      case 'boolean': {
+        control = h('select', { id: ids, 'aria-describedby': describedBy },
+          required && had ? null : h('option', { value: '', text: '(not set)' }),
+          h('option', { value: 'true', text: 'true' }), h('option', { value: 'false', text: 'false' }));
+        control.value = had ? String(value) : '';
+        read = () => (control.value === '' ? absent() : { present: true, value: control.value === 'true' });
+        row = h('div', { class: 'field-row' }, h('label', { for: ids }, labelText()), hint, on(control));
+        break;
+      }
+      case 'integer':
+      case 'number': {
+        control = h('input', { id: ids, type: 'text', inputmode: kind === 'integer' ? 'numeric' : 'decimal', autocomplete: 'off',
+          spellcheck: 'false', 'aria-describedby': describedBy });
+        control.value = had ? canonicalJSON(value) : '';
+        read = () => {
+          const t = control.value.trim();
+          if (t === '') return absent();
+          const v = Number(t);
+          if (!JSON_NUMBER.test(t) || !Number.isFinite(v)) throw new EditError('is not a number');
+          if (kind === 'integer' && !Number.isSafeInteger(v)) throw new EditError('is not a whole number this page can send exactly');
+          return { present: true, value: v };
+        };
+        row = h('div', { class: 'field-row' }, h('label', { for: ids }, labelText()), hint, on(control));
+        break;
+      }
+      case 'strings': {
+        const itemFormat = str(member(member(schema, 'items'), 'format'));
+        const itemWord = itemFormat === 'email' ? 'an address' : 'an item';
+        const maxItems = Number.isInteger(member(schema, 'maxItems')) ? member(schema, 'maxItems') : Infinity;
+        const rows = h('ul', { class: 'list-rows', id: `${ids}-rows` });
+        const add = h('button', { type: 'button', class: 'add-row secondary' },
+          `Add ${itemWord}`, h('span', { class: 'visually-hidden', text: ` to ${key}` }));
+        const relabel = () => {
+          [...rows.children].forEach((li, i) => {
+            li.querySelector('.row-label').textContent = `${key}, item ${i + 1}`;
+            li.querySelector('.remove-row .visually-hidden').textContent = ` ${key} item ${i + 1}`;
+          });
+          add.disabled = rows.children.length >= maxItems;
+        };
+        let rowSeq = 0;
+        const addRow = (text) => {
+          const rid = `${ids}-r${++rowSeq}`;
+          const input = on(h('input', { id: rid, type: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': describedBy,
+            inputmode: itemFormat === 'email' ? 'email' : null }));
+          input.value = text;
+          const remove = h('button', { type: 'button', class: 'remove-row secondary' }, 'Remove', h('span', { class: 'visually-hidden' }));
+          const li = h('li', { class: 'list-row' }, h('label', { class: 'row-label visually-hidden', for: rid }), input, remove);
+          remove.addEventListener('click', () => {
+            // The focus goes to the next row, else the previous one, else "Add".
+            const next = li.nextElementSibling || li.previousElementSibling;
+            li.remove();
+            relabel();
+            (next ? next.querySelector('input') : add).focus();
+            changed();
+          });
+          rows.append(li);
+          return input;
+        };
+        for (const s of had ? value : []) addRow(s);
+        add.addEventListener('click', () => {
+          if (rows.children.length >= maxItems) return;
+          const input = addRow('');
+          relabel();
+          input.focus();
+          changed();
+        });
+        relabel();
+        control = rows;
+        read = () => {
+          const items = [...rows.querySelectorAll('input')].map((i) => i.value).filter((s) => s !== '');
+          if (items.length === 0 && !(had && value.length === 0)) return required ? { present: true, value: [] } : { present: false };
+          return { present: true, value: items };
+        };
+        row = h('fieldset', { class: 'field-row list', 'aria-describedby': describedBy },
+          h('legend', {}, labelText('(list)')), hint, rows, add);
+        focusTarget = () => rows.querySelector('input') || add;
+        break;
+      }
+      default: { // json
+        control = h('textarea', { id: ids, class: 'json', rows: '4', spellcheck: 'false', 'aria-describedby': describedBy });
+        control.value = had ? JSON.stringify(value, null, 2) : '';
+        read = () => {
+          const t = control.value.trim();
+          if (t === '') return absent();
+          try {
+            return { present: true, value: JSON.parse(t) };
+          } catch (err) {
+            throw new EditError(`is not valid JSON (${err.message})`);
+          }
+        };
+        row = h('div', { class: 'field-row json' }, h('label', { for: ids }, labelText('(JSON)')), hint, on(control));
+      }
+    }
+    row.dataset.member = key;
+    return {
+      key,
+      row,
+      readOnly,
+      get focusEl() { return focusTarget ? focusTarget() : control; },
+      read,
+      invalid(bad) {
+        const targets = kind === 'strings' ? [...control.querySelectorAll('input')] : [control];
+        for (const t of targets) {
+          if (bad) t.setAttribute('aria-invalid', 'true');
+          else t.removeAttribute('aria-invalid');
+        }
+      },
+    };
   }
 
   // ---------------------------------------------------------------------
