@@ -419,7 +419,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 		t.Skip("builds and runs the whole stack and a browser; skipped with -short")
 	}
 	browserCtx := browsertest.Browser(t)
-	axeSource(t) // skips (or fails under CI) before the stack starts when axe-core cannot be had
+	browsertest.AxeSource(t) // skips (or fails under CI) before the stack starts when axe-core cannot be had
 	s := startStack(t)
 	runID, pending := s.heldOn("Please e-mail the client an update on discovery.")
 	approvalID, _ := pending["approval_request_id"].(string)
@@ -446,7 +446,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.base+"/desk"), chromedp.WaitVisible(chromedp.CSS("#dev-signin"))); err != nil {
 		t.Fatal(err)
 	}
-	checkAxe(t, ctx, "sign-in")
+	browsertest.CheckAxe(t, ctx, "sign-in")
 	if err := signIn(ctx, s.base, "Counsel"); err != nil {
 		t.Fatalf("counsel's sign-in: %v", err)
 	}
@@ -465,7 +465,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	if err != nil || shown[0] != DevAssociateName || shown[1] != "Ridgeway Logistics v. Harbor Freight Systems" || !strings.Contains(shown[2], shown[1]) {
 		t.Errorf("requester, matter and matter filter shown: %q (%v)", shown, err)
 	}
-	checkAxe(t, ctx, "the desk with the e-mail's warrant")
+	browsertest.CheckAxe(t, ctx, "the desk with the e-mail's warrant")
 
 	// The editor, from the tool's schema.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(w+" button.edit")),
@@ -477,7 +477,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	if want := "matter_id readonly|attachments textarea|bcc list|body textarea|cc list|subject textarea|to input"; err != nil || strings.Join(fields, "|") != want {
 		t.Fatalf("the editor's fields: %q (%v), want %s", fields, err, want)
 	}
-	checkAxe(t, ctx, "the editor open")
+	browsertest.CheckAxe(t, ctx, "the editor open")
 
 	// The recipients: the cc to opposing counsel out, the firm's records in.
 	const records = "records@" + DevFirmDomain
@@ -499,7 +499,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	if err != nil || !strings.HasPrefix(refusal[0], "422 ") || !strings.Contains(refusal[0], walkthrough.RuleSSNOutsideFirm) || refusal[1] != "true" {
 		t.Fatalf("the policy's refusal shown: %q (%v), want the 422 naming %s, focused", refusal, err, walkthrough.RuleSSNOutsideFirm)
 	}
-	checkAxe(t, ctx, "the editor with the policy's 422")
+	browsertest.CheckAxe(t, ctx, "the editor with the policy's 422")
 
 	// The body without the SSN: the edit's canonical JSON and hash, as the
 	// server computes them, and the members changed.
@@ -536,7 +536,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	if decided, _ := text(ctx, `#timeline li.event[data-type="approval.decided"]`); !strings.Contains(decided, "edited input "+shownHash[:12]) {
 		t.Errorf("the run page's approval.decided: %q, want the edit's hash", decided)
 	}
-	checkAxe(t, ctx, "the run page")
+	browsertest.CheckAxe(t, ctx, "the run page")
 	if st, m := s.api("GET", "/v1/runs/"+runID+"?consistent=true", walkthrough.Associate, "associate", nil); st != 200 ||
 		m["status"] != "completed" || m["final_text"] != bedrocktest.DemoEmailedText {
 		t.Fatalf("the run after the edit: %d %v", st, m)

@@ -683,7 +683,7 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a browser; skipped with -short")
 	}
-	axeSource(t) // skips (or fails under CI) before anything starts when axe-core cannot be had
+	browsertest.AxeSource(t) // skips (or fails under CI) before anything starts when axe-core cannot be had
 	const id = "9c4a8f5e-1b6d-4e7f-8a2b-5c6d7e8f9a0b"
 	w := emailWarrant(t, id, emailInput())
 	soon := pendingWarrant("0d5b9a6f-2c7e-4f8a-9b3c-6d7e8f9a0b1c", `{"matter_id":"`+demoMatter+`","title":"Motion"}`,
@@ -703,16 +703,16 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.srv.URL+"/desk"), chromedp.WaitVisible(chromedp.CSS("#dev-signin"))); err != nil {
 		t.Fatal(err)
 	}
-	checkAxe(t, ctx, "sign-in")
+	browsertest.CheckAxe(t, ctx, "sign-in")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#dev-signin-submit")), chromedp.WaitVisible(chromedp.CSS("#whoami"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitFor(ctx, `document.querySelectorAll('.hash-check.ok').length === 2 && document.querySelector('.expiry-badge:not([hidden])') !== null`); err != nil {
 		t.Fatalf("the list: %v", err)
 	}
-	checkAxe(t, ctx, "the list (a warrant expiring within the hour)")
+	browsertest.CheckAxe(t, ctx, "the list (a warrant expiring within the hour)")
 	evalIn[any](t, ctx, `(() => { for (const d of document.querySelectorAll('details')) d.open = true; return null; })()`)
-	checkAxe(t, ctx, "a warrant's details")
+	browsertest.CheckAxe(t, ctx, "a warrant's details")
 
 	openEditor(t, ctx, id)
 	ed := wsel(id) + " .editor"
@@ -724,17 +724,17 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if err := waitFor(ctx, `!document.querySelector('`+ed+` .edit-invalid').hidden`); err != nil {
 		t.Fatal("invalid JSON in a field is not reported")
 	}
-	checkAxe(t, ctx, "the editor with a field that is not JSON")
+	browsertest.CheckAxe(t, ctx, "the editor with a field that is not JSON")
 	setValue(t, ctx, ed+" textarea.json", "")
 	if err := waitFor(ctx, `!document.querySelector('`+ed+` button.approve-edit').disabled`); err != nil {
 		t.Fatalf("the edit: %+v", editorOf(t, ctx, id))
 	}
-	checkAxe(t, ctx, "the editor open, with differences")
+	browsertest.CheckAxe(t, ctx, "the editor open, with differences")
 	click(t, ctx, ed+" button.approve-edit")
 	if err := waitFor(ctx, `document.querySelector('`+ed+` .problem') !== null`); err != nil {
 		t.Fatal("the 422 is not shown")
 	}
-	checkAxe(t, ctx, "the editor with a 422 shown")
+	browsertest.CheckAxe(t, ctx, "the editor with a 422 shown")
 
 	// A page-level error: the list cannot be loaded.
 	evalIn[any](t, ctx, `(() => { window.__realFetch = window.__realFetch || window.fetch;
@@ -743,7 +743,7 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if err := waitFor(ctx, `!document.querySelector('#error').hidden`); err != nil {
 		t.Fatal("the page-level error is not shown")
 	}
-	checkAxe(t, ctx, "a page-level error")
+	browsertest.CheckAxe(t, ctx, "a page-level error")
 	evalIn[any](t, ctx, `(() => { window.fetch = window.__realFetch; return null; })()`)
 
 	// A run page with its receipts.
@@ -751,7 +751,7 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if err := waitFor(ctx, `document.querySelectorAll('#receipts li.receipt').length === 3 && document.querySelector('#run-status').textContent !== ''`); err != nil {
 		t.Fatalf("the run page: %v", err)
 	}
-	checkAxe(t, ctx, "a run page with receipts")
+	browsertest.CheckAxe(t, ctx, "a run page with receipts")
 
 	// The associate's view (no decision controls), and the editor built
 	// without a schema (the catalog unreachable).
@@ -762,7 +762,7 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if err := waitFor(actx, `document.querySelectorAll('.not-counsel').length === 2`); err != nil {
 		t.Fatalf("the associate's desk: %v", err)
 	}
-	checkAxe(t, actx, "the associate's desk")
+	browsertest.CheckAxe(t, actx, "the associate's desk")
 	cctx := openDesk(t, f)
 	openEditor(t, cctx, id)
 	if got := evalIn[string](t, cctx, `document.querySelector('`+ed+` .schema-note').textContent`); !strings.Contains(got, "the tool catalog could not be read (404 Not Found") {
@@ -771,7 +771,7 @@ func TestDeskHasNoAccessibilityViolations(t *testing.T) {
 	if got := evalIn[[]string](t, cctx, fieldControls+`(document.querySelector('`+wsel(id)+`'))`); !slices.Equal(got, []string{"matter_id readonly", "body textarea", "cc list:1", "subject input", "to input"}) {
 		t.Errorf("the editor built from the call's values: %q", got)
 	}
-	checkAxe(t, cctx, "the editor built without a schema")
+	browsertest.CheckAxe(t, cctx, "the editor built without a schema")
 }
 
 // Numbers, booleans and a choice get their own controls, and what counsel

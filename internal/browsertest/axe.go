@@ -1,4 +1,4 @@
-package main
+package browsertest
 
 import (
 	"context"
@@ -16,12 +16,10 @@ import (
 )
 
 // axe-core (https://github.com/dequelabs/axe-core), the accessibility
-// checker the desk's browser test on the local stack runs on every page it
-// visits. It is installed from npm once per machine into the user's cache
-// directory (the test needs npm: under CI=true a missing npm fails the
-// test, elsewhere it skips it with the reason, as the browser tests do for
-// Chromium). pkg/desk/axe_test.go is the same helper for the desk's tests
-// against a fake API (a test file cannot be shared between packages).
+// checker the browser tests run on every page and state of the desk. It is
+// installed from npm once per machine into the user's cache directory (the
+// test needs npm: under CI=true a missing npm fails the test, elsewhere it
+// skips it with the reason, as the browser tests do for Chromium).
 const axeVersion = "4.14.1"
 
 var axeOnce struct {
@@ -30,8 +28,8 @@ var axeOnce struct {
 	err error
 }
 
-// axeSource is axe.min.js, installed if need be.
-func axeSource(t testing.TB) string {
+// AxeSource is axe.min.js, installed if need be.
+func AxeSource(t testing.TB) string {
 	t.Helper()
 	axeOnce.Do(func() { axeOnce.src, axeOnce.err = installAxe() })
 	if axeOnce.err != nil {
@@ -122,11 +120,11 @@ func runAxe(ctx context.Context, src string) ([]axeViolation, error) {
 	return vs, nil
 }
 
-// checkAxe fails the test on any violation axe finds on the page of ctx
+// CheckAxe fails the test on any violation axe finds on the page of ctx
 // in the state named state, printing each.
-func checkAxe(t *testing.T, ctx context.Context, state string) {
+func CheckAxe(t *testing.T, ctx context.Context, state string) {
 	t.Helper()
-	vs, err := runAxe(ctx, axeSource(t))
+	vs, err := runAxe(ctx, AxeSource(t))
 	if err != nil {
 		t.Fatalf("axe on %s: %v", state, err)
 	}
