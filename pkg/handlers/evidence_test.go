@@ -114,6 +114,12 @@ func (s *stack) completedFiling(t *testing.T) held {
 func TestEvidenceOfACompletedRun(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	h := s.completedFiling(t)
+	// Before the firm's first checkpoint the desk's view awaits one: not
+	// verified, and no problem (nothing failed).
+	early := s.post(getRoute(t, "GET /v1/runs/{run_id}/receipts", "/v1/runs/"+h.runID+"/receipts", map[string]string{"run_id": h.runID}, nil))
+	if v := decode[handlers.ReceiptsView](t, early); early.StatusCode != 200 || v.Verified || v.Checkpoint != 0 || v.Problem != "" {
+		t.Fatalf("receipts before any checkpoint: %d %s", early.StatusCode, early.Body)
+	}
 	if rep := s.settle(h.runID); rep.Checkpoints != 1 || rep.CheckpointErrors != 0 {
 		t.Fatalf("sweep: %+v, want one checkpoint", rep)
 	}

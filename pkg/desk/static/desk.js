@@ -43,12 +43,6 @@
    * all, then Refresh looks again.
    */
   const RECEIPTS_RETRY_MS = [2000, 3000, 5000, 10_000, 15_000, 30_000, 30_000, 60_000];
-  /**
-   * The one problem the receipts view reports that is not a failed check:
-   * the firm log has no checkpoint at all yet (evidence.Verify's words).
-   * Shown as awaiting the next checkpoint, not as a failure.
-   */
-  const NO_CHECKPOINT_YET = /^checkpoint: no checkpoint covers this run yet\b/;
   const TERMINAL = new Set(['completed', 'failed', 'aborted']);
   const TIERS = new Set(['low', 'medium', 'high', 'prohibited']);
   const STATUS_TITLES = {
@@ -2107,7 +2101,7 @@
       const complete = data.complete === true;
       return { state: 'verified', checkpoint, complete, terminal, receipts: receiptList, waiting: terminal && !complete };
     }
-    if (problem && !(checkpoint === 0 && NO_CHECKPOINT_YET.test(problem))) {
+    if (problem) {
       return { state: 'failed', checkpoint, problem, terminal, receipts: receiptList, waiting: false };
     }
     return { state: 'awaiting', checkpoint, terminal, receipts: receiptList, waiting: true };
