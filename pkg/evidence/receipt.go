@@ -226,6 +226,9 @@ func OpenReceipt(keys KeySet, s Signed) (Receipt, error) {
 	if r.Schema != ReceiptSchema {
 		return r, fmt.Errorf("schema %q is not %s", r.Schema, ReceiptSchema)
 	}
+	if r.Seq < 1 || !contracts.IsHash(r.LineSHA256) {
+		return r, errors.New("its seq or line hash is malformed")
+	}
 	return r, nil
 }
 

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/notify"
@@ -37,7 +36,7 @@ func (n *Notifier) linesEvents(ctx context.Context, firm string, from reducer.Ru
 	if n == nil || len(lines) == 0 {
 		return nil
 	}
-	evs, err := notify.FromLines(from, lines, n.DeskURL, "")
+	evs, err := notify.FromLines(from, lines, n.DeskURL)
 	if err != nil || len(evs) == 0 {
 		return err
 	}
@@ -55,8 +54,8 @@ func (n *Notifier) matterName(ctx context.Context, firm, matter string) string {
 		return ""
 	}
 	m, err := n.Matters.GetMatter(ctx, firm, matter)
-	if err != nil && !errors.Is(err, warrant.ErrNotFound) {
-		return "" // a name is a courtesy: its lookup failing sends the event without it
+	if err != nil {
+		return "" // none recorded, or unreadable: a name is a courtesy, the event goes without it
 	}
 	return contracts.DisplayName(m.Title)
 }

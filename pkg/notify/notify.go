@@ -77,9 +77,10 @@ func DeskLink(desk, run, approval string) string {
 }
 
 // FromLines returns the events new ledger lines call for. from is the state
-// folded up to the line before lines[0] (the zero state before line 1);
-// matterName is the run's matter's name ("" when the registry has none).
-func FromLines(from reducer.RunState, lines []contracts.Line, desk, matterName string) ([]Event, error) {
+// folded up to the line before lines[0] (the zero state before line 1).
+// The matter's name is the caller's to add (it is the registry's, not the
+// ledger's).
+func FromLines(from reducer.RunState, lines []contracts.Line, desk string) ([]Event, error) {
 	var out []Event
 	st := from
 	for _, l := range lines {
@@ -88,7 +89,7 @@ func FromLines(from reducer.RunState, lines []contracts.Line, desk, matterName s
 		if st, err = reducer.Apply(st, l); err != nil {
 			return out, err
 		}
-		base := Event{FirmID: l.FirmID, RunID: l.RunID, Seq: l.Seq, MatterID: st.MatterID, MatterName: matterName,
+		base := Event{FirmID: l.FirmID, RunID: l.RunID, Seq: l.Seq, MatterID: st.MatterID,
 			RequestedBy: st.UserID, RequestedByName: st.UserName, OccurredAt: l.CreatedAt, DeskURL: DeskLink(desk, l.RunID, "")}
 		add := func(e Event, extra string) {
 			e.ID = EventID(e.Type, e.FirmID, e.RunID, e.Seq, extra)
