@@ -33,13 +33,7 @@ func New(cfg Config) (*Target, error) {
 		return nil, err
 	}
 	base, _ := url.Parse(cfg.URL) // validate parsed it
-	rt := http.RoundTripper(nil)
-	if cfg.HTTPClient != nil {
-		rt = cfg.HTTPClient.Transport
-	}
-	if rt == nil {
-		rt = remote.DefaultTransport()
-	}
+	rt := remote.TransportOf(cfg.HTTPClient)
 	t := &Target{
 		name:     cfg.Name,
 		base:     base,

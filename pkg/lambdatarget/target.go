@@ -40,13 +40,7 @@ func New(cfg Config) (*Target, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	base := http.RoundTripper(nil)
-	if cfg.HTTPClient != nil {
-		base = cfg.HTTPClient.Transport
-	}
-	if base == nil {
-		base = remote.DefaultTransport()
-	}
+	base := remote.TransportOf(cfg.HTTPClient)
 	t := &Target{
 		name:     cfg.Name,
 		function: cfg.Function,

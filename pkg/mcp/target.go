@@ -80,13 +80,7 @@ func New(cfg Config) (*Target, error) {
 		return nil, err
 	}
 	origin, _ := url.Parse(cfg.URL) // validate parsed it
-	base := http.RoundTripper(nil)
-	if cfg.HTTPClient != nil {
-		base = cfg.HTTPClient.Transport
-	}
-	if base == nil {
-		base = remote.DefaultTransport()
-	}
+	base := remote.TransportOf(cfg.HTTPClient)
 	t := &Target{
 		name:   cfg.Name,
 		url:    cfg.URL,

@@ -201,6 +201,15 @@ func SameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
+// TransportOf is the round tripper a target sends through: the configured
+// client's Transport, else DefaultTransport.
+func TransportOf(c *http.Client) http.RoundTripper {
+	if c != nil && c.Transport != nil {
+		return c.Transport
+	}
+	return DefaultTransport()
+}
+
 // DefaultTransport bounds connecting and the TLS handshake; nothing else:
 // a call's time is its ctx's.
 func DefaultTransport() http.RoundTripper {
