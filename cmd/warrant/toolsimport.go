@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 	"github.com/seed-f6d3920e/warrant/pkg/remote"
 )
@@ -138,18 +139,15 @@ func toolsImportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	offered, err := reachServer(srv, sm, &http.Client{Transport: w.wrap(nil)}, *timeout)
 	if err != nil {
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return err
-		}
 		return w.explain(srv, err)
 	}
 	names := sortedNames(offered)
 	if *only != "" {
 		if _, ok := offered[*only]; !ok {
+			// The server's names, made printable: they are its words.
 			have := "none"
 			if len(names) > 0 {
-				have = strings.Join(names, ", ")
+				have = contracts.Printable(strings.Join(names, ", "))
 			}
 			return fmt.Errorf("the server at %s offers no tool %q; it offers: %s", srv.URL, *only, have)
 		}
@@ -175,7 +173,7 @@ func toolsImportCmd(args []string, stdout, stderr io.Writer) error {
 			MatterField: placeholders.matterField, Class: placeholders.class, Timeout: placeholders.timeout,
 			Target: importTarget{Kind: catalog.TargetMCP, Server: srv.Name, Tool: remoteName, SchemaSHA256: rt.SchemaSHA256}}
 		if len(rt.InputSchema) == 0 {
-			skipped = append(skipped, fmt.Sprintf("%s: the server lists it twice, or its input schema is not JSON that has one canonical form; nothing can pin it", remoteName))
+			skipped = append(skipped, fmt.Sprintf("%q: the server lists it twice, or its input schema is not JSON that has one canonical form; nothing can pin it", remoteName))
 			continue
 		}
 		if n := len(rt.Description); n == 0 || n > maxDescription {
@@ -184,12 +182,12 @@ func toolsImportCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "tools import: %s: the server's description is %d bytes (the catalog takes 1 to %d): write one\n", cname, n, maxDescription)
 		}
 		if err := importSelfCheck(sd, srv.Name, cname, entry); err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: the catalog could not take it: %v", remoteName, err))
+			skipped = append(skipped, fmt.Sprintf("%q: the catalog could not take it: %v", remoteName, err))
 			continue
 		}
 		doc.Tools[cname] = entry
 		from[cname] = remoteName
-		fmt.Fprintf(stderr, "tools import: %s (%s on %s): input schema pinned, sha256 %s\n", cname, remoteName, srv.Name, rt.SchemaSHA256)
+		fmt.Fprintf(stderr, "tools import: %s (%s on %s): input schema pinned, sha256 %s\n", cname, contracts.Printable(remoteName), srv.Name, rt.SchemaSHA256)
 		if len(rt.Annotations) > 0 {
 			fmt.Fprintf(stderr, "tools import: %s: the server's hints, not trusted and not used (the class is yours to set): %s\n", cname, compactJSON(rt.Annotations))
 		}

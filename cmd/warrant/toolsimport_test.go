@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
@@ -235,6 +236,34 @@ func TestToolsImportErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			check(t, runCLI("", append([]string{"tools", "import"}, tc.args...)...), 2, "", tc.want)
 		})
+	}
+}
+
+// Issue 25, item 9: a server's tool name the catalog cannot use as a name
+// is made one (target.tool keeps the server's); a tool the catalog could
+// not take whatever the user sets (here a name too long to call) is left
+// out and named, the others still printed, and the exit status is 1.
+func TestToolsImportLeavesOut(t *testing.T) {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "odd", Version: "1"}, nil)
+	long := strings.Repeat("x", 130)
+	for _, name := range []string{"files.read", long} {
+		s.AddTool(&mcpsdk.Tool{Name: name, Description: "A tool.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				return nil, errors.New("not called")
+			})
+	}
+	srv := httptest.NewServer(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	got := runCLI("", "tools", "import", "--server", srv.URL)
+	if got.code != 1 || !strings.Contains(got.stderr, "left out 1 tool(s)") || !strings.Contains(got.stderr, long) {
+		t.Fatalf("exit %d, want 1 naming the tool left out\n%s%s", got.code, got.stdout, got.stderr)
+	}
+	d := decodeImported(t, got.stdout)
+	if len(d.Tools) != 1 || !strings.Contains(string(d.Tools["files_read"]["target"]), `"tool": "files.read"`) {
+		t.Fatalf("want files.read as files_read:\n%s", got.stdout)
+	}
+	if _, err := catalog.Parse(filled(t, d, "")); err != nil {
+		t.Fatalf("the filled entry does not load: %v", err)
 	}
 }
 
