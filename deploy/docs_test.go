@@ -1,17 +1,34 @@
 package deploy
 
 import (
+	"context"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
@@ -258,5 +275,215 @@ func TestPrivateNetworksEndpoints(t *testing.T) {
 		if _, ok := want[e]; !ok {
 			t.Errorf("\"Private networks\" lists com.amazonaws.<region>.%s, which the worker neither is granted nor imports", e)
 		}
+	}
+}
+
+// TestMain stops the moto_server TestConnectingYourSystemsImport started
+// (Secrets Manager, for the DMS's client secret).
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// shCommands are the commands of the ```sh blocks of text, each with its
+// continued lines joined.
+func shCommands(text string) []string {
+	var out []string
+	for _, m := range shBlock.FindAllStringSubmatch(text, -1) {
+		cur := ""
+		for _, line := range strings.Split(m[1], "\n") {
+			line = strings.TrimSpace(line)
+			if cur == "" && (line == "" || strings.HasPrefix(line, "#")) {
+				continue
+			}
+			part, more := strings.CutSuffix(line, `\`)
+			cur = strings.TrimSpace(cur + " " + strings.TrimSpace(part))
+			if !more {
+				out = append(out, cur)
+				cur = ""
+			}
+		}
+	}
+	return out
+}
+
+var shBlock = regexp.MustCompile("(?s)\n```sh\n(.*?)\n```")
+
+// Issue 25, item 9: the worked example's `warrant tools import` runs, as
+// written, against a DMS the test serves over TLS (its MCP server offers
+// search and file_document behind OAuth client credentials, its token
+// endpoint takes the client secret the command names, read from Secrets
+// Manager on moto), and what it prints is the example catalog's dms server
+// and its two tools once the tools are renamed and the members the user
+// decides are set as the example sets them: the example's schemas and pins
+// are the server's, copied by no one. The printed document itself does not
+// load.
+func TestConnectingYourSystemsImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs cmd/warrant; skipped with -short")
+	}
+	text := section(t, deployDoc, "Connecting your systems")
+	var command string
+	for _, c := range shCommands(text) {
+		if strings.Contains(c, "warrant tools import") {
+			if command != "" {
+				t.Fatalf("the section has more than one tools import: %q and %q", command, c)
+			}
+			command = c
+		}
+	}
+	if command == "" {
+		t.Fatal("the section imports no server's tools (warrant tools import)")
+	}
+	var example struct {
+		Servers map[string]json.RawMessage            `json:"servers"`
+		Tools   map[string]map[string]json.RawMessage `json:"tools"`
+	}
+	for _, m := range jsonBlock.FindAllStringSubmatch(text, -1) {
+		if strings.Contains(m[1], `"servers"`) {
+			if err := json.Unmarshal([]byte(m[1]), &example); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The example's tools on the dms server, by their names there.
+	onDMS := map[string]string{}
+	for name, entry := range example.Tools {
+		var target struct{ Server, Tool string }
+		if err := json.Unmarshal(entry["target"], &target); err != nil {
+			t.Fatal(err)
+		}
+		if target.Server == "dms" {
+			onDMS[target.Tool] = name
+		}
+	}
+	if len(onDMS) != 2 {
+		t.Fatalf("the example's dms tools: %v", onDMS)
+	}
+
+	// Secrets Manager (moto) holds the client secret; the command's ARN is
+	// the example's, so the test names moto's in its place.
+	ep := dynamotest.Moto(t)
+	awsEnv := []string{"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + ep.URL, "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
+	sm := secretsmanager.New(secretsmanager.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	clientSecret := "cs-" + uuid.NewString()
+	created, err := sm.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
+		Name: aws.String("warrant/prod/dms-client-" + uuid.NewString()), SecretString: aws.String(clientSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const exampleARN = "arn:aws:secretsmanager:us-east-1:111122223333:secret:warrant/prod/dms-client-a1B2c3"
+
+	// The DMS: its MCP server lists the two tools with the example's
+	// schemas (and descriptions and hints of its own); its token endpoint
+	// gives a token to warrant-prod with the secret, for the scopes asked.
+	token := "tok-" + uuid.NewString()
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "dms", Version: "1"}, nil)
+	for remote, name := range onDMS {
+		server.AddTool(&mcpsdk.Tool{Name: remote, Description: "The DMS's " + remote + ".", InputSchema: example.Tools[name]["input_schema"],
+			Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: remote == "search"}},
+			func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				t.Error("tools import called a tool")
+				return nil, errors.New("not called")
+			})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if tok != token {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+	}, nil)(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server }, nil)))
+	mux.HandleFunc("/oauth2/token", func(w http.ResponseWriter, r *http.Request) {
+		id, secret, basic := r.BasicAuth()
+		if !basic {
+			id, secret = r.PostFormValue("client_id"), r.PostFormValue("client_secret")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.PostFormValue("grant_type") != "client_credentials" || id != "warrant-prod" || secret != clientSecret ||
+			r.PostFormValue("scope") != "documents.read documents.write" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 3600})
+	})
+	dms := httptest.NewTLSServer(mux)
+	t.Cleanup(dms.Close)
+	certFile := filepath.Join(t.TempDir(), "dms.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: dms.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The command as written, in a directory that mirrors the repository
+	// (where dms-tools.json lands), trusting the test's certificate.
+	work := t.TempDir()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != ".git" && e.Name() != "bin" {
+			if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(work, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := strings.NewReplacer("https://dms.firm.example", dms.URL, exampleARN, *created.ARN).Replace(command)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", "set -eo pipefail\n"+run)
+	cmd.Dir = work
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AWS_") }),
+		append(awsEnv, "SSL_CERT_FILE="+certFile)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s\n%v\n%s", command, err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `"readOnlyHint":true`) {
+		t.Errorf("the server's hints are not shown on stderr:\n%s", stderr.String())
+	}
+	out, err := os.ReadFile(filepath.Join(work, "dms-tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := catalog.Parse(out); err == nil {
+		t.Error("the catalog loads what tools import printed, its {{TO_SET}} members unset")
+	}
+	out = []byte(strings.NewReplacer(dms.URL, "https://dms.firm.example", *created.ARN, exampleARN).Replace(string(out)))
+	var got struct {
+		Servers map[string]json.RawMessage            `json:"servers"`
+		Tools   map[string]map[string]json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := map[string]any{"servers": map[string]json.RawMessage{"dms": example.Servers["dms"]}, "tools": map[string]any{}}
+	set := map[string]any{"servers": got.Servers, "tools": map[string]any{}}
+	for remote, name := range onDMS {
+		entry := got.Tools[remote]
+		if entry == nil {
+			t.Fatalf("tools import printed no %s:\n%s", remote, out)
+		}
+		for _, m := range []string{"description", "summary", "matter_field", "class", "timeout"} {
+			if v, ok := example.Tools[name][m]; ok {
+				entry[m] = v
+			} else {
+				delete(entry, m)
+			}
+		}
+		set["tools"].(map[string]any)[name] = entry
+		want["tools"].(map[string]any)[name] = example.Tools[name]
+	}
+	g, _ := json.Marshal(set)
+	w, _ := json.Marshal(want)
+	gc, err1 := contracts.Canonicalize(g)
+	wc, err2 := contracts.Canonicalize(w)
+	if err1 != nil || err2 != nil || string(gc) != string(wc) {
+		t.Fatalf("tools import printed, with the tools renamed and the user's members set as the example sets them:\n%s\nthe example:\n%s", gc, wc)
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed-f6d3920e/warrant/pkg/catalog"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
 // The documents whose commands TestDocCommands runs.
@@ -323,9 +326,10 @@ func mirrorRepo(t *testing.T) string {
 // stack started with that line's TOOL_CATALOG, TOOL_POLICY, AGENTS and
 // -model-script (on free ports, the catalog's reference server moved to the
 // stack's), then every other command of the section against it, the
-// catalog the line names in place of the first's: tools check passes, the
-// clerk's run holds on the new tool, counsel signs, the memo is saved
-// through the firm's system and the run completes.
+// catalog the line names in place of the first's: tools import prints the
+// example's entry from the reference server (importedIsExample), tools
+// check passes, the clerk's run holds on the new tool, counsel signs, the
+// memo is saved through the firm's system and the run completes.
 func TestAddingATool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the whole stack; skipped with -short")
@@ -348,6 +352,9 @@ func TestAddingATool(t *testing.T) {
 		} else {
 			walk = append(walk, c)
 		}
+	}
+	if !slices.ContainsFunc(walk, func(c docCommand) bool { return strings.Contains(c.text, "warrant tools import") }) {
+		t.Fatal("the section imports no tool from the reference server (warrant tools import)")
 	}
 	if len(stacks) != 3 {
 		t.Fatalf("want the tool on MCP, HTTPS and Lambda: %d bin/localapi lines", len(stacks))
@@ -424,12 +431,15 @@ func addingATool(t *testing.T, root string, line docCommand, walk []docCommand, 
 			}
 			continue
 		}
-		text := strings.NewReplacer("127.0.0.1:3000", addr, docCatalog, catalogCopy).Replace(c.text)
+		text := strings.NewReplacer("127.0.0.1:3000", addr, "127.0.0.1:3001", tools, docCatalog, catalogCopy).Replace(c.text)
 		out, status, err := runDocCommand(ctx, work, text, vars)
 		if err != nil {
 			t.Fatalf("%s\n%v\nstdout:\n%s\nstack:\n%s", c, err, out, stderr.String())
 		}
 		t.Logf("ran: %s -> %v", c, status)
+		if strings.Contains(c.text, "warrant tools import") {
+			importedIsExample(t, c, out, filepath.Join(root, docCatalog), tools)
+		}
 		last = out
 	}
 	var final struct {
@@ -438,6 +448,54 @@ func addingATool(t *testing.T, root string, line docCommand, walk []docCommand, 
 	}
 	if err := json.Unmarshal(last, &final); err != nil || final.Status != "completed" || final.FinalText != "The memo is saved in the matter." {
 		t.Fatalf("the clerk's run ended %s (%v): %s", final.Status, err, last)
+	}
+}
+
+// userMembers are the members of a catalog entry that tools import leaves
+// to the user.
+var userMembers = []string{"description", "summary", "matter_field", "class", "timeout"}
+
+// importedIsExample holds what the section's tools import printed to the
+// example catalog (at path, its reference server moved to tools): the same
+// document once the members the user decides are set as the example sets
+// them, so the example's schema and pin are the server's, copied by no
+// one; and the catalog refuses the printed document as it stands.
+func importedIsExample(t *testing.T, c docCommand, out []byte, path, tools string) {
+	t.Helper()
+	if _, err := catalog.Parse(out); err == nil {
+		t.Errorf("%s: the catalog loads what tools import printed, its {{TO_SET}} members unset", c)
+	}
+	example, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	example = bytes.ReplaceAll(example, []byte("127.0.0.1:3001"), []byte(tools))
+	type doc struct {
+		Servers map[string]any                        `json:"servers"`
+		Tools   map[string]map[string]json.RawMessage `json:"tools"`
+	}
+	var got, want doc
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: not a JSON document: %v\n%s", c, err, out)
+	}
+	if err := json.Unmarshal(example, &want); err != nil {
+		t.Fatal(err)
+	}
+	for name, entry := range got.Tools {
+		for _, m := range userMembers {
+			if v, ok := want.Tools[name][m]; ok {
+				entry[m] = v
+			} else {
+				delete(entry, m)
+			}
+		}
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	gc, err1 := contracts.Canonicalize(g)
+	wc, err2 := contracts.Canonicalize(w)
+	if err1 != nil || err2 != nil || !bytes.Equal(gc, wc) {
+		t.Fatalf("%s printed, with the user's members set as %s sets them:\n%s\nwant:\n%s", c, path, gc, wc)
 	}
 }
 

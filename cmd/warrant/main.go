@@ -2,8 +2,11 @@
 // did: hash a tool input the way a warrant binds it, verify and fold a ledger
 // export with the same reducer the agent uses, ask the risk policy about a
 // tool, price a model call, and record counsel's reconciliation of an effect
-// through the API. It is never deployed, and it calls AWS only to verify a
-// ledger head with a KMS key (ledger verify --key kms:...).
+// through the API; and for connecting a firm's systems: import an MCP
+// server's tools as catalog entries, and check a catalog against its servers
+// before it is published. It is never deployed, and it calls AWS only to
+// verify a ledger head with a KMS key (ledger verify --key kms:...) and to
+// read a tool server's secret (tools check, tools import).
 package main
 
 import (
@@ -80,6 +83,22 @@ const usage = `usage:
         exactly the pinned input schema (on drift: the server's current hash), and the
         risk policy (default: the embedded one) lists every tool; exit 1 naming each
         problem
+  warrant tools import --server URL [--tool NAME [--as NAME]] [--name NAME] [--timeout 20s]
+                [--auth none|bearer|oauth_client_credentials] [--secret SECRET]
+                [--token-url URL --client-id ID --client-secret SECRET --scope SCOPE...]
+        print an MCP server's tools (or the one --tool names) as a tool catalog document
+        to merge into TOOL_CATALOG: the server's entry (named --name, default the first
+        label of its host name or "server"; https, or http for a loopback host only),
+        with the credentials the flags name (secrets read from Secrets Manager with the
+        usual AWS configuration, as tools check reads them), and each tool with its
+        description and input schema as the server lists them and the schema's pin
+        (schema_sha256, the hash the runtime and tools check hold it to). Each member
+        only you can decide, summary, matter_field, class and timeout, holds
+        "{{TO_SET}} ...", which the catalog refuses, naming the member, until you set it;
+        the server's hints (readOnlyHint, ...) go to stderr and decide nothing. Exit 1
+        naming what failed: a --tool the server lacks (with the tools it has), a server
+        not reached, an auth failure (a secret not read, credentials refused), or a tool
+        whose schema the catalog cannot take (the others are still printed)
   warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
         print the USD cost of one model call (PRICING_FILE overrides the embedded
         table, as it does for the agent)
@@ -101,7 +120,7 @@ func usageErr(format string, args ...any) error {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdin, stdout)
+	err := dispatch(args, stdin, stdout, stderr)
 	var ue *usageError
 	switch {
 	case err == nil:
@@ -124,7 +143,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
-func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
+func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usageErr("no command")
 	}
@@ -150,10 +169,13 @@ func dispatch(args []string, stdin io.Reader, stdout io.Writer) error {
 	case "price":
 		return priceCmd(rest, stdout)
 	case "tools":
-		if len(rest) == 0 || rest[0] != "check" {
-			return usageErr("tools needs the subcommand check")
+		switch {
+		case len(rest) > 0 && rest[0] == "check":
+			return toolsCheckCmd(rest[1:], stdout)
+		case len(rest) > 0 && rest[0] == "import":
+			return toolsImportCmd(rest[1:], stdout, stderr)
 		}
-		return toolsCheckCmd(rest[1:], stdout)
+		return usageErr("tools needs the subcommand check or import")
 	case "evidence":
 		if len(rest) == 0 || rest[0] != "verify" {
 			return usageErr("evidence needs the subcommand verify")

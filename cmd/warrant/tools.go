@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -160,10 +161,13 @@ func reachOrigin(raw string, timeout time.Duration) error {
 // serverTools reaches an MCP server as the functions do and returns the
 // tools it offers, by name.
 func serverTools(srv catalog.Server, sm mcp.Secrets, timeout time.Duration) (map[string]mcp.RemoteTool, error) {
-	t, err := mcp.New(mcp.Config{Name: srv.Name, URL: srv.URL, Secrets: sm,
-		Auth: mcp.Auth{Kind: mcp.AuthKind(srv.Auth.Kind), TokenSecretID: srv.Auth.Secret, TokenURL: srv.Auth.TokenURL,
-			ClientID: srv.Auth.ClientID, ClientSecretID: srv.Auth.ClientSecret, Scopes: srv.Auth.Scopes},
-		OnServerRequest: func(string) {}})
+	return reachServer(srv, sm, nil, timeout)
+}
+
+// reachServer lists an MCP server's tools with pkg/mcp's target (hc nil:
+// the target's own transport), by name.
+func reachServer(srv catalog.Server, sm mcp.Secrets, hc *http.Client, timeout time.Duration) (map[string]mcp.RemoteTool, error) {
+	t, err := mcp.New(mcpConfig(srv, sm, hc))
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +183,15 @@ func serverTools(srv catalog.Server, sm mcp.Secrets, timeout time.Duration) (map
 		out[rt.Name] = rt
 	}
 	return out, nil
+}
+
+// mcpConfig is the target configuration of a catalog's MCP server, as the
+// worker builds it.
+func mcpConfig(srv catalog.Server, sm mcp.Secrets, hc *http.Client) mcp.Config {
+	return mcp.Config{Name: srv.Name, URL: srv.URL, Secrets: sm, HTTPClient: hc,
+		Auth: mcp.Auth{Kind: mcp.AuthKind(srv.Auth.Kind), TokenSecretID: srv.Auth.Secret, TokenURL: srv.Auth.TokenURL,
+			ClientID: srv.Auth.ClientID, ClientSecretID: srv.Auth.ClientSecret, Scopes: srv.Auth.Scopes},
+		OnServerRequest: func(string) {}}
 }
 
 // awsSecrets reads the servers' credentials with the operator's AWS
