@@ -39,13 +39,16 @@
 // call; Warrant's ids are UUIDs. No cookies are sent or kept, no redirect is
 // followed, and the token goes to the base URL's origin only.
 //
-// The key is set under its lowercase name (the field name is
-// case-insensitive on the wire): net/http's Transport resends a request
-// whose header map holds "Idempotency-Key" when a kept-alive connection
-// fails before the answer, and by then the endpoint may have run it. The
-// draft says a client cannot assume a server honours the key, so Warrant
-// never sends an effect twice on its own; it sends again only what surely
-// did not leave.
+// net/http's clients send a request again by themselves when they can
+// rewind its body: HTTP/1 after a kept-alive connection failed, for a
+// request it takes for idempotent (and an Idempotency-Key header makes a
+// POST one), and HTTP/2 after the server reset the stream or sent GOAWAY,
+// whatever the headers. By then the endpoint may have run it. pkg/remote's
+// Transport, which every request of a target goes through, makes a
+// request's body one that can be read once and never rewound, so no
+// client, HTTP/1 or HTTP/2, sends the call twice. The draft says a client
+// cannot assume a server honours the key, so Warrant never sends an effect
+// twice on its own.
 //
 // # What an answer means
 //

@@ -86,9 +86,7 @@ func (t *Target) post(ctx context.Context, u *url.URL, c agent.TargetCall, f fie
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Warrant-Run", f.warrantRun)
-	// Not under its canonical name: net/http would resend the POST on its
-	// own after a kept-alive connection failed (see the package doc).
-	req.Header["idempotency-key"] = []string{f.idempotencyKey}
+	req.Header.Set("Idempotency-Key", f.idempotencyKey)
 
 	resp, err := t.http.Do(req)
 	v := p.Seal()

@@ -128,9 +128,8 @@ func (b *watchedBody) Read(buf []byte) (int, error) {
 
 func (b *watchedBody) Close() error { return b.r.Close() }
 
-// watch makes req's body (and any copy the transport takes to retry it on
-// a fresh connection) and its writes report to the probe. It returns req
-// with the trace in its context.
+// watch makes req's body and its writes report to the probe. It returns
+// req with the trace in its context.
 func (p *Probe) watch(req *http.Request) *http.Request {
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteRequest: p.wroteRequest}))
 	size := req.ContentLength
@@ -140,21 +139,58 @@ func (p *Probe) watch(req *http.Request) *http.Request {
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body = &watchedBody{p: p, r: req.Body, size: size}
 	}
-	if get := req.GetBody; get != nil {
-		req.GetBody = func() (io.ReadCloser, error) {
-			body, err := get()
-			if err != nil {
-				return nil, err
-			}
-			return &watchedBody{p: p, r: body, size: size}, nil
-		}
-	}
 	return req
+}
+
+// errSpent: a transport read a request's body again after it had ended.
+var errSpent = errors.New("remote: the request's body was read whole once; it is not sent again")
+
+// onceBody is a request's body as a transport may read it: once. It has no
+// Seek or WriteTo for a transport to rewind it or copy it around the count,
+// and after its end (or an error) every read fails, so a transport that
+// reused it for another attempt would send no second request: an empty
+// body in place of the call fails instead of ending a request.
+type onceBody struct {
+	r     io.ReadCloser
+	ended bool // guarded by the transport's one reader at a time
+}
+
+func (b *onceBody) Read(buf []byte) (int, error) {
+	if b.ended {
+		return 0, errSpent
+	}
+	n, err := b.r.Read(buf)
+	if err != nil {
+		b.ended = true
+	}
+	return n, err
+}
+
+func (b *onceBody) Close() error { return b.r.Close() }
+
+// sendOnce makes req (a clone the caller owns) impossible to send twice:
+// net/http's HTTP/1 and HTTP/2 clients, and golang.org/x/net/http2's, send a
+// request again by themselves, after a connection loss or an HTTP/2
+// RST_STREAM(REFUSED_STREAM or PROTOCOL_ERROR) or GOAWAY, only when they
+// can rewind its body (GetBody) or have not read any of it. Without
+// GetBody, a body read even in part is never sent again; a retry of a
+// request whose body nobody read (a connection found unusable before the
+// request was written) sends it for the first time, and stays.
+func sendOnce(req *http.Request) {
+	req.GetBody = nil
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = &onceBody{r: req.Body}
+	}
 }
 
 // Transport is a target's HTTP layer: it puts the token on requests to
 // the system's origin (only there), drops a token the system refuses (HTTP
-// 401), and lets a call's Probe watch its request.
+// 401), lets a call's Probe watch its request, and sends no request twice:
+// whatever Base is (net/http's Transport speaking HTTP/1 or HTTP/2,
+// golang.org/x/net/http2's), a request whose body the transport began to
+// read is never sent again by it (see sendOnce). Base must send what it is
+// given: a round tripper that buffers a body to retry it on its own is not
+// one a target may use.
 type Transport struct {
 	Base   http.RoundTripper
 	Origin *url.URL
@@ -175,14 +211,13 @@ func (rt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	p, _ := req.Context().Value(probeKey{}).(*Probe)
 	watched := p != nil && p.arm(req)
-	if tok != "" || watched {
-		req = req.Clone(req.Context()) // a RoundTripper must not change its request
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		if watched {
-			req = p.watch(req)
-		}
+	req = req.Clone(req.Context()) // a RoundTripper must not change its request
+	sendOnce(req)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if watched {
+		req = p.watch(req)
 	}
 	resp, err := rt.Base.RoundTrip(req)
 	if resp != nil {
