@@ -34,7 +34,8 @@
 //	| SnapStart restore)                                                     |                                |
 //	| HTTP 3xx (never followed; Lambda does not redirect)                    | unreachable                    |
 //	| no answer after the request left (deadline, reset, EOF), or an answer  | outcome unknown                |
-//	| that could not be read                                                 |                                |
+//	| that could not be read, or one over 8 MiB (Lambda caps a synchronous   |                                |
+//	| answer at 6 MB; nothing past the bound is read)                        |                                |
 //	| 500 ServiceException, 410 EFSIOException (I/O while running), 400      | outcome unknown                |
 //	| RequestAbortedException, any other status or code                      |                                |
 //	| 200 with a function error of Lambda's own: Sandbox.Timedout ("Task     | outcome unknown: it may have   |

@@ -3,8 +3,9 @@
 // by a firm's MCP server is called like a built-in one. It refuses a tool
 // whose input schema no longer matches the catalog's pin, says whether a
 // failed call left Warrant (unreachable or outcome unknown) from what the HTTP
-// layer saw, refuses every request the server makes of the client, and keeps tokens
-// out of its errors and results.
+// layer saw, refuses every request the server makes of the client, bounds what it
+// reads of an answer before the SDK decodes it (MaxResponseBytes), and keeps
+// tokens out of its errors and results.
 //
 // # What an answer means
 //
@@ -28,7 +29,9 @@
 //	HTTP 3xx, 4xx (401 and a 404 on a session included)  | ErrTargetOutcomeUnknown
 //	  or 5xx after the request was sent
 //	any JSON-RPC error after the request was sent        | ErrTargetOutcomeUnknown
-//	no answer, an answer that does not decode            | ErrTargetOutcomeUnknown
+//	no answer, an answer that does not decode, an answer | ErrTargetOutcomeUnknown
+//	  over MaxResponseBytes (not read further: it ran,
+//	  and its answer is lost)
 //
 // No answer after the request was sent proves the tool did not run. A
 // redirect is how a filing says "created, see there"; a gateway answers 409,

@@ -71,6 +71,41 @@ type testServer struct {
 	// with no sessions (forget).
 	stream    http.Handler
 	newStream func() http.Handler
+
+	// huge gets how many bytes of its answer huge_json or huge_sse wrote
+	// before it was done or the client went away.
+	huge chan int64
+}
+
+// hugeAnswer is the size of huge_json's and huge_sse's answers: 96 MiB,
+// the answer that once took a worker 2.2 GiB to read.
+const hugeAnswer = 96 << 20
+
+// writeHuge answers a tools/call whose id is id with a text block of
+// hugeAnswer bytes, as JSON or as one SSE event, and returns how much of it
+// was written before the client stopped reading.
+func writeHuge(w http.ResponseWriter, id json.RawMessage, sse bool) int64 {
+	head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"`
+	tail := `"}]}}`
+	if sse {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head, tail = "event: message\ndata: "+head, tail+"\n\n"
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	n, err := io.WriteString(w, head)
+	total := int64(n)
+	for err == nil && total < hugeAnswer {
+		n, err = w.Write(chunk)
+		total += int64(n)
+	}
+	if err == nil {
+		n, _ = io.WriteString(w, tail)
+		total += int64(n)
+	}
+	return total
 }
 
 // forget makes the server forget its sessions, as a restart does: a
@@ -130,7 +165,7 @@ func (s *testServer) addTool(name, schema string, annotations *sdk.ToolAnnotatio
 
 func newServer(t testing.TB, o serverOptions) *testServer {
 	t.Helper()
-	s := &testServer{token: o.token, release: make(chan struct{}), callArrivals: map[string]int{}}
+	s := &testServer{token: o.token, release: make(chan struct{}), callArrivals: map[string]int{}, huge: make(chan int64, 1)}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "docs", Version: "1"}, &sdk.ServerOptions{
 		SupportedProtocolVersions: o.versions,
 		InitializedHandler:        func(context.Context, *sdk.InitializedRequest) { s.sessions.Add(1) },
@@ -180,7 +215,7 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 	// The next ones are answered by handle, around the SDK: after_NNN runs
 	// and is then answered HTTP NNN, as a gateway may answer after the
 	// server behind it acted.
-	for _, name := range []string{"drop", "gateway", "forbidden", "send_email", "session_gone",
+	for _, name := range []string{"drop", "gateway", "forbidden", "send_email", "session_gone", "huge_json", "huge_sse",
 		"after_302", "after_303", "after_401", "after_404", "after_409", "after_422", "after_429"} {
 		s.addTool(name, anySchema, nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("sent"), nil
@@ -282,6 +317,8 @@ func (s *testServer) handle(h http.Handler) http.Handler {
 			return
 		}
 		switch msg.Params.Name {
+		case "huge_json", "huge_sse":
+			s.huge <- writeHuge(w, msg.ID, msg.Params.Name == "huge_sse")
 		case "session_gone":
 			// A server that forgot the session answers before running it;
 			// the client cannot tell this 404 from a gateway's after a run.

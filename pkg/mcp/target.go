@@ -33,6 +33,7 @@ type Target struct {
 	url    string
 	hook   func(string)
 	maxAge time.Duration
+	limit  int64              // MaxResponseBytes
 	auth   remote.Credentials // nil: none
 	http   *http.Client
 	client *sdk.Client
@@ -90,13 +91,16 @@ func New(cfg Config) (*Target, error) {
 	if t.maxAge == 0 {
 		t.maxAge = time.Minute
 	}
+	if t.limit = cfg.MaxResponseBytes; t.limit == 0 {
+		t.limit = DefaultMaxResponseBytes
+	}
 	caps := &sdk.ClientCapabilities{} // no roots, sampling or elicitation
 	t.auth = remote.NewCredentials(cfg.Auth, cfg.URL, cfg.Secrets, base)
 	if cfg.Auth.Kind == AuthOAuthClientCredentials {
 		caps.Extensions = map[string]any{"io.modelcontextprotocol/oauth-client-credentials": map[string]any{}}
 	}
 	t.http = &http.Client{
-		Transport:     &remote.Transport{Base: base, Origin: origin, Auth: t.auth},
+		Transport:     &remote.Transport{Base: base, Origin: origin, Auth: t.auth, MaxResponseBytes: t.limit},
 		CheckRedirect: remote.NoRedirect,
 	}
 	t.client = sdk.NewClient(&sdk.Implementation{Name: "warrant", Version: "1"}, &sdk.ClientOptions{
@@ -235,6 +239,8 @@ func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (ag
 		return unknown(fmt.Sprintf("HTTP %d after the call was sent", status), true)
 	case status == 0:
 		return unknown("no answer after the call was sent", true)
+	case v.TooLarge:
+		return unknown(fmt.Sprintf("HTTP %d, an answer larger than %d bytes, not read further: the call ran and its answer is lost", status, t.limit), true)
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
@@ -434,7 +440,7 @@ func (t *Target) acquire(ctx context.Context) (s *session, fresh bool, err error
 		t.dialing = w
 		t.mu.Unlock()
 
-		cs, err := t.client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: t.url, HTTPClient: t.http}, nil)
+		cs, err := t.client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: t.url, HTTPClient: t.http, MaxEventSize: int(t.limit)}, nil)
 
 		t.mu.Lock()
 		t.dialing = nil

@@ -639,6 +639,11 @@ func TestNewRefuses(t *testing.T) {
 	if _, err := mcp.New(mcp.Config{Name: "docs", URL: "https://mcp.example.com", Auth: bearer}); err == nil {
 		t.Error("bearer auth without Secrets was accepted")
 	}
+	for _, n := range []int64{-1, mcp.MaxResponseBytesLimit + 1} {
+		if _, err := mcp.New(mcp.Config{Name: "docs", URL: "https://mcp.example.com", Auth: bearer, Secrets: sec, MaxResponseBytes: n}); err == nil {
+			t.Errorf("MaxResponseBytes %d was accepted", n)
+		}
+	}
 }
 
 // 64 calls at once share one session: one initialize reaches the server.

@@ -32,6 +32,7 @@ type Probe struct {
 	wrote    bool // a write of the whole request succeeded
 	fullRead bool // the current attempt's body was read whole, its write not failed
 	status   int  // the answer's status, 0 if no answer came
+	tooLarge bool // the answer's body passed the Transport's bound
 	header   http.Header
 }
 
@@ -44,6 +45,9 @@ type Verdict struct {
 	// Header is the call's request header as the Transport sent it, less
 	// Authorization (nil when no request was made).
 	Header http.Header
+	// TooLarge: the answer's body was longer than the Transport's
+	// MaxResponseBytes, and was not read further.
+	TooLarge bool
 }
 
 type probeKey struct{}
@@ -70,6 +74,12 @@ func (p *Probe) arm(req *http.Request) bool {
 	p.header = req.Header.Clone()
 	p.header.Del("Authorization")
 	return true
+}
+
+func (p *Probe) overflowed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tooLarge = true
 }
 
 func (p *Probe) answered(status int) {
@@ -99,7 +109,7 @@ func (p *Probe) Seal() Verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sealed = true
-	return Verdict{Sent: p.wrote || p.fullRead, Status: p.status, Header: p.header}
+	return Verdict{Sent: p.wrote || p.fullRead, Status: p.status, Header: p.header, TooLarge: p.tooLarge}
 }
 
 var errSealed = errors.New("remote: the call was judged unsent; its body is withheld")
@@ -195,6 +205,12 @@ type Transport struct {
 	Base   http.RoundTripper
 	Origin *url.URL
 	Auth   Credentials // nil: none
+	// MaxResponseBytes bounds what a reader of the answer to a POST gets
+	// of its body (0: no bound): past it, a read fails with
+	// ErrAnswerTooLarge and nothing more is read from the connection, so
+	// an answer is bounded before anything decodes it. (A GET's answer is
+	// a stream of events, bounded by its reader.)
+	MaxResponseBytes int64
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -224,12 +240,59 @@ func (rt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if watched {
 			p.answered(resp.StatusCode)
 		}
+		if rt.MaxResponseBytes > 0 && req.Method == http.MethodPost {
+			b := &boundedBody{r: resp.Body, left: rt.MaxResponseBytes}
+			if watched {
+				b.p = p
+			}
+			resp.Body = b
+		}
 		if resp.StatusCode == http.StatusUnauthorized && tok != "" {
 			rt.Auth.Invalidate(tok)
 		}
 	}
 	return resp, err
 }
+
+// ErrAnswerTooLarge: an answer's body was longer than the Transport's
+// MaxResponseBytes.
+var ErrAnswerTooLarge = errors.New("remote: the answer is larger than the bound on what is read of it")
+
+// boundedBody gives at most left more bytes of an answer; a read past them
+// fails, telling the call's probe (when there is one).
+type boundedBody struct {
+	r    io.ReadCloser
+	left int64
+	over bool
+	p    *Probe
+}
+
+func (b *boundedBody) Read(buf []byte) (int, error) {
+	if b.over {
+		return 0, ErrAnswerTooLarge
+	}
+	if b.left <= 0 {
+		// Whether anything follows the bound's last byte: one byte more.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n == 0 {
+			return 0, err
+		}
+		b.over = true
+		if b.p != nil {
+			b.p.overflowed()
+		}
+		return 0, ErrAnswerTooLarge
+	}
+	if int64(len(buf)) > b.left {
+		buf = buf[:b.left]
+	}
+	n, err := b.r.Read(buf)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.r.Close() }
 
 // SameOrigin reports whether a and b have the same scheme and host.
 func SameOrigin(a, b *url.URL) bool {
