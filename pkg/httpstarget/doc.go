@@ -101,7 +101,10 @@
 // MaxResponseBytes, which is not read further, as
 // {"http_status":N,"answer_too_large":true}; a body cut off while read as
 // {"http_status":N,"answer_incomplete":true}. The call ran in each case, so
-// each is a success, never an error class. A tool error's content is
+// each is a success, never an error class. Every token and secret the target
+// has held is cut out of a result as out of an error, wherever a careless
+// endpoint echoed it: in a string, JSON-escaped or not, in a member's name,
+// in JSON inside a string (remote.RedactJSON). A tool error's content is
 // {"http_status":N}: a refusal's body is never read (it may echo the
 // request's headers, token included).
 //

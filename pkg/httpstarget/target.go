@@ -87,7 +87,11 @@ func (t *Target) Call(ctx context.Context, c agent.TargetCall) (agent.TargetResu
 	status := resp.StatusCode
 	switch {
 	case status >= 200 && status < 300:
-		return t.answer(status, resp.Body), nil
+		// A careless endpoint echoes the token: it reaches neither the
+		// model nor the ledger.
+		res := t.answer(status, resp.Body)
+		res.Content = remote.RedactJSON(res.Content, t.auth)
+		return res, nil
 	case !v.Sent:
 		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d before the call was wholly sent; it did not run", what, status), nil)
 	case status >= 400 && status < 500 && t.final:

@@ -10,7 +10,11 @@
 // request that never left, per the HTTP layer, or a Lambda throttle). The
 // package logs nothing, and its errors carry neither the input nor anything
 // the function or Lambda answered (Lambda's messages may quote the payload):
-// a status, an error code, a network error.
+// a status, an error code, a network error. Its results are the function's
+// answer as it gave it: the target holds no credential a function could
+// echo (the SDK signs each request with the worker's role; a function
+// receives the payload only), so unlike the MCP and HTTPS targets it has no
+// token to cut out of them.
 //
 // # How a failure is read
 //

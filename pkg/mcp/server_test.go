@@ -227,6 +227,20 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 	s.addTool("internal_error", anySchema, nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return nil, errors.New("the filing system failed half way")
 	})
+	// whoami echoes the Authorization header it was sent, as a careless
+	// server does: in a text block, in JSON inside one (escaped), and as
+	// a member's name and value of its structured content (when the
+	// input asks for it).
+	s.addTool("whoami", anySchema, nil, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		auth := req.Extra.Header.Get("Authorization")
+		escaped := strings.NewReplacer("-", `\u002d`, "/", `\/`).Replace(auth)
+		res := text("you sent " + auth)
+		res.Content = append(res.Content, &sdk.TextContent{Text: `{"echo":"` + escaped + `"}`})
+		if strings.Contains(string(req.Params.Arguments), "structured") {
+			res.StructuredContent = map[string]any{"echo": auth, auth: true, "filed": true}
+		}
+		return res, nil
+	})
 	// asks makes each request a server can make of its client, then
 	// carries on (legacy protocol: requests on the call's stream).
 	s.addTool("asks", anySchema, nil, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -366,7 +366,10 @@ func (t *Target) result(ctx context.Context, what string, r *sdk.CallToolResult)
 		// It ran, but its answer cannot be carried: as lost.
 		return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetOutcomeUnknown, what+": the answer could not be encoded", err)}
 	}
-	return agent.TargetResult{Content: bytes.TrimRight(buf.Bytes(), "\n"), IsError: r.IsError}, outcome{}
+	// A careless server echoes the token: it reaches neither the model nor
+	// the ledger.
+	content := remote.RedactJSON(bytes.TrimRight(buf.Bytes(), "\n"), t.auth)
+	return agent.TargetResult{Content: content, IsError: r.IsError}, outcome{}
 }
 
 func inputMethod(ir sdk.InputRequest) string {

@@ -123,3 +123,23 @@ func TestMaxResponseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactJSON(t *testing.T) {
+	c := fixedToken("tok-1")
+	for in, want := range map[string]string{
+		`{"a":"x"}`:                         `{"a":"x"}`,
+		` {"a" : "Bearer tok-1", "b":[1]} `: ` {"a" : "Bearer [redacted]", "b":[1]} `,
+		`{"a":"tok\u002d1 <&>"}`:            `{"a":"[redacted] <&>"}`,
+		`{"tok-1":"\"q\" tok-1"}`:           `{"[redacted]":"\"q\" [redacted]"}`,
+		`["{\"e\":\"tok\\u002d1\"}"]`:       `["{\"e\":\"[redacted]\"}"]`,
+		`"\\"`:                              `"\\"`,
+		`not json tok-1`:                    `not json [redacted]`,
+	} {
+		if got := string(remote.RedactJSON([]byte(in), c)); got != want {
+			t.Errorf("RedactJSON(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if got := string(remote.RedactJSON([]byte(`{"a":"tok-1"}`), nil)); got != `{"a":"tok-1"}` {
+		t.Errorf("no credentials: %s", got)
+	}
+}
