@@ -11,7 +11,8 @@ FUZZ_TARGETS := \
 	./pkg/toolpolicy:FuzzLoad \
 	./pkg/toolpolicy:FuzzJoinedStringsDetectAsEach \
 	./pkg/pricing:FuzzParseUSD \
-	./pkg/reducer:FuzzApply
+	./pkg/reducer:FuzzApply \
+	./pkg/remote:FuzzRedactJSON
 
 .PHONY: test lint fmt-check vet mod-tidy gotest fuzz bench
 

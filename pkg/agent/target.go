@@ -18,11 +18,18 @@ import (
 //     the server no longer offers as pinned): nothing happened, a read may
 //     be tried again and an effect is answered as failed;
 //   - an error matching warrant.ErrTargetOutcomeUnknown: the call left and
-//     its answer was lost (a timeout, a reset, a 5xx after the request was
-//     sent): an effect may have happened, so it is never tried again and
+//     no answer proves it did not run (a timeout, a reset, a 5xx, a
+//     redirect or a 4xx after the request was sent, an answer too large to
+//     read): an effect may have happened, so it is never tried again and
 //     ends effect_outcome_unknown for counsel to reconcile; a read may be
 //     tried again;
 //   - any other error: as unknown, the safe reading.
+//
+// A target sends a call once: neither it nor its HTTP client sends it again
+// once its request may have left (only a call that surely never left may be
+// tried again by the target). An answer after the request left is "did not
+// run" only when it proves so (for an HTTPS endpoint, a 4xx its catalog
+// entry says is final: a TargetResult with IsError).
 //
 // A tool that answered with its own error (MCP's isError) is not an error
 // of Call: it is a TargetResult with IsError. Errors and results may carry

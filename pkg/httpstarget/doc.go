@@ -39,20 +39,26 @@
 // call; Warrant's ids are UUIDs. No cookies are sent or kept, no redirect is
 // followed, and the token goes to the base URL's origin only.
 //
-// The key is set under its lowercase name (the field name is
-// case-insensitive on the wire): net/http's Transport resends a request
-// whose header map holds "Idempotency-Key" when a kept-alive connection
-// fails before the answer, and by then the endpoint may have run it. The
-// draft says a client cannot assume a server honours the key, so Warrant
-// never sends an effect twice on its own; it sends again only what surely
-// did not leave.
+// net/http's clients send a request again by themselves when they can
+// rewind its body: HTTP/1 after a kept-alive connection failed, for a
+// request it takes for idempotent (and an Idempotency-Key header makes a
+// POST one), and HTTP/2 after the server reset the stream or sent GOAWAY,
+// whatever the headers. By then the endpoint may have run it. pkg/remote's
+// Transport, which every request of a target goes through, makes a
+// request's body one that can be read once and never rewound, so no
+// client, HTTP/1 or HTTP/2, sends the call twice. The draft says a client
+// cannot assume a server honours the key, so Warrant never sends an effect
+// twice on its own.
 //
 // # What an answer means
 //
 // The target does not know whether a tool reads or acts; the brain retries
 // reads and never retries an effect whose outcome is unknown. So an answer
-// is "unreachable" only when nothing can have run, and "unknown" whenever
-// something may have:
+// is "did not run" (unreachable, or a tool error) only when it proves
+// nothing ran: a refusal before the request was wholly sent, or a 4xx from
+// an endpoint the catalog says answers 4xx only for what it did not do.
+// Every other answer after the request was sent is the effect's outcome or
+// unknown. The call is sent once, whatever the answer:
 //
 //	what happened                                        | result
 //	---------------------------------------------------- | ------------------------------
@@ -60,14 +66,12 @@
 //	  failure, no token, a write that failed part way,
 //	  a deadline before the request was written
 //	2xx                                                  | TargetResult (below)
-//	3xx (redirects are never followed)                   | ErrTargetUnreachable
-//	401 (the token is dropped and the call made once     | ErrTargetUnreachable
-//	  more with a fresh one; a second 401)
 //	any other status before the request was wholly sent  | ErrTargetUnreachable
 //	  (the endpoint refused what it had not read)
-//	other 4xx, 409, 422 and 429 included:
+//	4xx after it was sent, 401, 409, 422 and 429 included:
 //	  FinalClientErrors set                              | TargetResult{IsError: true}
 //	  FinalClientErrors not set                          | ErrTargetOutcomeUnknown
+//	3xx after it was sent (redirects are never followed) | ErrTargetOutcomeUnknown
 //	5xx, 503 included, or any other status               | ErrTargetOutcomeUnknown
 //	no answer after the request was sent (a reset, a     | ErrTargetOutcomeUnknown
 //	  dropped connection, a deadline)
@@ -78,14 +82,18 @@
 // "is being processed or is outstanding" (the effect may be happening right
 // now), and 422 answers a key reused with another payload (an effect under
 // that key may have happened). A 429 (RFC 6585, too many requests) is by
-// convention sent before any work is done, but nothing promises it: a 4xx
-// like any other. So a 4xx is a tool error
-// the model is told (the effect did not happen) only when the catalog states
-// the endpoint's 4xx answers are final (Config.FinalClientErrors), and an
-// outcome for counsel to reconcile otherwise. 401 is the exception:
-// authentication comes before anything runs. A 503 often means "not
-// processed", but a gateway says it too after the service behind it started,
-// so every 5xx is unknown.
+// convention sent before any work is done, but a gateway may send it after
+// the service behind it acted. A 401 is no different: a gateway may answer
+// it for a backend that already ran the call, so it is not made again with
+// a fresh token; the refused token is dropped (remote.Transport) and the
+// next call reads or fetches a new one. So a 4xx is a tool error the model
+// is told (the effect did not happen) only when the catalog states the
+// endpoint's 4xx answers are final (Config.FinalClientErrors), and an
+// outcome for counsel to reconcile otherwise. A redirect is the usual
+// answer of a filing that was made ("303 See Other: created, see there"),
+// so a 3xx is unknown whatever the catalog says of 4xx. A 503 often means
+// "not processed", but a gateway says it too after the service behind it
+// started, so every 5xx is unknown.
 //
 // A 2xx answer is the call's result: a JSON body as it is (surrounding
 // whitespace cut); an empty body as {"http_status":N}; a body that is not
@@ -93,7 +101,10 @@
 // MaxResponseBytes, which is not read further, as
 // {"http_status":N,"answer_too_large":true}; a body cut off while read as
 // {"http_status":N,"answer_incomplete":true}. The call ran in each case, so
-// each is a success, never an error class. A tool error's content is
+// each is a success, never an error class. Every token and secret the target
+// has held is cut out of a result as out of an error, wherever a careless
+// endpoint echoed it: in a string, JSON-escaped or not, in a member's name,
+// in JSON inside a string (remote.RedactJSON). A tool error's content is
 // {"http_status":N}: a refusal's body is never read (it may echo the
 // request's headers, token included).
 //

@@ -51,11 +51,10 @@ func New(cfg Config) (*Target, error) {
 	return t, nil
 }
 
-// Call POSTs c.Input to c.Tool's path under the base URL (see agent.Target
-// for what its errors mean, the package doc for how each answer is read).
-// c.SchemaSHA256 is not checked: an https tool's schema is the catalog's
-// own, and the endpoint publishes none to compare it with. A call refused by
-// a 401 is made once more, with a fresh token: nothing ran.
+// Call POSTs c.Input to c.Tool's path under the base URL, once (see
+// agent.Target for what its errors mean, the package doc for how each
+// answer is read). c.SchemaSHA256 is not checked: an https tool's schema is
+// the catalog's own, and the endpoint publishes none to compare it with.
 func (t *Target) Call(ctx context.Context, c agent.TargetCall) (agent.TargetResult, error) {
 	u, err := toolURL(t.base, c.Tool)
 	if err != nil {
@@ -65,56 +64,47 @@ func (t *Target) Call(ctx context.Context, c agent.TargetCall) (agent.TargetResu
 	if err != nil {
 		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("POST %q: invalid call, nothing sent", c.Tool), err)
 	}
-	for attempt := 0; ; attempt++ {
-		res, again, err := t.post(ctx, u, c, f)
-		if again && attempt == 0 && ctx.Err() == nil {
-			continue
-		}
-		return res, err
-	}
-}
-
-// post makes one attempt; again: its token was refused (nothing ran), and
-// another attempt reads or fetches a new one.
-func (t *Target) post(ctx context.Context, u *url.URL, c agent.TargetCall, f fields) (res agent.TargetResult, again bool, err error) {
 	what := fmt.Sprintf("POST %q", c.Tool)
 	p := &remote.Probe{}
 	req, err := http.NewRequestWithContext(remote.WithProbe(ctx, p), http.MethodPost, u.String(), bytes.NewReader(c.Input))
 	if err != nil {
-		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, what+": not sent", err)
+		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetUnreachable, what+": not sent", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Warrant-Run", f.warrantRun)
-	// Not under its canonical name: net/http would resend the POST on its
-	// own after a kept-alive connection failed (see the package doc).
-	req.Header["idempotency-key"] = []string{f.idempotencyKey}
+	req.Header.Set("Idempotency-Key", f.idempotencyKey)
 
 	resp, err := t.http.Do(req)
 	v := p.Seal()
 	switch {
 	case err != nil && !v.Sent:
-		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, what+": not sent", err)
+		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetUnreachable, what+": not sent", err)
 	case err != nil:
-		return res, false, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, what+": no answer after the call was sent", err)
+		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, what+": no answer after the call was sent", err)
 	}
 	defer resp.Body.Close()
 	status := resp.StatusCode
 	switch {
 	case status >= 200 && status < 300:
-		return t.answer(status, resp.Body), false, nil
-	case status >= 300 && status < 400:
-		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d, a redirect, not followed; the call did not run", what, status), nil)
-	case status == http.StatusUnauthorized:
-		return res, t.auth != nil, t.fail(ctx, warrant.ErrTargetUnreachable, what+": HTTP 401, the token was refused; the call did not run", nil)
+		// A careless endpoint echoes the token: it reaches neither the
+		// model nor the ledger.
+		res := t.answer(status, resp.Body)
+		res.Content = remote.RedactJSON(res.Content, t.auth)
+		return res, nil
 	case !v.Sent:
-		return res, false, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d before the call was wholly sent; it did not run", what, status), nil)
+		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: HTTP %d before the call was wholly sent; it did not run", what, status), nil)
 	case status >= 400 && status < 500 && t.final:
-		return agent.TargetResult{Content: statusOnly(status), IsError: true}, false, nil
+		// A 401 too: the catalog says a 4xx means nothing happened. The
+		// refused token was dropped (remote.Transport); the next call
+		// reads or fetches a new one, and this one is not made again.
+		return agent.TargetResult{Content: statusOnly(status), IsError: true}, nil
+	case status >= 300 && status < 400:
+		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, fmt.Sprintf("%s: HTTP %d, a redirect (not followed), after the call was sent", what, status), nil)
 	case status >= 400 && status < 500:
-		return res, false, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, fmt.Sprintf("%s: HTTP %d after the call was sent, and the server does not say its 4xx answers are final", what, status), nil)
+		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, fmt.Sprintf("%s: HTTP %d after the call was sent, and the server does not say its 4xx answers are final", what, status), nil)
 	}
-	return res, false, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, fmt.Sprintf("%s: HTTP %d after the call was sent", what, status), nil)
+	return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetOutcomeUnknown, fmt.Sprintf("%s: HTTP %d after the call was sent", what, status), nil)
 }
 
 // answer reads a 2xx answer's body, at most maxBytes of it, into the

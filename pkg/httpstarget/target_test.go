@@ -186,9 +186,11 @@ func TestClientErrors(t *testing.T) {
 	if n := len(e.requests()); n != 12 {
 		t.Fatalf("the endpoint saw %d requests, want 12 (none retried)", n)
 	}
-	// A 401 with no token to renew: unreachable, not retried.
-	_, err := newTarget(t, e, httpstarget.Config{FinalClientErrors: true}).Call(context.Background(), call("s401", `{}`))
-	wantClass(t, err, "unreachable")
+	// A 401 (here with no token at all), final: a tool error, not retried.
+	res, err := newTarget(t, e, httpstarget.Config{FinalClientErrors: true}).Call(context.Background(), call("s401", `{}`))
+	if err != nil || !res.IsError || string(res.Content) != `{"http_status":401}` {
+		t.Fatalf("HTTP 401, final: result %s (isError %v), err %v; want a tool error", res.Content, res.IsError, err)
+	}
 	if n := len(e.requests()); n != 13 {
 		t.Fatalf("the endpoint saw %d requests, want 13", n)
 	}
@@ -276,9 +278,10 @@ func TestNothingListening(t *testing.T) {
 	}
 }
 
-// A redirect is an answer: the call did not run, and its target is never
-// reached, so neither the call nor the token (which goes to the base URL's
-// origin only) leaves for another origin.
+// A redirect is an answer after the call was sent ("created, see there"):
+// outcome unknown, whatever the catalog says of 4xx answers. Its target is
+// never reached, so neither the call nor the token (which goes to the base
+// URL's origin only) leaves for another origin.
 func TestRedirectNotFollowed(t *testing.T) {
 	elsewhere := newEndpoint(t, nil)
 	e := newEndpoint(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -290,7 +293,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 	tg := newTarget(t, e, httpstarget.Config{FinalClientErrors: true, Auth: remote.Auth{Kind: remote.AuthBearer, TokenSecretID: "court/token"}, Secrets: sec})
 	for _, status := range []int{301, 302, 303, 307, 308} {
 		_, err := tg.Call(context.Background(), call(fmt.Sprintf("s%d", status), `{}`))
-		wantClass(t, err, "unreachable")
+		wantClass(t, err, "unknown")
 	}
 	if got := e.requests()[0].Header.Get("Authorization"); got != "Bearer tok-1" {
 		t.Fatalf("the system got Authorization %q", got)

@@ -99,6 +99,8 @@ func classify(err error, v remote.Verdict) failure {
 		return failure{class: warrant.ErrTargetUnreachable, why: "not sent" + netDetail(err), again: true}
 	case v.Status == 0:
 		return failure{class: warrant.ErrTargetOutcomeUnknown, why: "no answer after the request was sent" + netDetail(err)}
+	case v.TooLarge:
+		return failure{class: warrant.ErrTargetOutcomeUnknown, why: fmt.Sprintf("the answer (HTTP %d) is larger than %d MiB (Lambda's own cap is 6 MB), not read further: it may have run, and its answer is lost", v.Status, maxAnswerBytes>>20)}
 	case v.Status < 300:
 		return failure{class: warrant.ErrTargetOutcomeUnknown, why: fmt.Sprintf("the answer (HTTP %d) could not be read", v.Status)}
 	case v.Status < 400:

@@ -10,7 +10,11 @@
 // request that never left, per the HTTP layer, or a Lambda throttle). The
 // package logs nothing, and its errors carry neither the input nor anything
 // the function or Lambda answered (Lambda's messages may quote the payload):
-// a status, an error code, a network error.
+// a status, an error code, a network error. Its results are the function's
+// answer as it gave it: the target holds no credential a function could
+// echo (the SDK signs each request with the worker's role; a function
+// receives the payload only), so unlike the MCP and HTTPS targets it has no
+// token to cut out of them.
 //
 // # How a failure is read
 //
@@ -34,7 +38,8 @@
 //	| SnapStart restore)                                                     |                                |
 //	| HTTP 3xx (never followed; Lambda does not redirect)                    | unreachable                    |
 //	| no answer after the request left (deadline, reset, EOF), or an answer  | outcome unknown                |
-//	| that could not be read                                                 |                                |
+//	| that could not be read, or one over 8 MiB (Lambda caps a synchronous   |                                |
+//	| answer at 6 MB; nothing past the bound is read)                        |                                |
 //	| 500 ServiceException, 410 EFSIOException (I/O while running), 400      | outcome unknown                |
 //	| RequestAbortedException, any other status or code                      |                                |
 //	| 200 with a function error of Lambda's own: Sandbox.Timedout ("Task     | outcome unknown: it may have   |

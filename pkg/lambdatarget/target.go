@@ -34,6 +34,11 @@ type Target struct {
 // maxDelay bounds one pause between attempts (a Retry-After aside).
 const maxDelay = 2 * time.Second
 
+// maxAnswerBytes bounds what is read of an answer before the SDK decodes
+// it: Lambda caps a synchronous answer at 6 MB, so nothing longer is
+// Lambda's.
+const maxAnswerBytes = 8 << 20
+
 // New returns the target for the function cfg names. It checks cfg and
 // opens nothing: the first Call does.
 func New(cfg Config) (*Target, error) {
@@ -46,8 +51,8 @@ func New(cfg Config) (*Target, error) {
 		function: cfg.Function,
 		client:   cfg.Client,
 		// No Origin or Auth: the SDK signs; the Transport is there for the
-		// Probe.
-		http:     &http.Client{Transport: &remote.Transport{Base: base}, CheckRedirect: remote.NoRedirect},
+		// Probe, the bound on answers and sending each Invoke once.
+		http:     &http.Client{Transport: &remote.Transport{Base: base, MaxResponseBytes: maxAnswerBytes}, CheckRedirect: remote.NoRedirect},
 		attempts: cfg.MaxAttempts,
 		delay:    cfg.RetryDelay,
 	}

@@ -35,7 +35,21 @@ type Config struct {
 	// lists again (0: one minute). A new session, or a
 	// notifications/tools/list_changed from the server, lists again sooner.
 	ToolsMaxAge time.Duration
+	// MaxResponseBytes bounds what is read of an answer (0:
+	// DefaultMaxResponseBytes): of the body of each POST's answer, and of
+	// each event on a stream. An answer to a tools/call past it is not read
+	// further, and the call's outcome is unknown (it ran; its answer is
+	// lost).
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes is the bound on an answer when the Config names
+// none: the brain keeps at most 64 KiB of a result anyway.
+const DefaultMaxResponseBytes = 1 << 20
+
+// MaxResponseBytesLimit is the largest bound a Config may set: the SDK holds
+// an answer in memory whole and decodes it.
+const MaxResponseBytesLimit = 64 << 20
 
 // Auth, its kinds and Secrets are pkg/remote's, shared by every target that
 // reaches a firm's system over HTTP.
@@ -61,6 +75,9 @@ func (c Config) validate() error {
 	}
 	if c.ToolsMaxAge < 0 {
 		return errors.New("mcp: ToolsMaxAge must not be negative")
+	}
+	if c.MaxResponseBytes < 0 || c.MaxResponseBytes > MaxResponseBytesLimit {
+		return fmt.Errorf("mcp: MaxResponseBytes must be 0 to %d", int64(MaxResponseBytesLimit))
 	}
 	if err := c.Auth.Validate(c.Name, u, c.Secrets != nil); err != nil {
 		return fmt.Errorf("mcp: server %w", err)

@@ -8,10 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,8 +42,6 @@ type serverOptions struct {
 	stateless bool
 	// token, when set, is the bearer token every request must carry.
 	token string
-	// sessionTimeout closes a session idle this long (0: never).
-	sessionTimeout time.Duration
 	// ignoreCaps makes the server act as if the client had declared
 	// elicitation and sampling (a server that ignores capabilities).
 	ignoreCaps bool
@@ -58,12 +57,63 @@ type testServer struct {
 	requests []*http.Request // every HTTP request, body read off
 	// callVersions: each tools/call request's Mcp-Protocol-Version.
 	callVersions []string
+	// callArrivals counts the tools/call requests that arrived, by tool,
+	// whether or not the tool ran.
+	callArrivals map[string]int
 	token        string
 
 	sessions atomic.Int32 // notifications/initialized received
 	refusals []error      // what the server's own requests got back
 	release  chan struct{}
 	once     sync.Once
+
+	// stream is the SDK's Streamable HTTP handler; newStream makes another,
+	// with no sessions (forget).
+	stream    http.Handler
+	newStream func() http.Handler
+
+	// huge gets how many bytes of its answer huge_json or huge_sse wrote
+	// before it was done or the client went away.
+	huge chan int64
+}
+
+// hugeAnswer is the size of huge_json's and huge_sse's answers: 96 MiB,
+// the answer that once took a worker 2.2 GiB to read.
+const hugeAnswer = 96 << 20
+
+// writeHuge answers a tools/call whose id is id with a text block of
+// hugeAnswer bytes, as JSON or as one SSE event, and returns how much of it
+// was written before the client stopped reading.
+func writeHuge(w http.ResponseWriter, id json.RawMessage, sse bool) int64 {
+	head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"`
+	tail := `"}]}}`
+	if sse {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head, tail = "event: message\ndata: "+head, tail+"\n\n"
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	n, err := io.WriteString(w, head)
+	total := int64(n)
+	for err == nil && total < hugeAnswer {
+		n, err = w.Write(chunk)
+		total += int64(n)
+	}
+	if err == nil {
+		n, _ = io.WriteString(w, tail)
+		total += int64(n)
+	}
+	return total
+}
+
+// forget makes the server forget its sessions, as a restart does: a
+// request on one is answered 404.
+func (s *testServer) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stream = s.newStream()
 }
 
 // unblock ends every slow call, now and later.
@@ -87,6 +137,13 @@ func (s *testServer) seen(tool string) []seenCall {
 	return out
 }
 
+// arrivals is how many tools/call requests for tool arrived.
+func (s *testServer) arrivals(tool string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callArrivals[tool]
+}
+
 func (s *testServer) setToken(tok string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,7 +165,7 @@ func (s *testServer) addTool(name, schema string, annotations *sdk.ToolAnnotatio
 
 func newServer(t testing.TB, o serverOptions) *testServer {
 	t.Helper()
-	s := &testServer{token: o.token, release: make(chan struct{})}
+	s := &testServer{token: o.token, release: make(chan struct{}), callArrivals: map[string]int{}, huge: make(chan int64, 1)}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "docs", Version: "1"}, &sdk.ServerOptions{
 		SupportedProtocolVersions: o.versions,
 		InitializedHandler:        func(context.Context, *sdk.InitializedRequest) { s.sessions.Add(1) },
@@ -155,8 +212,11 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 		}
 		return text("done late"), nil
 	})
-	// The next four are answered by handle, around the SDK.
-	for _, name := range []string{"drop", "gateway", "forbidden", "send_email"} {
+	// The next ones are answered by handle, around the SDK: after_NNN runs
+	// and is then answered HTTP NNN, as a gateway may answer after the
+	// server behind it acted.
+	for _, name := range []string{"drop", "gateway", "forbidden", "send_email", "session_gone", "huge_json", "huge_sse",
+		"after_302", "after_303", "after_401", "after_404", "after_409", "after_422", "after_429"} {
 		s.addTool(name, anySchema, nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return text("sent"), nil
 		})
@@ -166,6 +226,20 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 	})
 	s.addTool("internal_error", anySchema, nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return nil, errors.New("the filing system failed half way")
+	})
+	// whoami echoes the Authorization header it was sent, as a careless
+	// server does: in a text block, in JSON inside one (escaped), and as
+	// a member's name and value of its structured content (when the
+	// input asks for it).
+	s.addTool("whoami", anySchema, nil, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		auth := req.Extra.Header.Get("Authorization")
+		escaped := strings.NewReplacer("-", `\u002d`, "/", `\/`).Replace(auth)
+		res := text("you sent " + auth)
+		res.Content = append(res.Content, &sdk.TextContent{Text: `{"echo":"` + escaped + `"}`})
+		if strings.Contains(string(req.Params.Arguments), "structured") {
+			res.StructuredContent = map[string]any{"echo": auth, auth: true, "filed": true}
+		}
+		return res, nil
 	})
 	// asks makes each request a server can make of its client, then
 	// carries on (legacy protocol: requests on the call's stream).
@@ -186,8 +260,16 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 		}}, nil
 	})
 
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Stateless: o.stateless, SessionTimeout: o.sessionTimeout})
-	s.Server = httptest.NewServer(s.handle(h))
+	s.newStream = func() http.Handler {
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Stateless: o.stateless})
+	}
+	s.stream = s.newStream()
+	s.Server = httptest.NewServer(s.handle(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		h := s.stream
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})))
 	t.Cleanup(func() {
 		s.unblock() // a slow call still running ends, so the server can close
 		s.Server.CloseClientConnections()
@@ -196,10 +278,11 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 	return s
 }
 
-// handle records every request, checks the token, and plays the faults of
-// drop (the tool runs, then the connection is cut), gateway (a 502 after
-// the call arrived), forbidden (a 403) and send_email (a token echoed back
-// in a 401's JSON-RPC error).
+// handle records every request, counts each tools/call, checks the token,
+// and plays the faults of drop (the tool runs, then the connection is cut),
+// after_NNN (the tool runs, then HTTP NNN), gateway (a 502 after the call
+// arrived), forbidden (a 403), session_gone (a 404, the tool not run) and
+// send_email (a token echoed back in a 401's JSON-RPC error).
 func (s *testServer) handle(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -217,6 +300,11 @@ func (s *testServer) handle(h http.Handler) http.Handler {
 			} `json:"params"`
 		}
 		_ = json.Unmarshal(body, &msg)
+		if msg.Method == "tools/call" {
+			s.mu.Lock()
+			s.callArrivals[msg.Params.Name]++
+			s.mu.Unlock()
+		}
 		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -233,7 +321,22 @@ func (s *testServer) handle(h http.Handler) http.Handler {
 		s.mu.Lock()
 		s.callVersions = append(s.callVersions, r.Header.Get("Mcp-Protocol-Version"))
 		s.mu.Unlock()
+		if status, ok := strings.CutPrefix(msg.Params.Name, "after_"); ok {
+			h.ServeHTTP(httptest.NewRecorder(), r) // the tool runs; its answer goes nowhere
+			code, _ := strconv.Atoi(status)
+			if code/100 == 3 {
+				w.Header().Set("Location", "/filings/f-1")
+			}
+			w.WriteHeader(code)
+			return
+		}
 		switch msg.Params.Name {
+		case "huge_json", "huge_sse":
+			s.huge <- writeHuge(w, msg.ID, msg.Params.Name == "huge_sse")
+		case "session_gone":
+			// A server that forgot the session answers before running it;
+			// the client cannot tell this 404 from a gateway's after a run.
+			http.Error(w, "session not found", http.StatusNotFound)
 		case "drop":
 			h.ServeHTTP(httptest.NewRecorder(), r) // the tool runs; its answer goes nowhere
 			panic(http.ErrAbortHandler)

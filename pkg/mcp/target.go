@@ -33,6 +33,7 @@ type Target struct {
 	url    string
 	hook   func(string)
 	maxAge time.Duration
+	limit  int64              // MaxResponseBytes
 	auth   remote.Credentials // nil: none
 	http   *http.Client
 	client *sdk.Client
@@ -90,13 +91,16 @@ func New(cfg Config) (*Target, error) {
 	if t.maxAge == 0 {
 		t.maxAge = time.Minute
 	}
+	if t.limit = cfg.MaxResponseBytes; t.limit == 0 {
+		t.limit = DefaultMaxResponseBytes
+	}
 	caps := &sdk.ClientCapabilities{} // no roots, sampling or elicitation
 	t.auth = remote.NewCredentials(cfg.Auth, cfg.URL, cfg.Secrets, base)
 	if cfg.Auth.Kind == AuthOAuthClientCredentials {
 		caps.Extensions = map[string]any{"io.modelcontextprotocol/oauth-client-credentials": map[string]any{}}
 	}
 	t.http = &http.Client{
-		Transport:     &remote.Transport{Base: base, Origin: origin, Auth: t.auth},
+		Transport:     &remote.Transport{Base: base, Origin: origin, Auth: t.auth, MaxResponseBytes: t.limit},
 		CheckRedirect: remote.NoRedirect,
 	}
 	t.client = sdk.NewClient(&sdk.Implementation{Name: "warrant", Version: "1"}, &sdk.ClientOptions{
@@ -112,19 +116,18 @@ func New(cfg Config) (*Target, error) {
 // Call runs c on the server (see agent.Target for what its errors mean).
 // It refuses, without calling, a tool the server does not list with the
 // schema c pins. Arguments are c.Input as they are; _meta carries the
-// effect's and the run's ids.
+// effect's and the run's ids. The tools/call is sent once at most.
 //
 // Its errors match warrant.ErrTargetUnreachable when the tools/call never
-// left (no session, no token, a refused connection, the tool changed), or
-// when the server refused it without running it: an HTTP 4xx or 3xx, or a
-// JSON-RPC error that says the request itself was not accepted (parse
-// error, invalid request, method not found, invalid params, MCP's header,
-// capability and protocol-version errors). They match
-// warrant.ErrTargetOutcomeUnknown once the request was sent and no answer
-// came (a deadline, a reset, a broken stream, an unreadable answer), or
-// the answer was an HTTP 5xx or any other JSON-RPC error (an internal error
-// may come after the tool ran). A server that asks for input to finish
-// (MCP's input_required) is refused and answered as a tool error.
+// left (no session, no token, a refused connection, a write that failed part
+// way, the tool changed): only then is it tried again, once, on a new
+// session, when the session was one kept from before. Once the request was
+// sent, every answer but a result is warrant.ErrTargetOutcomeUnknown: an
+// HTTP 3xx, 4xx (401 and a 404 on a session included) or 5xx, no answer,
+// an answer too large or that does not decode, and every JSON-RPC error,
+// none of which proves the tool did not run (see the package doc). A server
+// that asks for input to finish (MCP's input_required) is refused and
+// answered as a tool error.
 func (t *Target) Call(ctx context.Context, c agent.TargetCall) (agent.TargetResult, error) {
 	if err := checkCall(c); err != nil {
 		return agent.TargetResult{}, t.fail(ctx, warrant.ErrTargetUnreachable, "invalid call", err)
@@ -137,8 +140,8 @@ func (t *Target) Call(ctx context.Context, c agent.TargetCall) (agent.TargetResu
 		res, o := t.callOn(ctx, s, c)
 		t.release(s, o.broken)
 		// A session kept from before may have died meanwhile (a server
-		// restart, an idle timeout): if the call did not get through,
-		// nothing happened, and it is tried once on a new session.
+		// restart, an idle timeout): if the call did not leave, nothing
+		// happened, and it is tried once on a new session.
 		if o.err != nil && o.again && !fresh && attempt == 0 && ctx.Err() == nil {
 			continue
 		}
@@ -198,7 +201,7 @@ func (t *Target) Close() error {
 type outcome struct {
 	err    error
 	broken bool // the session gave no answer: replace it
-	again  bool // nothing ran, and a new session may get through
+	again  bool // the call never left, and a new session may get through
 }
 
 func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (agent.TargetResult, outcome) {
@@ -218,10 +221,7 @@ func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (ag
 		Arguments: json.RawMessage(c.Input),
 	})
 	v := p.Seal()
-	sent, status, hadSession := v.Sent, v.Status, v.Header.Get("Mcp-Session-Id") != ""
-	unreachable := func(why string, again bool) (agent.TargetResult, outcome) {
-		return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetUnreachable, what+": "+why, err), broken: true, again: again}
-	}
+	sent, status := v.Sent, v.Status
 	unknown := func(why string, broken bool) (agent.TargetResult, outcome) {
 		return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetOutcomeUnknown, what+": "+why, err), broken: broken}
 	}
@@ -229,42 +229,29 @@ func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (ag
 	case err == nil:
 		return t.result(ctx, what, res)
 	case !sent:
-		return unreachable("not sent", true)
-	case status >= 300 && status < 500:
-		// The server (or a proxy before it) answered the request with a
-		// refusal, not a result: the call did not run. 401: its token was
-		// refused (and dropped); 404 on a session: the session is gone.
-		return unreachable(fmt.Sprintf("refused with HTTP %d", status), status == http.StatusUnauthorized || (status == http.StatusNotFound && hadSession))
-	case status >= 500:
+		return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetUnreachable, what+": not sent", err), broken: true, again: true}
+	case status >= 300 || (status != 0 && status < 200):
+		// Whoever answered (the server, a gateway after the server acted)
+		// had the call: a redirect, a 401 (its token is dropped: the next
+		// call gets a fresh one), a 404 on a session (a server that forgot
+		// it; a gateway's after a run reads the same), a 4xx with a
+		// JSON-RPC error from inside the tool, a 5xx.
 		return unknown(fmt.Sprintf("HTTP %d after the call was sent", status), true)
 	case status == 0:
 		return unknown("no answer after the call was sent", true)
+	case v.TooLarge:
+		return unknown(fmt.Sprintf("HTTP %d, an answer larger than %d bytes, not read further: the call ran and its answer is lost", status, t.limit), true)
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		if rpcErr.Code == sdk.CodeURLElicitationRequired {
 			t.refused("elicitation/create")
 		}
-		if notRun(rpcErr.Code) {
-			return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetUnreachable, fmt.Sprintf("%s: refused with JSON-RPC error %d", what, rpcErr.Code), err)}
-		}
+		// No code proves the tool did not run: a tool's handler answers
+		// any code it likes (invalid params among them) after acting.
 		return unknown(fmt.Sprintf("JSON-RPC error %d after the call was sent", rpcErr.Code), false)
 	}
 	return unknown("the answer was lost after the call was sent", true)
-}
-
-// notRun reports whether a JSON-RPC error code to a tools/call says the
-// request itself was refused, so the tool never ran. MCP puts unknown tools
-// and malformed requests here; "server errors" (-32603, -32000..-32019, any
-// other) may come after the tool started, so they are not.
-func notRun(code int64) bool {
-	switch code {
-	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams,
-		sdk.CodeHeaderMismatch, sdk.CodeMissingRequiredClientCapabilities, sdk.CodeUnsupportedProtocolVersion,
-		sdk.CodeURLElicitationRequired:
-		return true
-	}
-	return false
 }
 
 // checkPin refuses c unless the server lists its tool with the pinned
@@ -379,7 +366,10 @@ func (t *Target) result(ctx context.Context, what string, r *sdk.CallToolResult)
 		// It ran, but its answer cannot be carried: as lost.
 		return agent.TargetResult{}, outcome{err: t.fail(ctx, warrant.ErrTargetOutcomeUnknown, what+": the answer could not be encoded", err)}
 	}
-	return agent.TargetResult{Content: bytes.TrimRight(buf.Bytes(), "\n"), IsError: r.IsError}, outcome{}
+	// A careless server echoes the token: it reaches neither the model nor
+	// the ledger.
+	content := remote.RedactJSON(bytes.TrimRight(buf.Bytes(), "\n"), t.auth)
+	return agent.TargetResult{Content: content, IsError: r.IsError}, outcome{}
 }
 
 func inputMethod(ir sdk.InputRequest) string {
@@ -453,7 +443,7 @@ func (t *Target) acquire(ctx context.Context) (s *session, fresh bool, err error
 		t.dialing = w
 		t.mu.Unlock()
 
-		cs, err := t.client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: t.url, HTTPClient: t.http}, nil)
+		cs, err := t.client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: t.url, HTTPClient: t.http, MaxEventSize: int(t.limit)}, nil)
 
 		t.mu.Lock()
 		t.dialing = nil

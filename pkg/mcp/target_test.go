@@ -313,22 +313,20 @@ func TestDroppedAfterTheCallRan(t *testing.T) {
 	}
 }
 
-// HTTP answers: a 5xx after the call was sent is unknown; a 4xx is a
-// refusal (nothing ran). JSON-RPC errors: invalid params says the call was
-// refused; an internal error may come after the tool started.
+// HTTP answers after the call was sent, a 5xx or a 4xx, are unknown; so is
+// every JSON-RPC error, invalid params and an internal error alike: a
+// tool's handler may answer either after it acted.
 func TestHTTPAndJSONRPCErrors(t *testing.T) {
 	srv := newServer(t, serverOptions{})
 	tg := newTarget(t, mcp.Config{URL: srv.URL})
 	ctx := context.Background()
-	for tool, want := range map[string]string{
-		"gateway":        "unknown",
-		"forbidden":      "unreachable",
-		"invalid_params": "unreachable",
-		"internal_error": "unknown",
-	} {
+	for _, tool := range []string{"gateway", "forbidden", "invalid_params", "internal_error"} {
 		_, err := tg.Call(ctx, call(tool, anySchema, `{}`))
-		if got := class(err); got != want {
-			t.Errorf("%s: class %s, want %s (%v)", tool, got, want, err)
+		if got := class(err); got != "unknown" {
+			t.Errorf("%s: class %s, want unknown (%v)", tool, got, err)
+		}
+		if n := srv.arrivals(tool); n != 1 {
+			t.Errorf("%s: arrived %d times, want once", tool, n)
 		}
 	}
 }
@@ -353,24 +351,25 @@ func TestServerDown(t *testing.T) {
 	wantClass(t, err, "unreachable")
 }
 
-// A server that forgot the session (an idle timeout, a restart) answers
-// 404 to it: the call did not run, and is made once more on a new session.
+// A server that forgot the session (a restart, an idle timeout) answers
+// 404 to it. A list of the tools older than ToolsMaxAge, made before the
+// call, is the first to hear it: the call, not yet sent, is made once on a
+// new session. (A 404 to the tools/call itself is unknown:
+// TestAnswersAfterSending.)
 func TestSessionGone(t *testing.T) {
-	srv := newServer(t, serverOptions{sessionTimeout: 100 * time.Millisecond})
-	tg := newTarget(t, mcp.Config{URL: srv.URL, ToolsMaxAge: time.Hour})
+	srv := newServer(t, serverOptions{})
+	tg := newTarget(t, mcp.Config{URL: srv.URL, ToolsMaxAge: time.Nanosecond})
 	ctx := context.Background()
 	c := call("file_motion", motionSchema, `{"matter_id":"m","title":"t"}`)
 	if _, err := tg.Call(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	srv.forget()
 	if _, err := tg.Call(ctx, c); err != nil {
-		t.Fatalf("the call after the session expired: %v", err)
+		t.Fatalf("the call after the server forgot the session: %v", err)
 	}
-	// The 404 came to the call (or first to the GET stream): either way
-	// the refused attempt did not run.
-	if n, s := len(srv.seen("file_motion")), srv.sessions.Load(); n != 2 || s != 2 {
-		t.Fatalf("%d calls ran on %d sessions, want 2 on 2", n, s)
+	if n, a, s := len(srv.seen("file_motion")), srv.arrivals("file_motion"), srv.sessions.Load(); n != 2 || a != 2 || s != 2 {
+		t.Fatalf("%d calls ran (%d arrived) on %d sessions, want 2 on 2", n, a, s)
 	}
 }
 
@@ -498,21 +497,32 @@ func TestBearerAuth(t *testing.T) {
 		t.Fatalf("the secret was read %d times for 3 calls, want once", n)
 	}
 
-	// Rotation: the server takes only the new token; the first 401 makes
-	// the target read the secret again, and the call goes through.
+	// Rotation: the server takes only the new token. Its 401 to the
+	// tools/call drops the old one but the call is not made again (a
+	// gateway may answer 401 after the server ran it): outcome unknown. The
+	// next call reads the secret again and goes through.
 	mu.Lock()
 	current = "tok-2"
 	mu.Unlock()
 	srv.setToken("tok-2")
+	_, err := tg.Call(ctx, c)
+	wantClass(t, err, "unknown")
+	if strings.Contains(err.Error(), "tok-1") {
+		t.Fatalf("the error carries the token: %v", err)
+	}
 	if _, err := tg.Call(ctx, c); err != nil {
-		t.Fatalf("after rotation: %v", err)
+		t.Fatalf("the call after the 401: %v", err)
+	}
+	if n, reads := srv.arrivals("file_motion"), sec.reads.Load(); n != 5 || reads != 2 {
+		t.Fatalf("%d tools/calls arrived and the secret was read %d times, want 5 (none sent again) and 2", n, reads)
 	}
 
-	// A wrong token, echoed back by the server, stays out of the error.
+	// A wrong token, echoed back by the server when the session is opened,
+	// stays out of the error; no tools/call is sent.
 	mu.Lock()
 	current = "tok-wrong-5ecret"
 	mu.Unlock()
-	_, err := newTarget(t, mcp.Config{URL: srv.URL, Auth: mcp.Auth{Kind: mcp.AuthBearer, TokenSecretID: "mcp/docs-token"}, Secrets: sec}).Call(ctx, c)
+	_, err = newTarget(t, mcp.Config{URL: srv.URL, Auth: mcp.Auth{Kind: mcp.AuthBearer, TokenSecretID: "mcp/docs-token"}, Secrets: sec}).Call(ctx, c)
 	wantClass(t, err, "unreachable")
 	if strings.Contains(err.Error(), "5ecret") {
 		t.Fatalf("the error carries the token: %v", err)
@@ -628,6 +638,11 @@ func TestNewRefuses(t *testing.T) {
 	}
 	if _, err := mcp.New(mcp.Config{Name: "docs", URL: "https://mcp.example.com", Auth: bearer}); err == nil {
 		t.Error("bearer auth without Secrets was accepted")
+	}
+	for _, n := range []int64{-1, mcp.MaxResponseBytesLimit + 1} {
+		if _, err := mcp.New(mcp.Config{Name: "docs", URL: "https://mcp.example.com", Auth: bearer, Secrets: sec, MaxResponseBytes: n}); err == nil {
+			t.Errorf("MaxResponseBytes %d was accepted", n)
+		}
 	}
 }
 

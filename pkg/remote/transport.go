@@ -32,6 +32,7 @@ type Probe struct {
 	wrote    bool // a write of the whole request succeeded
 	fullRead bool // the current attempt's body was read whole, its write not failed
 	status   int  // the answer's status, 0 if no answer came
+	tooLarge bool // the answer's body passed the Transport's bound
 	header   http.Header
 }
 
@@ -44,6 +45,9 @@ type Verdict struct {
 	// Header is the call's request header as the Transport sent it, less
 	// Authorization (nil when no request was made).
 	Header http.Header
+	// TooLarge: the answer's body was longer than the Transport's
+	// MaxResponseBytes, and was not read further.
+	TooLarge bool
 }
 
 type probeKey struct{}
@@ -70,6 +74,12 @@ func (p *Probe) arm(req *http.Request) bool {
 	p.header = req.Header.Clone()
 	p.header.Del("Authorization")
 	return true
+}
+
+func (p *Probe) overflowed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tooLarge = true
 }
 
 func (p *Probe) answered(status int) {
@@ -99,7 +109,7 @@ func (p *Probe) Seal() Verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sealed = true
-	return Verdict{Sent: p.wrote || p.fullRead, Status: p.status, Header: p.header}
+	return Verdict{Sent: p.wrote || p.fullRead, Status: p.status, Header: p.header, TooLarge: p.tooLarge}
 }
 
 var errSealed = errors.New("remote: the call was judged unsent; its body is withheld")
@@ -128,9 +138,8 @@ func (b *watchedBody) Read(buf []byte) (int, error) {
 
 func (b *watchedBody) Close() error { return b.r.Close() }
 
-// watch makes req's body (and any copy the transport takes to retry it on
-// a fresh connection) and its writes report to the probe. It returns req
-// with the trace in its context.
+// watch makes req's body and its writes report to the probe. It returns
+// req with the trace in its context.
 func (p *Probe) watch(req *http.Request) *http.Request {
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteRequest: p.wroteRequest}))
 	size := req.ContentLength
@@ -140,25 +149,68 @@ func (p *Probe) watch(req *http.Request) *http.Request {
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body = &watchedBody{p: p, r: req.Body, size: size}
 	}
-	if get := req.GetBody; get != nil {
-		req.GetBody = func() (io.ReadCloser, error) {
-			body, err := get()
-			if err != nil {
-				return nil, err
-			}
-			return &watchedBody{p: p, r: body, size: size}, nil
-		}
-	}
 	return req
+}
+
+// errSpent: a transport read a request's body again after it had ended.
+var errSpent = errors.New("remote: the request's body was read whole once; it is not sent again")
+
+// onceBody is a request's body as a transport may read it: once. It has no
+// Seek or WriteTo for a transport to rewind it or copy it around the count,
+// and after its end (or an error) every read fails, so a transport that
+// reused it for another attempt would send no second request: an empty
+// body in place of the call fails instead of ending a request.
+type onceBody struct {
+	r     io.ReadCloser
+	ended bool // guarded by the transport's one reader at a time
+}
+
+func (b *onceBody) Read(buf []byte) (int, error) {
+	if b.ended {
+		return 0, errSpent
+	}
+	n, err := b.r.Read(buf)
+	if err != nil {
+		b.ended = true
+	}
+	return n, err
+}
+
+func (b *onceBody) Close() error { return b.r.Close() }
+
+// sendOnce makes req (a clone the caller owns) impossible to send twice:
+// net/http's HTTP/1 and HTTP/2 clients, and golang.org/x/net/http2's, send a
+// request again by themselves, after a connection loss or an HTTP/2
+// RST_STREAM(REFUSED_STREAM or PROTOCOL_ERROR) or GOAWAY, only when they
+// can rewind its body (GetBody) or have not read any of it. Without
+// GetBody, a body read even in part is never sent again; a retry of a
+// request whose body nobody read (a connection found unusable before the
+// request was written) sends it for the first time, and stays.
+func sendOnce(req *http.Request) {
+	req.GetBody = nil
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = &onceBody{r: req.Body}
+	}
 }
 
 // Transport is a target's HTTP layer: it puts the token on requests to
 // the system's origin (only there), drops a token the system refuses (HTTP
-// 401), and lets a call's Probe watch its request.
+// 401), lets a call's Probe watch its request, and sends no request twice:
+// whatever Base is (net/http's Transport speaking HTTP/1 or HTTP/2,
+// golang.org/x/net/http2's), a request whose body the transport began to
+// read is never sent again by it (see sendOnce). Base must send what it is
+// given: a round tripper that buffers a body to retry it on its own is not
+// one a target may use.
 type Transport struct {
 	Base   http.RoundTripper
 	Origin *url.URL
 	Auth   Credentials // nil: none
+	// MaxResponseBytes bounds what a reader of the answer to a POST gets
+	// of its body (0: no bound): past it, a read fails with
+	// ErrAnswerTooLarge and nothing more is read from the connection, so
+	// an answer is bounded before anything decodes it. (A GET's answer is
+	// a stream of events, bounded by its reader.)
+	MaxResponseBytes int64
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -175,19 +227,25 @@ func (rt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	p, _ := req.Context().Value(probeKey{}).(*Probe)
 	watched := p != nil && p.arm(req)
-	if tok != "" || watched {
-		req = req.Clone(req.Context()) // a RoundTripper must not change its request
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		if watched {
-			req = p.watch(req)
-		}
+	req = req.Clone(req.Context()) // a RoundTripper must not change its request
+	sendOnce(req)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if watched {
+		req = p.watch(req)
 	}
 	resp, err := rt.Base.RoundTrip(req)
 	if resp != nil {
 		if watched {
 			p.answered(resp.StatusCode)
+		}
+		if rt.MaxResponseBytes > 0 && req.Method == http.MethodPost {
+			b := &boundedBody{r: resp.Body, left: rt.MaxResponseBytes}
+			if watched {
+				b.p = p
+			}
+			resp.Body = b
 		}
 		if resp.StatusCode == http.StatusUnauthorized && tok != "" {
 			rt.Auth.Invalidate(tok)
@@ -195,6 +253,46 @@ func (rt *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// ErrAnswerTooLarge: an answer's body was longer than the Transport's
+// MaxResponseBytes.
+var ErrAnswerTooLarge = errors.New("remote: the answer is larger than the bound on what is read of it")
+
+// boundedBody gives at most left more bytes of an answer; a read past them
+// fails, telling the call's probe (when there is one).
+type boundedBody struct {
+	r    io.ReadCloser
+	left int64
+	over bool
+	p    *Probe
+}
+
+func (b *boundedBody) Read(buf []byte) (int, error) {
+	if b.over {
+		return 0, ErrAnswerTooLarge
+	}
+	if b.left <= 0 {
+		// Whether anything follows the bound's last byte: one byte more.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n == 0 {
+			return 0, err
+		}
+		b.over = true
+		if b.p != nil {
+			b.p.overflowed()
+		}
+		return 0, ErrAnswerTooLarge
+	}
+	if int64(len(buf)) > b.left {
+		buf = buf[:b.left]
+	}
+	n, err := b.r.Read(buf)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.r.Close() }
 
 // SameOrigin reports whether a and b have the same scheme and host.
 func SameOrigin(a, b *url.URL) bool {

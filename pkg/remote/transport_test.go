@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -95,5 +96,50 @@ func TestRedact(t *testing.T) {
 	}
 	if got := remote.Redact("plain", nil); got != "plain" {
 		t.Fatal(got)
+	}
+}
+
+// MaxResponseBytes: an answer of exactly the bound is read whole; one byte
+// more fails the read with ErrAnswerTooLarge, and the probe says so.
+func TestMaxResponseBytes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Repeat("x", len(r.URL.Path)-1))
+	}))
+	defer srv.Close()
+	origin, _ := url.Parse(srv.URL)
+	hc := &http.Client{Transport: &remote.Transport{Base: remote.DefaultTransport(), Origin: origin, MaxResponseBytes: 8}}
+	for path, want := range map[string]bool{"/12345678": false, "/123456789": true} {
+		p := &remote.Probe{}
+		req, _ := http.NewRequestWithContext(remote.WithProbe(context.Background(), p), http.MethodPost, srv.URL+path, strings.NewReader("{}"))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		v := p.Seal()
+		if tooLarge := errors.Is(err, remote.ErrAnswerTooLarge); tooLarge != want || v.TooLarge != want || len(b) != 8 {
+			t.Errorf("%s: read %d bytes, err %v, verdict %+v; want too large %v", path, len(b), err, v, want)
+		}
+	}
+}
+
+func TestRedactJSON(t *testing.T) {
+	c := fixedToken("tok-1")
+	for in, want := range map[string]string{
+		`{"a":"x"}`:                         `{"a":"x"}`,
+		` {"a" : "Bearer tok-1", "b":[1]} `: ` {"a" : "Bearer [redacted]", "b":[1]} `,
+		`{"a":"tok\u002d1 <&>"}`:            `{"a":"[redacted] <&>"}`,
+		`{"tok-1":"\"q\" tok-1"}`:           `{"[redacted]":"\"q\" [redacted]"}`,
+		`["{\"e\":\"tok\\u002d1\"}"]`:       `["{\"e\":\"[redacted]\"}"]`,
+		`"\\"`:                              `"\\"`,
+		`not json tok-1`:                    `not json [redacted]`,
+	} {
+		if got := string(remote.RedactJSON([]byte(in), c)); got != want {
+			t.Errorf("RedactJSON(%s) = %s, want %s", in, got, want)
+		}
+	}
+	if got := string(remote.RedactJSON([]byte(`{"a":"tok-1"}`), nil)); got != `{"a":"tok-1"}` {
+		t.Errorf("no credentials: %s", got)
 	}
 }
