@@ -175,7 +175,7 @@ func Derive(lines []contracts.Line) ([]Receipt, error) {
 				released[e.EffectRef] = e.ApprovalRequestID
 			}
 		case *contracts.ToolCompleted:
-			if e.EffectRef == "" {
+			if e.EffectRef == "" || e.Reused {
 				continue
 			}
 			r := base
@@ -264,7 +264,7 @@ func sameFacts(got, want Receipt) error {
 func NeedsReceipt(l contracts.Line) bool {
 	switch e := l.Event.(type) {
 	case *contracts.ToolCompleted:
-		return e.EffectRef != ""
+		return e.EffectRef != "" && !e.Reused
 	case *contracts.EffectReconciled, *contracts.RunCompleted, *contracts.RunFailed:
 		return true
 	}

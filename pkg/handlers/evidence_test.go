@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant/internal/wire"
+	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
@@ -507,5 +508,75 @@ func TestEvidenceOfAnUnknownOutcome(t *testing.T) {
 	last := rep.Receipts[len(rep.Receipts)-1]
 	if last.Kind != evidence.KindReconciliation || last.Outcome != "executed" || last.ReconciledBy != fixCounsel || last.EffectRef != ref {
 		t.Fatalf("reconciliation receipt %+v", last)
+	}
+}
+
+// repeatScript: the model searches, then asks for the very same search
+// again (same input, so the same effect claim), then answers.
+func repeatScript() *bedrocktest.Script {
+	search := func(bedrocktest.Conversation) json.RawMessage {
+		raw, _ := json.Marshal(map[string]string{"matter_id": fixMatter, "query": "motion"})
+		return raw
+	}
+	turns := func(c bedrocktest.Conversation) int {
+		n := 0
+		for _, m := range c.Messages {
+			if m.Role == "assistant" {
+				n++
+			}
+		}
+		return n
+	}
+	return &bedrocktest.Script{Rules: []bedrocktest.Rule{
+		{Name: "search", When: func(c bedrocktest.Conversation) bool { return turns(c) == 0 },
+			Reply: bedrocktest.Reply{ToolUses: []bedrocktest.ToolUse{{Name: bedrocktest.ToolSearchMatterDocuments, InputFunc: search}}}},
+		{Name: "search-again", When: func(c bedrocktest.Conversation) bool { return turns(c) == 1 },
+			Reply: bedrocktest.Reply{ToolUses: []bedrocktest.ToolUse{{Name: bedrocktest.ToolSearchMatterDocuments, InputFunc: search}}}},
+		{Name: "answer", When: bedrocktest.Always, Reply: bedrocktest.Reply{Text: "Both searches found the motion."}},
+	}}
+}
+
+// TestEvidenceOfARepeatedCall: a call the model repeats is answered from its
+// effect's record (nothing runs again), and the evidence says it ran once:
+// one effect receipt for the effect_ref, the repeat recorded as a reuse.
+func TestEvidenceOfARepeatedCall(t *testing.T) {
+	s := newStack(t, stackOptions{script: repeatScript()})
+	resp := s.call(fixture(t, "invoke.json"))
+	v := decode[handlers.RunView](t, resp)
+	if resp.StatusCode != 200 || v.Status != "completed" {
+		t.Fatalf("run: %d %s", resp.StatusCode, resp.Body)
+	}
+	var completed []*contracts.ToolCompleted
+	for _, raw := range s.bundle(v.RunID, nil).Ledger {
+		l, err := contracts.ParseEventLine([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc, ok := l.Event.(*contracts.ToolCompleted); ok {
+			completed = append(completed, tc)
+		}
+	}
+	if len(completed) != 2 || completed[0].EffectRef == "" || completed[1].EffectRef != completed[0].EffectRef {
+		t.Fatalf("want two answers of one effect, got %+v", completed)
+	}
+	if completed[0].Reused || !completed[1].Reused {
+		t.Errorf("the first answer ran (reused=%v), the second is a reuse (reused=%v)", completed[0].Reused, completed[1].Reused)
+	}
+	s.settle(v.RunID)
+	rep, err := evidence.Verify(s.bundle(v.RunID, nil), s.trusted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	effects := 0
+	for _, r := range rep.Receipts {
+		if r.Kind == evidence.KindEffect {
+			effects++
+			if r.EffectRef != completed[0].EffectRef {
+				t.Errorf("effect receipt for %s", r.EffectRef)
+			}
+		}
+	}
+	if effects != 1 {
+		t.Fatalf("%d effect receipts for one execution, want 1: %+v", effects, rep.Receipts)
 	}
 }
