@@ -38,9 +38,31 @@ func TestFailuresAlarmLeavesOutGovernance(t *testing.T) {
 		}
 	}
 	for _, k := range []failure.Kind{failure.KindWorkerLost, failure.KindEffectOutcomeUnknown, failure.KindLedgerCorrupt, failure.KindInternal,
-		failure.KindStoreUnavailable, failure.KindStoreConflict, failure.KindModelError, failure.KindConfigInvalid} {
+		failure.KindStoreUnavailable, failure.KindStoreConflict, failure.KindModelError, failure.KindConfigInvalid, failure.KindLogDiverged} {
 		if slices.Contains(excluded, string(k)) {
 			t.Errorf("FailuresAlarm leaves out %s, an incident", k)
 		}
+	}
+}
+
+// TestFirmLogDivergedAlarm (issue 25 C): the sweeper's refusal to sign a
+// firm log that does not extend the last checkpoint in the bucket alarms on
+// its own, on the metric its failure envelope writes (handlers.CheckpointDue
+// logs it at stage projection).
+func TestFirmLogDivergedAlarm(t *testing.T) {
+	raw := rawTemplate(t)
+	p, _ := get(resourcesOf(raw)["FirmLogDivergedAlarm"], "Properties").(object)
+	if p == nil {
+		t.Fatal("no FirmLogDivergedAlarm")
+	}
+	dims := map[string]string{}
+	for _, d := range list(p["Dimensions"]) {
+		dims[str(get(d, "Name"))] = str(get(d, "Value"))
+	}
+	if str(p["Namespace"]) != failure.MetricNamespace || str(p["MetricName"]) != "Failures" ||
+		dims["failure_kind"] != string(failure.KindLogDiverged) || dims["failure_stage"] != string(failure.StageProjection) || len(dims) != 2 ||
+		str(p["Statistic"]) != "Sum" || str(p["ComparisonOperator"]) != "GreaterThanOrEqualToThreshold" || str(p["TreatMissingData"]) != "notBreaching" ||
+		!slices.ContainsFunc(list(p["AlarmActions"]), func(a any) bool { return refOf(a) == "AlarmTopic" }) {
+		t.Fatalf("FirmLogDivergedAlarm %v", p)
 	}
 }

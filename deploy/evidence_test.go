@@ -295,13 +295,20 @@ func TestCheckpointBucket(t *testing.T) {
 	// its objects.
 	bucketArn := object{"Fn::GetAtt": []any{"CheckpointBucket", "Arn"}}
 	objectsArn := object{"Fn::Sub": "${CheckpointBucket.Arn}/*"}
-	tlsOnly := false
+	tlsOnly, writeOnce := false, false
 	for _, pol := range ofType(raw, "AWS::S3::BucketPolicy") {
 		if refOf(get(pol, "Properties", "Bucket")) != "CheckpointBucket" {
 			continue
 		}
 		for _, st := range list(get(pol, "Properties", "PolicyDocument", "Statement")) {
 			res := list(get(st, "Resource"))
+			// Issue 25 C: a put that could replace a checkpoint (no
+			// If-None-Match) is denied to everyone.
+			if get(st, "Effect") == "Deny" && get(st, "Principal") == "*" && fmt.Sprint(get(st, "Action")) == "s3:PutObject" &&
+				fmt.Sprint(get(st, "Condition", "Null", "s3:if-none-match")) == "true" &&
+				reflect.DeepEqual(get(st, "Resource"), object{"Fn::Sub": "${CheckpointBucket.Arn}/checkpoints/*"}) {
+				writeOnce = true
+			}
 			if get(st, "Effect") == "Deny" && get(st, "Principal") == "*" && slices.Contains(list(get(st, "Action")), any("s3:*")) &&
 				fmt.Sprint(get(st, "Condition", "Bool", "aws:SecureTransport")) == "false" &&
 				slices.ContainsFunc(res, func(r any) bool { return reflect.DeepEqual(r, bucketArn) }) &&
@@ -312,6 +319,9 @@ func TestCheckpointBucket(t *testing.T) {
 	}
 	if !tlsOnly {
 		t.Error("CheckpointBucket: no bucket policy denies s3:* on the bucket and its objects when aws:SecureTransport is false")
+	}
+	if !writeOnce {
+		t.Error("CheckpointBucket: no bucket policy denies s3:PutObject on checkpoints/* without If-None-Match (a checkpoint is written once)")
 	}
 
 	// The sweeper's grant is the prefix the code writes each checkpoint
@@ -336,10 +346,11 @@ func TestCheckpointBucket(t *testing.T) {
 		}
 		var want []string
 		if fnID == "SweeperFunction" {
-			want = []string{"s3:PutObject on sub:${CheckpointBucket.Arn}/" + prefix + "*"}
+			want = []string{"s3:PutObject on sub:${CheckpointBucket.Arn}/" + prefix + "*", "s3:GetObject on sub:${CheckpointBucket.Arn}/" + prefix + "*",
+				"s3:ListBucket on CheckpointBucket.Arn"}
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("%s: on the checkpoint bucket %v, want %v (only the sweeper writes, new checkpoints only)", fnID, got, want)
+			t.Errorf("%s: on the checkpoint bucket %v, want %v (only the sweeper writes new checkpoints, and reads them back)", fnID, got, want)
 		}
 	}
 }

@@ -169,11 +169,13 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	// sweeper checkpoints; both and runs (GET /v1/keys, the evidence routes)
 	// read its public half, and those of the retired keys when the stack
 	// names any. Only the sweeper writes a checkpoint, new objects under
-	// checkpoints/ of the Object Lock bucket.
+	// checkpoints/ of the Object Lock bucket, and reads them back (issue
+	// 25 C: it signs only a log that extends the last one kept there).
 	receiptSign := on("if:CreateReceiptKey", "kms:Sign")
 	receiptKeys := slices.Concat(on("if:CreateReceiptKey", "kms:GetPublicKey"),
 		onlyIf("HasRetiredReceiptKeys", on("sub:arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*", "kms:GetPublicKey")))
-	checkpoints := on("sub:${CheckpointBucket.Arn}/checkpoints/*", "s3:PutObject")
+	checkpoints := slices.Concat(on("sub:${CheckpointBucket.Arn}/checkpoints/*", "s3:PutObject", "s3:GetObject"),
+		on("CheckpointBucket.Arn", "s3:ListBucket"))
 	receiptSigners := []string{"StreamReduceFunction", "SweeperFunction"}
 	// Notifications (issue 21): stream-reduce and the sweeper publish to the
 	// stack's bus, and nowhere else (TestNotificationPublishers).
@@ -249,8 +251,11 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				if strings.HasPrefix(la, "s3:") && fnID != "SweeperFunction" {
 					t.Errorf("%s (%s): grants %s; only the sweeper writes the checkpoint bucket", fnID, roleID, a)
 				}
-				if strings.HasPrefix(la, "s3:") && la != "s3:putobject" {
-					t.Errorf("%s (%s): grants %s; the checkpoint bucket is written once (s3:PutObject), never read, deleted or re-locked by a function", fnID, roleID, a)
+				if strings.HasPrefix(la, "s3:") && la != "s3:putobject" && la != "s3:getobject" && la != "s3:listbucket" {
+					t.Errorf("%s (%s): grants %s; the checkpoint bucket is written once and read back (s3:PutObject, s3:GetObject, s3:ListBucket), never deleted or re-locked by a function", fnID, roleID, a)
+				}
+				if la == "s3:listbucket" && fmt.Sprint(st.conditions) != "map[StringLike:map[s3:prefix:checkpoints/*]]" {
+					t.Errorf("%s (%s): s3:ListBucket without the condition s3:prefix checkpoints/* (%v)", fnID, roleID, st.conditions)
 				}
 				if fnID == "RunsFunction" && isDynamo && !slices.Contains(readOnly, a) {
 					t.Errorf("RunsFunction (%s): grants %s; it is read-only (%v)", roleID, a, readOnly)
@@ -263,7 +268,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 					if isDynamo && key != "Table.Arn" && key != "Table.StreamArn" && !strings.HasPrefix(key, "sub:${Table.Arn}/index/") {
 						t.Errorf("%s (%s): %s on %s, which is not the table, its stream or one of its indexes", fnID, roleID, a, key)
 					}
-					if strings.HasPrefix(la, "s3:") && key != "sub:${CheckpointBucket.Arn}/checkpoints/*" {
+					if strings.HasPrefix(la, "s3:") && key != "sub:${CheckpointBucket.Arn}/checkpoints/*" && !(la == "s3:listbucket" && key == "CheckpointBucket.Arn") {
 						t.Errorf("%s (%s): %s on %s; a function writes only checkpoints/ of CheckpointBucket", fnID, roleID, a, key)
 					}
 					if (la == "kms:sign" || la == "kms:getpublickey") && key != "if:CreateReceiptKey" && st.when != "HasRetiredReceiptKeys" {

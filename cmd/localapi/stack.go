@@ -107,6 +107,11 @@ type Stack struct {
 	fnLog   *os.File
 	// toolEnv is the functions' TOOL_CATALOG, AGENTS and TOOL_POLICY.
 	toolEnv []string
+	// checkpoints is the directory the sweeper keeps each checkpoint in
+	// (CHECKPOINT_DIR), outside the table, as the bucket does on AWS;
+	// tempCheckpoints: made for this stack (no LogDir), removed at Stop.
+	checkpoints     string
+	tempCheckpoints bool
 
 	// SQS serves the template's queues (sqstest), each named by its logical
 	// id: <SQS.URL>/000000000000/WorkerQueue.
@@ -163,8 +168,19 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 		s.cfg.ReceiptKey = cfg.ReceiptKey
 	}
-	// SQS first: the functions' environment names the queues' URLs. The
-	// checkpoints stay in the table: there is no S3 here.
+	// The checkpoints are kept outside the table as on AWS, in a directory
+	// standing in for the checkpoint bucket (there is no S3 here).
+	if cfg.LogDir != "" {
+		if s.checkpoints, err = filepath.Abs(filepath.Join(cfg.LogDir, "checkpoints")); err != nil {
+			return nil, err
+		}
+	} else {
+		if s.checkpoints, err = os.MkdirTemp("", "warrant-checkpoints-"); err != nil {
+			return nil, err
+		}
+		s.tempCheckpoints = true
+	}
+	// SQS first: the functions' environment names the queues' URLs.
 	if cfg.DeskURL == "" {
 		cfg.DeskURL = "http://127.0.0.1:3000/desk"
 	}
@@ -343,6 +359,7 @@ func (s *Stack) functionEnv(f *Function) []string {
 		env = append(env, "AWS_ENDPOINT_URL_LAMBDA="+s.lambdas.URL())
 	}
 	env = append(env, s.toolEnv...)
+	env = append(env, "CHECKPOINT_DIR="+s.checkpoints)
 	if s.realBedrock() || awsHosted(s.ddbURL) {
 		for _, k := range passAWS {
 			env = append(env, k+"="+os.Getenv(k))
@@ -600,6 +617,12 @@ func (s *Stack) Stop() error {
 	}
 	if s.Bus != nil {
 		s.Bus.Close()
+	}
+	if s.tempCheckpoints {
+		// The files are read-only; the directory is not.
+		if err := os.RemoveAll(s.checkpoints); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if s.ddbSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
@@ -22,12 +23,16 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // (GET /v1/runs/{id}/evidence) or a stretch of the firm log (GET
 // /v1/evidence/log). With a firm log, every run it records must be among
 // the bundles given. --checkpoint pins the checkpoint the verifier already
-// holds: a bundle must be checked against exactly it.
+// holds: a bundle must be checked against exactly it. A run's pending
+// receipts are reported (pending); a line dated after this machine's clock
+// is refused.
 func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := newFlags("evidence verify")
 	var keyFiles, pinned multiFlag
 	fs.Var(&keyFiles, "public-key", "PEM `FILE` of public keys you trust (repeatable)")
 	fs.Var(&pinned, "checkpoint", "a signed checkpoint `FILE` you hold; every bundle must end at it (repeatable)")
+	unanchored := fs.Bool("allow-unanchored-start", false,
+		"accept a run whose start has no receipt (started before starts were anchored); its log segment is checked the older, weaker way")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -103,6 +108,11 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("%s: schema %q is neither %s nor %s", p, probe.Schema, evidence.BundleSchema, evidence.LogSchema)
 		}
 	}
+	// A bundle served in parts is joined before it is checked: every part
+	// of a run's bundle given, in any order.
+	if bundles, names, err = joinParts(bundles, names); err != nil {
+		return err
+	}
 	type runOut struct {
 		File       string `json:"file"`
 		RunID      string `json:"run_id"`
@@ -112,14 +122,19 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		Covered    int64  `json:"covered_seq"`
 		Checkpoint int64  `json:"checkpoint"`
 		Receipts   int    `json:"receipts"`
+		// StartAnchored: the run's start receipt is in the firm log
+		// (false only under --allow-unanchored-start).
+		StartAnchored bool   `json:"start_anchored"`
+		Pending       string `json:"pending,omitempty"`
 	}
 	out := struct {
 		Verified bool     `json:"verified"`
 		Runs     []runOut `json:"runs"`
 		Logs     []any    `json:"firm_logs,omitempty"`
 	}{Verified: true, Runs: []runOut{}}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now()}
 	for i, b := range bundles {
-		rep, err := evidence.Verify(b, keys)
+		rep, err := evidence.VerifyWith(b, keys, opts)
 		if err != nil {
 			return fmt.Errorf("%s: run %s: %w", names[i], b.RunID, err)
 		}
@@ -127,10 +142,11 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("%s: run %s: checked against checkpoint %d, which is not a checkpoint you hold: fetch the bundle with ?checkpoint=N", names[i], b.RunID, rep.Checkpoint)
 		}
 		out.Runs = append(out.Runs, runOut{File: names[i], RunID: rep.RunID, Status: rep.Status, Complete: rep.Complete,
-			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts)})
+			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts),
+			StartAnchored: rep.StartAnchored, Pending: rep.Pending})
 	}
 	for _, l := range logs {
-		rep, err := evidence.VerifyLog(l, keys, bundles)
+		rep, err := evidence.VerifyLogWith(l, keys, bundles, opts)
 		if err != nil {
 			return fmt.Errorf("firm log: %w", err)
 		}
@@ -141,4 +157,33 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			"entries_to": rep.LogSize, "runs": len(rep.Runs)})
 	}
 	return writeJSON(stdout, out)
+}
+
+// joinParts replaces the parts of each run's bundle among bundles (named
+// names) with the joined bundle, named by its parts' files.
+func joinParts(bundles []evidence.Bundle, names []string) ([]evidence.Bundle, []string, error) {
+	var outB []evidence.Bundle
+	var outN []string
+	parts := map[string][]evidence.Bundle{}
+	files := map[string][]string{}
+	var order []string
+	for i, b := range bundles {
+		if b.Part == nil {
+			outB, outN = append(outB, b), append(outN, names[i])
+			continue
+		}
+		if _, seen := parts[b.RunID]; !seen {
+			order = append(order, b.RunID)
+		}
+		parts[b.RunID] = append(parts[b.RunID], b)
+		files[b.RunID] = append(files[b.RunID], names[i])
+	}
+	for _, run := range order {
+		whole, err := evidence.Join(parts[run])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: run %s: %w", strings.Join(files[run], ", "), run, err)
+		}
+		outB, outN = append(outB, whole), append(outN, strings.Join(files[run], "+"))
+	}
+	return outB, outN, nil
 }

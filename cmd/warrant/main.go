@@ -47,13 +47,16 @@ const usage = `usage:
         counsel, not the requester unless the firm waived separation of duties) and the
         run.released that burned the warrant, with one effect_ref; exit 1 naming the
         first effect without provenance
-  warrant evidence verify --public-key FILE [--checkpoint FILE]... [BUNDLE|LOG]...
+  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--allow-unanchored-start] [BUNDLE|LOG]...
         check evidence offline, with nothing but the firm's public keys (GET /v1/keys;
         FILE may hold several PEM keys, --public-key may repeat): each BUNDLE is a run's
         evidence (GET /v1/runs/{id}/evidence): the checkpoint's signature, the firm log's
-        chain to it, each receipt's signature and key, that the log's receipts of the
-        run are exactly the bundle's, and that the ledger matches every receipt and ends
-        at the last one once the run ended; a LOG (GET /v1/evidence/log) is checked the
+        chain to it from the run's start receipt, each receipt's signature and key, that
+        the log's receipts of the run are exactly the bundle's, that every line calling
+        for a receipt written over 5 minutes before the checkpoint has one (younger:
+        "pending"), and that the ledger matches every receipt and ends at the last one
+        once the run ended (--allow-unanchored-start also accepts a run started before
+        starts were anchored, checked the older, weaker way); a LOG (GET /v1/evidence/log) is checked the
         same way, and every run it records must be among the BUNDLEs (one missing was
         deleted or withheld). --checkpoint FILE is a checkpoint you already hold (the
         "checkpoint" member of a bundle or log, or an object of the checkpoint bucket):

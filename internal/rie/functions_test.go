@@ -62,6 +62,9 @@ func TestFunctionsUnderEmulator(t *testing.T) {
 		"MODEL_ID=" + modelID,
 		"LEDGER_KEY=" + testLedgerKey,
 		"RECEIPT_KEY=" + testReceiptKey,
+		// The sweeper keeps checkpoints outside the table; a directory
+		// stands in for the bucket here (the others do not read it).
+		"CHECKPOINT_DIR=" + t.TempDir(),
 		"EVENT_BUS_NAME=warrant-test-notifications", "DESK_URL=https://desk.warrant.example/desk",
 		// The worker's and runs' (the template's default); the other
 		// functions do not read it.

@@ -22,7 +22,7 @@ type EvidenceKeys struct {
 // LoadEvidenceKeys reads cfg's receipt keys; newKMS and newS3 supply the
 // clients a kms key and a bucket need (nil: refused). A function that reads
 // no RECEIPT_KEY gets nil.
-func LoadEvidenceKeys(ctx context.Context, cfg config.Config, newKMS func() anchor.SignClient, newS3 func() anchor.S3Putter) (*EvidenceKeys, error) {
+func LoadEvidenceKeys(ctx context.Context, cfg config.Config, newKMS func() anchor.SignClient, newS3 func() anchor.S3Client) (*EvidenceKeys, error) {
 	if cfg.ReceiptKey == "" {
 		return nil, nil
 	}
@@ -36,11 +36,14 @@ func LoadEvidenceKeys(ctx context.Context, cfg config.Config, newKMS func() anch
 		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable RECEIPT_RETIRED_KEYS does not name usable keys", err)
 	}
 	k := &EvidenceKeys{Signer: signer, Keys: evidence.KeySet{}.Add(pub).Add(retired...)}
-	if cfg.CheckpointBucket != "" {
+	switch {
+	case cfg.CheckpointBucket != "":
 		if newS3 == nil {
 			return nil, failure.New(failure.KindConfigInvalid, "environment variable CHECKPOINT_BUCKET: no S3 client")
 		}
 		k.Sink = &anchor.S3Sink{Client: newS3(), Bucket: cfg.CheckpointBucket}
+	case cfg.CheckpointDir != "":
+		k.Sink = anchor.DirSink{Dir: cfg.CheckpointDir}
 	}
 	return k, nil
 }

@@ -162,7 +162,7 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		d.Bus, d.DeskURL = eventbus.New(eventbridge.NewFromConfig(awsCfg), cfg.EventBus), cfg.DeskURL
 	}
 	if d.Evidence, err = LoadEvidenceKeys(ctx, cfg, func() anchor.SignClient { return kms.NewFromConfig(awsCfg) },
-		func() anchor.S3Putter { return s3.NewFromConfig(awsCfg) }); err != nil {
+		func() anchor.S3Client { return s3.NewFromConfig(awsCfg) }); err != nil {
 		return Deps{}, err
 	}
 	if cfg.Function == config.Worker {

@@ -145,9 +145,10 @@ func (s *session) warranted(ctx context.Context, req *contracts.ToolRequested, t
 
 // answerFromRecord answers a call from its claim without executing it,
 // writing events (the tool.requested, when not yet stored) and the
-// tool.completed.
+// tool.completed, marked reused: the effect ran (or was declined) once, and
+// its receipt is the first answer's.
 func (s *session) answerFromRecord(ctx context.Context, req *contracts.ToolRequested, c *warrant.Claim, events ...contracts.Event) (*contracts.ToolCompleted, bool, error) {
-	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256}
+	tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256, Reused: true}
 	if c.State == warrant.ClaimDeclined {
 		tc.Status, tc.Result = contracts.ToolDeclined, errorResult(ReasonDeclinedByCounsel)
 	} else {

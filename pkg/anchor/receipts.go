@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,8 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
@@ -224,48 +221,6 @@ func ParseRetiredKeys(ctx context.Context, spec string, newKMS func() SignClient
 		keys = append(keys, pub)
 	}
 	return keys, nil
-}
-
-// S3Putter is the part of the S3 client a checkpoint sink uses.
-type S3Putter interface {
-	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
-}
-
-// S3Sink keeps each signed checkpoint as an object of a bucket with Object
-// Lock, where nobody with table access can rewrite it. The bucket's default
-// retention locks each object; the sink sends what such a bucket demands
-// (an integrity checksum) and sets no retention of its own.
-type S3Sink struct {
-	Client S3Putter
-	Bucket string
-}
-
-// CheckpointKey is the object key of a firm's checkpoint number:
-// checkpoints/<firm>/<number, 12 digits>.json, so a listing is in order.
-func CheckpointKey(firm string, number int64) string {
-	return fmt.Sprintf("checkpoints/%s/%012d.json", firm, number)
-}
-
-// PutCheckpoint writes the signed checkpoint as JSON. Writing the same
-// number again adds a version of the object; the locked ones stay.
-func (s *S3Sink) PutCheckpoint(ctx context.Context, firm string, number int64, signed evidence.Signed) error {
-	body, err := json.Marshal(signed)
-	if err != nil {
-		return err
-	}
-	_, err = s.Client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:      aws.String(s.Bucket),
-		Key:         aws.String(CheckpointKey(firm, number)),
-		Body:        bytes.NewReader(body),
-		ContentType: aws.String("application/json"),
-		// A bucket with Object Lock refuses a put without an integrity
-		// checksum (Content-MD5 or a flexible checksum).
-		ChecksumAlgorithm: s3types.ChecksumAlgorithmSha256,
-	})
-	if err != nil {
-		return classifyS3(err)
-	}
-	return nil
 }
 
 // classifyS3 marks an S3 failure as classify marks a KMS one: the

@@ -629,22 +629,73 @@ func TestS3SinkObjectLock(t *testing.T) {
 		t.Fatal("a locked checkpoint was deleted")
 	}
 
-	// The same number again adds a version; the first stays.
-	if err := sink.PutCheckpoint(t.Context(), firmID, 7, evidence.Signed{Body: "{}", Signature: "AA=="}); err != nil {
-		t.Fatal(err)
+	// The same number again is refused by S3 (a conditional put): one
+	// version, the first.
+	err = sink.PutCheckpoint(t.Context(), firmID, 7, evidence.Signed{Body: "{}", Signature: "AA=="})
+	if !errors.Is(err, evidence.ErrCheckpointExists) {
+		t.Fatalf("a second checkpoint 7: %v, want ErrCheckpointExists", err)
 	}
 	versions, err := c.ListObjectVersions(t.Context(), &s3.ListObjectVersionsInput{Bucket: sdk.String(bucket), Prefix: sdk.String(key)})
-	if err != nil || len(versions.Versions) != 2 {
+	if err != nil || len(versions.Versions) != 1 {
 		t.Fatalf("versions %v, %v", versions, err)
 	}
-	first, err := c.GetObject(t.Context(), &s3.GetObjectInput{Bucket: sdk.String(bucket), Key: sdk.String(key), VersionId: got.VersionId})
-	if err != nil {
-		t.Fatal(err)
+	// And it reads back: checkpoint 7, none after it, 7 after 6.
+	back2, err := sink.Checkpoint(t.Context(), firmID, 7)
+	if err != nil || back2 != signed {
+		t.Fatalf("Checkpoint(7): %+v, %v", back2, err)
 	}
-	firstBody, _ := io.ReadAll(first.Body)
-	first.Body.Close()
-	if !bytes.Equal(firstBody, want) {
-		t.Fatalf("the first version is now %s", firstBody)
+	if _, err := sink.Checkpoint(t.Context(), firmID, 8); !errors.Is(err, evidence.ErrCheckpointNotKept) {
+		t.Fatalf("Checkpoint(8): %v, want ErrCheckpointNotKept", err)
+	}
+	for _, tc := range []struct {
+		after, want int64
+		found       bool
+	}{{0, 7, true}, {6, 7, true}, {7, 0, false}} {
+		if n, found, err := sink.After(t.Context(), firmID, tc.after); err != nil || n != tc.want || found != tc.found {
+			t.Errorf("After(%d) = %d, %v, %v; want %d, %v", tc.after, n, found, err, tc.want, tc.found)
+		}
+	}
+	// Another firm's checkpoints are not this firm's.
+	if _, found, err := sink.After(t.Context(), uuid.NewString(), 0); err != nil || found {
+		t.Errorf("another firm: found %v, %v", found, err)
+	}
+}
+
+// The local stack's stand-in for the bucket keeps each number once, reads
+// it back, and answers what is kept after a number.
+func TestDirSink(t *testing.T) {
+	sink := anchor.DirSink{Dir: t.TempDir()}
+	firmID := uuid.NewString()
+	local, _ := evidence.GenerateP256()
+	var kept []evidence.Signed
+	for n := int64(1); n <= 2; n++ {
+		signed, err := evidence.SignCheckpoint(t.Context(), local, evidence.Checkpoint{FirmID: firmID, Number: n, Size: n, Head: strings.Repeat("b", 64),
+			CreatedAt: "2026-01-02T03:04:05Z"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.PutCheckpoint(t.Context(), firmID, n, signed); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, signed)
+	}
+	if err := sink.PutCheckpoint(t.Context(), firmID, 2, kept[0]); !errors.Is(err, evidence.ErrCheckpointExists) {
+		t.Fatalf("a second checkpoint 2: %v", err)
+	}
+	if got, err := sink.Checkpoint(t.Context(), firmID, 2); err != nil || got != kept[1] {
+		t.Fatalf("Checkpoint(2): %+v %v", got, err)
+	}
+	if _, err := sink.Checkpoint(t.Context(), firmID, 3); !errors.Is(err, evidence.ErrCheckpointNotKept) {
+		t.Fatalf("Checkpoint(3): %v", err)
+	}
+	if n, found, err := sink.After(t.Context(), firmID, 1); err != nil || !found || n != 2 {
+		t.Fatalf("After(1): %d %v %v", n, found, err)
+	}
+	if _, found, err := sink.After(t.Context(), firmID, 2); err != nil || found {
+		t.Fatalf("After(2): %v %v", found, err)
+	}
+	if err := sink.PutCheckpoint(t.Context(), "../../etc", 1, kept[0]); err == nil {
+		t.Fatal("a firm id that is a path was taken")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -48,8 +49,9 @@ var (
 	// receipts: the functions that sign receipts (stream-reduce) or
 	// checkpoints (the sweeper), or serve evidence (runs).
 	receipts = []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS"}
-	// checkpoints: where the sweeper also keeps each checkpoint.
-	checkpoints = []string{"CHECKPOINT_BUCKET"}
+	// checkpoints: where the sweeper keeps each checkpoint outside the
+	// table (an S3 bucket; a directory on the local stack).
+	checkpoints = []string{"CHECKPOINT_BUCKET", "CHECKPOINT_DIR"}
 	// notify: the functions that publish notifications (stream-reduce, the
 	// sweeper): the event bus, and the desk's URL for the events' links.
 	notify = []string{"EVENT_BUS_NAME", "DESK_URL"}
@@ -69,7 +71,7 @@ var FunctionVars = map[string][]string{
 // Optional variables may be left unset in the template.
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true,
-	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true}
+	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true}
 
 var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
 
@@ -95,9 +97,11 @@ type Config struct {
 	// rotated-out keys whose receipts still verify ("kms:<key>" or
 	// "spki:<base64 DER>", comma-separated). Never logged.
 	ReceiptKey, RetiredReceiptKeys string
-	// CheckpointBucket is the S3 bucket (Object Lock) the sweeper also
-	// writes each checkpoint to; empty: the table only.
-	CheckpointBucket string
+	// CheckpointBucket is the S3 bucket (Object Lock) the sweeper keeps
+	// each checkpoint in, outside the table, and reads the last one back
+	// from before it signs the next; CheckpointDir (the local stack only)
+	// is a directory that stands in for it. The sweeper needs one of them.
+	CheckpointBucket, CheckpointDir string
 	// EventBus is the EventBridge bus notifications go to, and DeskURL the
 	// desk's base URL their links point into.
 	EventBus, DeskURL string
@@ -193,7 +197,15 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 		}
 	}
 	if slices.Contains(vars, "CHECKPOINT_BUCKET") {
-		c.CheckpointBucket = get("CHECKPOINT_BUCKET", "")
+		c.CheckpointBucket, c.CheckpointDir = get("CHECKPOINT_BUCKET", ""), get("CHECKPOINT_DIR", "")
+		switch {
+		case c.CheckpointBucket != "" && c.CheckpointDir != "":
+			return Config{}, invalid("CHECKPOINT_DIR", "must be empty when CHECKPOINT_BUCKET is set (it stands in for the bucket on the local stack)")
+		case c.CheckpointBucket == "" && c.CheckpointDir == "":
+			return Config{}, invalid("CHECKPOINT_BUCKET", "must name the bucket the sweeper keeps every checkpoint in, outside the table (or, on the local stack only, set CHECKPOINT_DIR)")
+		case c.CheckpointDir != "" && !filepath.IsAbs(c.CheckpointDir):
+			return Config{}, invalid("CHECKPOINT_DIR", "must be an absolute path")
+		}
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {
 		return Config{}, invalid("LOG_LEVEL", "must be DEBUG, INFO, WARN or ERROR")

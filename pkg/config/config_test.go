@@ -56,6 +56,9 @@ func lookup(env map[string]string) func(string) (string, bool) {
 		if !ok && k == "DESK_URL" {
 			return "https://api.warrant.example/desk", true
 		}
+		if _, dir := env["CHECKPOINT_DIR"]; !ok && !dir && k == "CHECKPOINT_BUCKET" {
+			return "warrant-checkpoints", true
+		}
 		return v, ok
 	}
 }
@@ -287,7 +290,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	}
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
-		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints",
+		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "",
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
@@ -509,6 +512,34 @@ func TestDeskSignIn(t *testing.T) {
 	} {
 		if _, err := load(extra); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%v: err = %v, want one naming %s", extra, err, name)
+		}
+	}
+}
+
+// TestCheckpointStore (issue 25 C): the sweeper keeps every checkpoint
+// outside the table, in the bucket or (the local stack) a directory, never
+// both and never neither.
+func TestCheckpointStore(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		env        map[string]string
+		bucket, at string
+		want       string // the variable the error names; "" ok
+	}{
+		{map[string]string{"CHECKPOINT_BUCKET": "warrant-checkpoints"}, "warrant-checkpoints", "", ""},
+		{map[string]string{"CHECKPOINT_DIR": dir}, "", dir, ""},
+		{map[string]string{"CHECKPOINT_BUCKET": "", "CHECKPOINT_DIR": " "}, "", "", "CHECKPOINT_BUCKET"},
+		{map[string]string{"CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": dir}, "", "", "CHECKPOINT_DIR"},
+		{map[string]string{"CHECKPOINT_DIR": "relative/checkpoints"}, "", "", "CHECKPOINT_DIR"},
+	} {
+		env := minimal(config.Sweeper)
+		maps.Copy(env, tc.env)
+		c, err := config.Load(config.Sweeper, lookup(env))
+		switch {
+		case tc.want == "" && (err != nil || c.CheckpointBucket != tc.bucket || c.CheckpointDir != tc.at):
+			t.Errorf("%v: %+v %v", tc.env, c, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || kindOf(err) != failure.KindConfigInvalid):
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
 		}
 	}
 }

@@ -197,6 +197,10 @@ type ToolCompleted struct {
 	// and these are the hash and size of the whole result.
 	ResultSHA256 string `json:"result_sha256,omitempty"`
 	ResultBytes  int64  `json:"result_bytes,omitempty"`
+	// Reused: the call was answered from its effect's record (a repeat of
+	// a call that already ran, or that counsel declined); nothing ran for
+	// this line, so it calls for no receipt of its own.
+	Reused bool `json:"reused,omitempty"`
 }
 
 // BlockedApproval is the warrant a held run waits on. ToolInput is the exact

@@ -317,11 +317,12 @@ func (s *Store) Checkpoint(ctx context.Context, firm string, n int64) (evidence.
 
 // PutCheckpoint stores checkpoint cp (signed) after the head h it was made
 // from, and marks the head: the checkpoint's number and size, and out of
-// GSI2's due shards when no entry was appended meanwhile. ErrConflict when
-// another checkpoint or an append got there first (nothing is written;
+// GSI2's due shards when it covers every entry (a checkpoint kept outside the
+// table and restored to it may cover fewer than the head holds). ErrLogMoved
+// when another checkpoint or an append got there first (nothing is written;
 // the next pass makes the checkpoint again).
 func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHead, cp evidence.Checkpoint, signed evidence.Signed) error {
-	if !idsOK(firm) || cp.Number != h.Checkpoint+1 || cp.Size != h.Size {
+	if !idsOK(firm) || cp.Number != h.Checkpoint+1 || cp.Size > h.Size || cp.Size < h.CheckpointSize {
 		return invalid("put checkpoint", "checkpoint %d of %d entries after head %d/%d", cp.Number, cp.Size, h.Checkpoint, h.Size)
 	}
 	item, err := marshal(checkpointItem{PK: logPK(firm), SK: ckpSK(cp.Number), Number: cp.Number, Body: signed.Body, Signature: signed.Signature})
@@ -329,7 +330,10 @@ func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHe
 		return err
 	}
 	u := newUpdate().set("ckpt_number", num(cp.Number)).setStr("ckpt_sha256", signed.SHA256()).
-		set("ckpt_size", num(cp.Size)).set(AttrGSI2PK, str(logDone))
+		set("ckpt_size", num(cp.Size))
+	if cp.Size == h.Size {
+		u = u.set(AttrGSI2PK, str(logDone))
+	}
 	const cond = "#size = :size AND #ckpt_number = :prev"
 	err = s.transact(ctx, []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.table), Item: item,

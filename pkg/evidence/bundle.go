@@ -1,8 +1,10 @@
 package evidence
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -11,10 +13,26 @@ import (
 )
 
 // Skew is how far apart the clocks of the functions that write a run's lines
-// and append its receipts may be. A run's bundle starts its log segment at an
-// entry appended at least Skew before the run started (or at entry 1), so no
-// entry of the run can lie before it.
+// and append its receipts may be, with the time stream-reduce may take to
+// issue a line's receipt: a checkpoint signed more than Skew after a line that
+// calls for a receipt covers that receipt, or the receipt was removed. (A run
+// started before starts were anchored has its bundle's log segment start at
+// an entry appended at least Skew before the run started.)
 const Skew = 5 * time.Minute
+
+// Options are a verifier's choices.
+type Options struct {
+	// AllowUnanchoredStart accepts a run whose start has no receipt in the
+	// firm log: a run started before Warrant anchored every run's start
+	// (issue 25). Its log segment must then start at an entry appended Skew
+	// before the run's first line, a time only the ledger itself states, so
+	// an insider who rewrites the ledger can move it: the check is weaker,
+	// and the report says so (StartAnchored false).
+	AllowUnanchoredStart bool
+	// Now is the verifier's clock; a ledger line dated more than Skew after
+	// it was altered. Zero: not checked.
+	Now time.Time
+}
 
 // Bundle is a run's evidence, self-contained: the ledger export's lines
 // exactly, the ledger's signed head (an HMAC: for the firm's own checks), the
@@ -33,6 +51,117 @@ type Bundle struct {
 	// KeyIDs name the keys the receipts and the checkpoint are signed with
 	// (GET /v1/keys publishes them).
 	KeyIDs []string `json:"key_ids"`
+	// Part is set on one part of a bundle too large for one answer
+	// (Parts): its ledger, receipts and log entries are a stretch of the
+	// whole's, and Join puts the parts back together.
+	Part *Part `json:"part,omitempty"`
+}
+
+// Part numbers one part of a bundle served in parts.
+type Part struct {
+	Number int `json:"number"`
+	Of     int `json:"of"`
+}
+
+// Parts splits b into parts whose every one costs at most max as size
+// measures a part's JSON (the caller's measure: what its transport adds).
+// Each part carries b's header (firm, run, head, checkpoint, the log
+// segment's start, key ids) and a stretch of b's ledger lines, then of its
+// receipts, then of its log entries, in order; Join reverses it. A single
+// item that cannot fit in a part with the header is an error.
+func Parts(b Bundle, max int, size func([]byte) int) ([]Bundle, error) {
+	b.Part = nil
+	header := b
+	header.Ledger, header.Receipts, header.Log.Entries = []string{}, []Signed{}, []string{}
+	header.Part = &Part{Number: 1 << 30, Of: 1 << 30} // the widest numbers a part carries
+	raw, err := json.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	base := size(raw)
+	var parts []Bundle
+	cur, used := header, base
+	cur.Part = nil
+	flush := func() {
+		parts = append(parts, cur)
+		cur, used = header, base
+		cur.Part = nil
+		cur.Ledger, cur.Receipts, cur.Log.Entries = []string{}, []Signed{}, []string{}
+	}
+	add := func(item any, put func()) error {
+		raw, err := json.Marshal(item)
+		if err != nil {
+			return err
+		}
+		cost := size(raw) + size([]byte(","))
+		if base+cost > max {
+			return fmt.Errorf("evidence: one item of the bundle takes %d bytes, more than a part holds (%d)", cost, max-base)
+		}
+		if used+cost > max {
+			flush()
+		}
+		put()
+		used += cost
+		return nil
+	}
+	for _, l := range b.Ledger {
+		if err := add(l, func() { cur.Ledger = append(cur.Ledger, l) }); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range b.Receipts {
+		if err := add(r, func() { cur.Receipts = append(cur.Receipts, r) }); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range b.Log.Entries {
+		if err := add(e, func() { cur.Log.Entries = append(cur.Log.Entries, e) }); err != nil {
+			return nil, err
+		}
+	}
+	flush()
+	for i := range parts {
+		parts[i].Part = &Part{Number: i + 1, Of: len(parts)}
+	}
+	return parts, nil
+}
+
+// Join puts a bundle's parts back together (in any order): every part of
+// one run's bundle, numbered 1 to N, with the same header.
+func Join(parts []Bundle) (Bundle, error) {
+	if len(parts) == 0 {
+		return Bundle{}, problem("bundle", "no parts to join")
+	}
+	sorted := slices.Clone(parts)
+	sort.Slice(sorted, func(i, j int) bool { return partNumber(sorted[i]) < partNumber(sorted[j]) })
+	out := sorted[0]
+	out.Part = nil
+	out.Ledger, out.Receipts, out.Log.Entries = []string{}, []Signed{}, []string{}
+	headerOf := func(b Bundle) string {
+		b.Part, b.Ledger, b.Receipts, b.Log.Entries = nil, nil, nil, nil
+		raw, _ := json.Marshal(b)
+		return string(raw)
+	}
+	want := headerOf(out)
+	for i, p := range sorted {
+		if p.Part == nil || p.Part.Number != i+1 || p.Part.Of != len(sorted) {
+			return Bundle{}, problem("bundle", "the parts of run %s's bundle are not parts 1 to %d, each once", out.RunID, len(sorted))
+		}
+		if headerOf(p) != want {
+			return Bundle{}, problem("bundle", "part %d is of another bundle (run, checkpoint or head differ)", p.Part.Number)
+		}
+		out.Ledger = append(out.Ledger, p.Ledger...)
+		out.Receipts = append(out.Receipts, p.Receipts...)
+		out.Log.Entries = append(out.Log.Entries, p.Log.Entries...)
+	}
+	return out, nil
+}
+
+func partNumber(b Bundle) int {
+	if b.Part == nil {
+		return 0
+	}
+	return b.Part.Number
 }
 
 // LogBundle is a stretch of a firm's log with the checkpoint it ends at: what
@@ -70,23 +199,38 @@ type Report struct {
 	Status           string
 	// Complete: the run ended and every line is covered by a receipt.
 	Complete bool
-	// Pending says what is not yet under a checkpoint (the run's end).
+	// Pending says what is not yet under a checkpoint (the run's end, or
+	// any receipt of a line written less than Skew before the checkpoint).
 	Pending string
+	// StartAnchored: the run's start receipt is in the firm log, and the
+	// log segment starts there (false only under AllowUnanchoredStart).
+	StartAnchored bool
 }
 
-// Verify checks a run's bundle offline against the keys the verifier trusts:
-// the checkpoint's signature; the log segment's chain to the checkpoint's
-// head; that the segment starts before the run did; each receipt's signature
-// and key; that the log's entries for the run are exactly the bundle's
-// receipts (a receipt dropped, altered or re-signed is found here); the
-// ledger's lines, hashes and links; that every receipt covers the ledger line
-// it names and says what the ledger says (a rollback leaves a receipt past
-// the ledger's end); and that an ended run's ledger ends at its last receipt
-// (lines past it are refused).
-func Verify(b Bundle, keys KeySet) (Report, error) {
+// Verify checks a run's bundle offline against the keys the verifier trusts,
+// with the default Options (every run's start anchored; no clock).
+func Verify(b Bundle, keys KeySet) (Report, error) { return VerifyWith(b, keys, Options{}) }
+
+// VerifyWith checks a run's bundle offline against the keys the verifier
+// trusts: the checkpoint's signature; the log segment's chain to the
+// checkpoint's head; that the segment holds the run's start receipt's entry,
+// before any other entry of the run (the issuer appends it first, so no
+// entry of the run lies before the segment); each receipt's signature and
+// key; that the log's entries for the run are exactly the bundle's receipts
+// (a receipt dropped, altered or re-signed is found here); the ledger's
+// lines, hashes and links; that every receipt covers the ledger line it names
+// and says what the ledger says (a rollback leaves a receipt past the
+// ledger's end); that every line calling for a receipt written more than Skew
+// before the checkpoint has its receipt under it (receipts removed before a
+// checkpoint); and that an ended run's ledger ends at its last receipt (lines
+// past it are refused).
+func VerifyWith(b Bundle, keys KeySet, opts Options) (Report, error) {
 	rep := Report{FirmID: b.FirmID, RunID: b.RunID}
 	if b.Schema != BundleSchema || b.FirmID == "" || b.RunID == "" {
 		return rep, problem("bundle", "not a %s bundle naming a firm and a run", BundleSchema)
+	}
+	if b.Part != nil {
+		return rep, problem("bundle", "this is part %d of %d of the run's bundle: join the parts first", b.Part.Number, b.Part.Of)
 	}
 	// The ledger.
 	lines, st, err := parseLedger(b.FirmID, b.RunID, b.Ledger)
@@ -117,14 +261,45 @@ func Verify(b Bundle, keys KeySet) (Report, error) {
 	if err != nil {
 		return rep, problem("firm log", "%v", err)
 	}
-	started, _ := time.Parse(contracts.TimeLayout, lines[0].CreatedAt)
-	if b.Log.From != 1 {
-		if len(entries) == 0 {
-			return rep, problem("firm log", "the segment is empty but does not start at entry 1")
+	if !opts.Now.IsZero() {
+		for _, l := range lines {
+			if at, err := time.Parse(contracts.TimeLayout, l.CreatedAt); err == nil && at.After(opts.Now.Add(Skew)) {
+				return rep, problem("ledger", "line %d is dated %s, after this verifier's clock: the ledger's times were altered", l.Seq, l.CreatedAt)
+			}
 		}
-		at, err := time.Parse(contracts.TimeLayout, entries[0].At)
-		if err != nil || at.After(started.Add(-Skew)) {
-			return rep, problem("firm log", "the segment starts at entry %d, appended after the run started: entries of the run may lie before it", b.Log.From)
+	}
+	// The run's start: its entry is the run's first in the log, so a
+	// segment that holds it holds every entry of the run.
+	var before *Entry // the run's first entry, while no start was seen
+	for i, e := range entries {
+		switch {
+		case e.RunID != b.RunID:
+		case e.Kind != KindStart:
+			if !rep.StartAnchored && before == nil {
+				before = &entries[i]
+			}
+		case rep.StartAnchored || e.Seq != 1:
+			return rep, problem("firm log", "log entry %d records a second start of the run", e.Index)
+		case before != nil:
+			return rep, problem("firm log", "log entry %d records the run's seq %d (%s) before the run's start (entry %d)", before.Index, before.Seq, before.Kind, e.Index)
+		default:
+			rep.StartAnchored = true
+		}
+	}
+	if !rep.StartAnchored {
+		if !opts.AllowUnanchoredStart {
+			return rep, problem("firm log", "the run's start is not in the log segment (entries %d to %d): a run's segment starts at its signed start, so entries of this run may lie before it (a run started before starts were anchored is checked with --allow-unanchored-start)",
+				b.Log.From, cp.Size)
+		}
+		started, _ := time.Parse(contracts.TimeLayout, lines[0].CreatedAt)
+		if b.Log.From != 1 {
+			if len(entries) == 0 {
+				return rep, problem("firm log", "the segment is empty but does not start at entry 1")
+			}
+			at, err := time.Parse(contracts.TimeLayout, entries[0].At)
+			if err != nil || at.After(started.Add(-Skew)) {
+				return rep, problem("firm log", "the segment starts at entry %d, appended after the run started: entries of the run may lie before it", b.Log.From)
+			}
 		}
 	}
 	// The receipts, against the log.
@@ -185,29 +360,46 @@ func Verify(b Bundle, keys KeySet) (Report, error) {
 		rep.Receipts = append(rep.Receipts, r)
 		rep.Covered = r.Seq
 	}
-	// An ended run whose end is under the checkpoint: every line that calls
-	// for a receipt has one, and the ledger ends at the last (a line past
-	// it was added after the run ended). An end not yet under a checkpoint
-	// is pending, not a fault: the next checkpoint covers it.
+	// Every line that calls for a receipt has one under the checkpoint, or
+	// is pending: written less than Skew before the checkpoint was signed,
+	// its receipt may still be on its way. Older, it was removed before the
+	// checkpoint (an insider who deletes a run's newest entries and receipts
+	// and rewinds the log's head leaves the next checkpoint without them).
+	signed, err := time.Parse(contracts.TimeLayout, cp.CreatedAt)
+	if err != nil {
+		return rep, problem("checkpoint", "its time %q is malformed", cp.CreatedAt)
+	}
 	var end *Receipt
 	for i := range rep.Receipts {
 		if rep.Receipts[i].Kind == KindRun {
 			end = &rep.Receipts[i]
 		}
 	}
-	switch {
-	case end != nil:
-		for _, w := range derived {
-			if _, ok := findSeq(rep.Receipts, w.Seq); !ok {
-				return rep, problem("receipt", "the run ended but seq %d (%s) has no receipt under checkpoint %d", w.Seq, w.Kind, cp.Number)
-			}
+	for _, w := range derived {
+		if _, ok := findSeq(rep.Receipts, w.Seq); ok || (w.Kind == KindStart && !rep.StartAnchored) {
+			continue
 		}
+		l := lines[w.Seq-1]
+		at, _ := time.Parse(contracts.TimeLayout, l.CreatedAt)
+		switch {
+		case end != nil:
+			return rep, problem("receipt", "the run ended but seq %d (%s) has no receipt under checkpoint %d", w.Seq, w.Kind, cp.Number)
+		case signed.After(at.Add(Skew)):
+			return rep, problem("receipt", "seq %d (%s), written at %s, has no receipt under checkpoint %d, signed at %s: its receipt was removed from the firm log",
+				w.Seq, w.Kind, l.CreatedAt, cp.Number, cp.CreatedAt)
+		case rep.Pending == "" && w.Kind == KindRun:
+			rep.Pending = fmt.Sprintf("the run ended at seq %d; no checkpoint covers its receipt yet", w.Seq)
+		case rep.Pending == "":
+			rep.Pending = fmt.Sprintf("seq %d (%s) awaits a checkpoint covering its receipt", w.Seq, w.Kind)
+		}
+	}
+	// An ended run whose end is under the checkpoint: the ledger ends at the
+	// last receipt (a line past it was added after the run ended).
+	if end != nil {
 		if rep.LastSeq > rep.Covered {
 			return rep, problem("ledger", "the ledger runs past its last receipt (seq %d) to seq %d", rep.Covered, rep.LastSeq)
 		}
 		rep.Complete = true
-	case st.Status.Terminal():
-		rep.Pending = fmt.Sprintf("the run ended at seq %d; no checkpoint covers its receipt yet", rep.LastSeq)
 	}
 	return rep, nil
 }
@@ -262,6 +454,11 @@ type LogReport struct {
 // log with no bundle was deleted or withheld; a bundle that does not verify,
 // or lacks a receipt the log records, is named.
 func VerifyLog(l LogBundle, keys KeySet, bundles []Bundle) (LogReport, error) {
+	return VerifyLogWith(l, keys, bundles, Options{})
+}
+
+// VerifyLogWith is VerifyLog with a verifier's Options for every bundle.
+func VerifyLogWith(l LogBundle, keys KeySet, bundles []Bundle, opts Options) (LogReport, error) {
 	rep := LogReport{FirmID: l.FirmID, From: l.Log.From, Runs: map[string][]Entry{}}
 	if l.Schema != LogSchema || l.FirmID == "" {
 		return rep, problem("firm log", "not a %s document naming a firm", LogSchema)
@@ -303,7 +500,7 @@ func VerifyLog(l LogBundle, keys KeySet, bundles []Bundle) (LogReport, error) {
 		if b.FirmID != l.FirmID {
 			return rep, problem("bundle", "run %s's bundle is firm %s's", run, b.FirmID)
 		}
-		if _, err := Verify(b, keys); err != nil {
+		if _, err := VerifyWith(b, keys, opts); err != nil {
 			return rep, problem("bundle", "run %s: %v", run, err)
 		}
 		have := map[string]bool{}

@@ -57,7 +57,7 @@ func ParseEntry(line string) (Entry, error) {
 		return e, errors.New("the entry lacks an index, run, seq or receipt hash")
 	}
 	switch e.Kind {
-	case KindEffect, KindReconciliation, KindRun:
+	case KindStart, KindEffect, KindReconciliation, KindRun:
 	default:
 		return e, fmt.Errorf("kind %q is not a receipt kind", e.Kind)
 	}
@@ -154,6 +154,16 @@ type LogHead struct {
 	CheckpointSHA  string
 	CheckpointSize int64
 }
+
+// Errors of a checkpoint store outside the table (an S3 bucket with Object
+// Lock; a directory on the local stack).
+var (
+	// ErrCheckpointExists: a checkpoint of that number is already kept;
+	// nothing was written (each number is written once).
+	ErrCheckpointExists = errors.New("evidence: a checkpoint of that number is already kept")
+	// ErrCheckpointNotKept: no checkpoint of that number is kept.
+	ErrCheckpointNotKept = errors.New("evidence: no checkpoint of that number is kept")
+)
 
 // Stored is a receipt as stored with its run.
 type Stored struct {

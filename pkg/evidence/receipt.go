@@ -31,7 +31,15 @@ const (
 	KindReconciliation = "reconciliation"
 	// KindRun: the run ended (run.completed or run.failed).
 	KindRun = "run"
+	// KindStart: the run was accepted (run.started, seq 1). It is the
+	// first receipt of every run, so its entry is the first of the run in
+	// the firm log: a run's bundle starts its log segment there, and a run
+	// that never reached an effect is in the log all the same.
+	KindStart = "start"
 )
+
+// OutcomeStarted is a start receipt's outcome.
+const OutcomeStarted = "started"
 
 // Authorities of an effect.
 const (
@@ -135,10 +143,11 @@ func open(keys KeySet, s Signed, v any, keyID func() string) error {
 }
 
 // Derive returns the receipts a ledger calls for, in seq order, with every
-// field but KeyID and IssuedAt: one per executed effect (tool.completed with
-// an effect_ref), per reconciliation and per line that ends the run (folded
-// with the shared reducer: run.completed, run.failed, or the model.usage that
-// takes a run over its cost cap). lines is the run's ledger from line 1.
+// field but KeyID and IssuedAt: one for the run's start (run.started), one
+// per executed effect (tool.completed with an effect_ref, not a reuse), per
+// reconciliation and per line that ends the run (folded with the shared
+// reducer: run.completed, run.failed, or the model.usage that takes a run
+// over its cost cap). lines is the run's ledger from line 1.
 func Derive(lines []contracts.Line) ([]Receipt, error) {
 	var out []Receipt
 	var st reducer.RunState
@@ -163,6 +172,10 @@ func Derive(lines []contracts.Line) ([]Receipt, error) {
 		switch e := l.Event.(type) {
 		case *contracts.RunStarted:
 			started, startedAt = e, l.CreatedAt
+			r := base
+			r.Kind, r.Outcome, r.StartedAt = KindStart, OutcomeStarted, l.CreatedAt
+			r.PolicySHA256, r.CatalogSHA256 = e.PolicySHA256, e.CatalogVersion
+			out = append(out, r)
 		case *contracts.ToolRequested:
 			requested[e.ToolUseID] = e
 		case *contracts.ApprovalDecided:
@@ -175,7 +188,7 @@ func Derive(lines []contracts.Line) ([]Receipt, error) {
 				released[e.EffectRef] = e.ApprovalRequestID
 			}
 		case *contracts.ToolCompleted:
-			if e.EffectRef == "" {
+			if e.EffectRef == "" || e.Reused {
 				continue
 			}
 			r := base
@@ -257,15 +270,15 @@ func sameFacts(got, want Receipt) error {
 	return errors.New("it differs from the ledger")
 }
 
-// NeedsReceipt reports whether a line may call for a receipt: an executed
-// effect, a reconciliation or a run's end. (A model.usage that takes a run
+// NeedsReceipt reports whether a line may call for a receipt: the run's
+// start, an executed effect, a reconciliation or a run's end. (A model.usage that takes a run
 // over its cost cap ends it too; a caller holding the folded state checks
 // that with RunStatus.Terminal.)
 func NeedsReceipt(l contracts.Line) bool {
 	switch e := l.Event.(type) {
 	case *contracts.ToolCompleted:
-		return e.EffectRef != ""
-	case *contracts.EffectReconciled, *contracts.RunCompleted, *contracts.RunFailed:
+		return e.EffectRef != "" && !e.Reused
+	case *contracts.RunStarted, *contracts.EffectReconciled, *contracts.RunCompleted, *contracts.RunFailed:
 		return true
 	}
 	return false

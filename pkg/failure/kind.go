@@ -53,6 +53,10 @@ const (
 	// KindFirmBudgetExceeded: the firm's monthly budget could not cover the
 	// worst case of the run's next model call, so the call was not made.
 	KindFirmBudgetExceeded Kind = "firm_budget_exceeded"
+	// KindLogDiverged: a firm's log in the table does not extend the last
+	// checkpoint the sweeper signed, as kept outside the table (rolled
+	// back, forked, or a checkpoint missing): the sweeper refuses to sign.
+	KindLogDiverged Kind = "firm_log_diverged"
 )
 
 var allKinds = []Kind{
@@ -66,7 +70,7 @@ var allKinds = []Kind{
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
-	KindFirmBudgetExceeded,
+	KindFirmBudgetExceeded, KindLogDiverged,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

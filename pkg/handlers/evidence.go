@@ -28,9 +28,16 @@ type EvidenceStore interface {
 }
 
 // CheckpointSink keeps each checkpoint where nobody with table access can
-// rewrite it (an S3 bucket with Object Lock; pkg/anchor's S3Sink).
+// rewrite it (an S3 bucket with Object Lock, pkg/anchor's S3Sink; a
+// directory on the local stack, DirSink), and gives them back to the signer.
 type CheckpointSink interface {
+	// PutCheckpoint keeps signed as checkpoint number of firm's log, once:
+	// evidence.ErrCheckpointExists when that number is kept already.
 	PutCheckpoint(ctx context.Context, firm string, number int64, signed evidence.Signed) error
+	// Checkpoint reads a kept checkpoint (evidence.ErrCheckpointNotKept).
+	Checkpoint(ctx context.Context, firm string, number int64) (evidence.Signed, error)
+	// After answers the lowest number kept above number, if any.
+	After(ctx context.Context, firm string, number int64) (int64, bool, error)
 }
 
 // Evidence issues receipts (stream-reduce), signs the firm logs'
@@ -104,35 +111,171 @@ func signingFailed(err error) error {
 
 // Checkpoint signs a checkpoint of firm's log if entries were appended since
 // the last one: its size and chain head, chained to the previous checkpoint.
-// made is false when there was nothing new or another writer got there
-// first (the next pass tries again).
+// It signs only a log that extends the last checkpoint it signed, as kept
+// outside the table (Sink), never as the table says: the entries appended
+// since are walked again from that checkpoint's head, and must reach the
+// table's head. A table whose log was rolled back, forked or lost a
+// checkpoint is refused with failure.KindLogDiverged (logged by
+// CheckpointDue: an alarm), and nothing is signed. A checkpoint kept outside
+// the table that the table missed (the signer stopped between its two
+// writes) is restored to it first. made is false when there was nothing new
+// or another signer got there first (the next pass tries again).
 func (e *Evidence) Checkpoint(ctx context.Context, firm string) (n int64, made bool, err error) {
-	h, err := e.Store.LogHead(ctx, firm)
-	if err != nil || h.Size == h.CheckpointSize {
-		return h.Checkpoint, false, err
+	if e.Sink == nil {
+		return 0, false, failure.New(failure.KindConfigInvalid, "the sweeper has no checkpoint store outside the table (CHECKPOINT_BUCKET)")
 	}
-	cp := evidence.Checkpoint{FirmID: firm, Number: h.Checkpoint + 1, Size: h.Size, Head: h.Head, Prev: h.CheckpointSHA,
+	h, err := e.Store.LogHead(ctx, firm)
+	if err != nil {
+		return 0, false, err
+	}
+	base, err := e.lastSigned(ctx, firm, h)
+	if err != nil || base.Size == h.Size {
+		return base.Number, false, err
+	}
+	head, err := e.walk(ctx, firm, base, h.Size)
+	if err != nil {
+		return base.Number, false, err
+	}
+	if head != h.Head {
+		return base.Number, false, diverged("the log's entries %d to %d do not chain to the head the table holds", base.Size+1, h.Size)
+	}
+	cp := evidence.Checkpoint{FirmID: firm, Number: base.Number + 1, Size: h.Size, Head: head, Prev: base.SHA,
 		CreatedAt: contracts.FormatTime(e.now())}
 	signed, err := evidence.SignCheckpoint(ctx, e.Signer, cp)
 	if err != nil {
-		return h.Checkpoint, false, signingFailed(err)
+		return base.Number, false, signingFailed(err)
 	}
-	// Outside the table first: a checkpoint the table holds is always in
-	// the bucket too. A losing race leaves an extra version of the same
-	// key behind, which the chain (each checkpoint names its previous one's
-	// hash) tells apart.
-	if e.Sink != nil {
-		if err := e.Sink.PutCheckpoint(ctx, firm, cp.Number, signed); err != nil {
-			return h.Checkpoint, false, err
+	// Outside the table first, once per number: a checkpoint the table
+	// holds is always kept there too, and a second signer of the same
+	// number (a race) is refused there.
+	if err := e.Sink.PutCheckpoint(ctx, firm, cp.Number, signed); err != nil {
+		if errors.Is(err, evidence.ErrCheckpointExists) {
+			return base.Number, false, nil
 		}
+		return base.Number, false, err
 	}
 	if err := e.Store.PutCheckpoint(ctx, firm, h, cp, signed); err != nil {
 		if errors.Is(err, warrant.ErrLogMoved) {
-			return h.Checkpoint, false, nil
+			return base.Number, false, nil // the next pass restores it from the sink
 		}
-		return h.Checkpoint, false, err
+		return base.Number, false, err
 	}
 	return cp.Number, true, nil
+}
+
+// signedCheckpoint is a checkpoint the signer vouches for.
+type signedCheckpoint struct {
+	Number, Size int64
+	Head, SHA    string
+}
+
+// diverged is the refusal to sign over a log that does not extend the
+// last checkpoint kept outside the table.
+func diverged(format string, args ...any) error {
+	return failure.New(failure.KindLogDiverged, fmt.Sprintf("the firm log diverged: "+format, args...))
+}
+
+// lastSigned is the last checkpoint kept outside the table, which the
+// table's head must name (h.Checkpoint, h.CheckpointSHA). A kept checkpoint
+// the table lacks is restored to it when the table's log extends to it
+// (h is then read again); any other disagreement is a divergence.
+func (e *Evidence) lastSigned(ctx context.Context, firm string, h evidence.LogHead) (signedCheckpoint, error) {
+	base := signedCheckpoint{Head: evidence.Genesis}
+	if h.Checkpoint > 0 {
+		kept, err := e.Sink.Checkpoint(ctx, firm, h.Checkpoint)
+		if errors.Is(err, evidence.ErrCheckpointNotKept) {
+			return base, diverged("the table's checkpoint %d is not kept outside the table", h.Checkpoint)
+		} else if err != nil {
+			return base, err
+		}
+		if kept.SHA256() != h.CheckpointSHA {
+			return base, diverged("the table's checkpoint %d is not the one kept outside the table", h.Checkpoint)
+		}
+		cp, err := e.open(kept, firm, h.Checkpoint)
+		if err != nil {
+			return base, err
+		}
+		base = signedCheckpoint{Number: cp.Number, Size: cp.Size, Head: cp.Head, SHA: kept.SHA256()}
+	}
+	for {
+		next, found, err := e.Sink.After(ctx, firm, base.Number)
+		if err != nil || !found {
+			return base, err
+		}
+		if next != base.Number+1 {
+			return base, diverged("checkpoint %d is kept outside the table, the table's last is %d", next, base.Number)
+		}
+		kept, err := e.Sink.Checkpoint(ctx, firm, next)
+		if err != nil {
+			return base, err
+		}
+		cp, err := e.open(kept, firm, next)
+		if err != nil {
+			return base, err
+		}
+		if cp.Prev != base.SHA || cp.Size < base.Size || cp.Size > h.Size {
+			return base, diverged("checkpoint %d, kept outside the table, does not follow the table's checkpoint %d and log (%d entries)", next, base.Number, h.Size)
+		}
+		head, err := e.walk(ctx, firm, base, cp.Size)
+		if err != nil {
+			return base, err
+		}
+		if head != cp.Head {
+			return base, diverged("the log's entries %d to %d do not reach checkpoint %d, kept outside the table: the log was rolled back or rewritten", base.Size+1, cp.Size, next)
+		}
+		if err := e.Store.PutCheckpoint(ctx, firm, h, cp, kept); err != nil {
+			return base, err // ErrLogMoved: the next pass sees the new head
+		}
+		base = signedCheckpoint{Number: cp.Number, Size: cp.Size, Head: cp.Head, SHA: kept.SHA256()}
+		if h, err = e.Store.LogHead(ctx, firm); err != nil {
+			return base, err
+		}
+	}
+}
+
+// open checks a kept checkpoint: signed by a trusted key, of this firm and
+// number.
+func (e *Evidence) open(kept evidence.Signed, firm string, number int64) (evidence.Checkpoint, error) {
+	cp, err := evidence.OpenCheckpoint(e.Keys, kept)
+	if err != nil {
+		return cp, diverged("checkpoint %d as kept outside the table does not verify: %v", number, err)
+	}
+	if cp.FirmID != firm || cp.Number != number {
+		return cp, diverged("checkpoint %d as kept outside the table is firm %s's number %d", number, cp.FirmID, cp.Number)
+	}
+	return cp, nil
+}
+
+// walk re-reads the firm log's entries after base up to entry to and
+// chains them from base's head, checking each entry's form, index and time
+// order: the head they reach.
+func (e *Evidence) walk(ctx context.Context, firm string, base signedCheckpoint, to int64) (string, error) {
+	if to < base.Size {
+		return "", diverged("the table's log holds %d entries, checkpoint %d covers %d", to, base.Number, base.Size)
+	}
+	h := base.Head
+	if to == base.Size {
+		return h, nil
+	}
+	seg, err := e.Store.LogSegment(ctx, firm, base.Size+1, to)
+	if errors.Is(err, warrant.ErrNotFound) {
+		return "", diverged("entries %d to %d of the log are missing", base.Size+1, to)
+	} else if err != nil {
+		return "", err
+	}
+	last := ""
+	for i, line := range seg.Entries {
+		entry, err := evidence.ParseEntry(line)
+		if err != nil {
+			return "", diverged("log entry %d: %v", base.Size+1+int64(i), err)
+		}
+		if entry.Index != base.Size+1+int64(i) || entry.At < last {
+			return "", diverged("log entry %d is out of place or goes back in time", base.Size+1+int64(i))
+		}
+		last = entry.At
+		h = evidence.Link(h, line)
+	}
+	return h, nil
 }
 
 // CheckpointDue checkpoints every firm log with entries no checkpoint
@@ -158,8 +301,9 @@ func (e *Evidence) CheckpointDue(ctx context.Context, limit int) (made, failed i
 
 // Bundle assembles a run's evidence as the table holds it, judging nothing
 // (the verifier does): the ledger's lines and signed head, the receipts a
-// checkpoint covers, the firm log from an entry appended evidence.Skew
-// before the run started to that checkpoint, and the checkpoint. at picks
+// checkpoint covers, the firm log from the run's start receipt's entry to
+// that checkpoint, and the checkpoint (none while the run's start is not
+// under one). at picks
 // the checkpoint (0: the latest); a run of another firm is not found.
 func (e *Evidence) Bundle(ctx context.Context, firm, run string, at int64) (evidence.Bundle, error) {
 	b := evidence.Bundle{Schema: evidence.BundleSchema, FirmID: firm, RunID: run, Ledger: []string{}, Receipts: []evidence.Signed{},
@@ -203,21 +347,34 @@ func (e *Evidence) Bundle(ctx context.Context, firm, run string, at int64) (evid
 	if err := contracts.DecodeStrict([]byte(signed.Body), &cp); err != nil {
 		return b, failure.Wrap(failure.KindLedgerCorrupt, "", err)
 	}
-	b.Checkpoint = &signed
-	first, err := contracts.ParseLineHeader(items[0].Raw)
-	if err != nil {
-		return b, failure.Wrap(failure.KindLedgerCorrupt, "", err)
-	}
-	started, _ := time.Parse(contracts.TimeLayout, first.CreatedAt)
-	from, err := e.Store.LogIndexBefore(ctx, firm, started.Add(-evidence.Skew), cp.Size)
-	if err != nil {
-		return b, err
-	}
-	if b.Log, err = e.Store.LogSegment(ctx, firm, max(from, 1), cp.Size); err != nil {
-		return b, err
-	}
 	stored, err := e.Store.Receipts(ctx, firm, run)
 	if err != nil {
+		return b, err
+	}
+	// The segment starts at the run's start receipt's entry, the run's
+	// first in the log; a run started before starts were anchored has none,
+	// and its segment starts Skew before its first line.
+	var from int64
+	for _, r := range stored {
+		if r.Kind == evidence.KindStart {
+			from = r.LogIndex
+		}
+	}
+	if from > cp.Size {
+		return b, nil // the run's start is not under a checkpoint yet
+	}
+	if from == 0 {
+		first, err := contracts.ParseLineHeader(items[0].Raw)
+		if err != nil {
+			return b, failure.Wrap(failure.KindLedgerCorrupt, "", err)
+		}
+		started, _ := time.Parse(contracts.TimeLayout, first.CreatedAt)
+		if from, err = e.Store.LogIndexBefore(ctx, firm, started.Add(-evidence.Skew), cp.Size); err != nil {
+			return b, err
+		}
+	}
+	b.Checkpoint = &signed
+	if b.Log, err = e.Store.LogSegment(ctx, firm, max(from, 1), cp.Size); err != nil {
 		return b, err
 	}
 	for _, r := range stored {

@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -90,15 +93,29 @@ func writeFiles(t *testing.T, files map[string][]byte) string {
 	return dir
 }
 
-// buildCLI builds cmd/warrant once for the test.
+// cli is cmd/warrant built once for the test binary (TestMain removes it).
+var cli struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildCLI builds cmd/warrant, once for all the tests that run it.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "warrant")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/seed-f6d3920e/warrant/cmd/warrant")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build cmd/warrant: %v\n%s", err, out)
+	cli.once.Do(func() {
+		if cli.dir, cli.err = os.MkdirTemp("", "handlers-warrant-"); cli.err != nil {
+			return
+		}
+		cli.path = filepath.Join(cli.dir, "warrant")
+		if out, err := exec.Command("go", "build", "-o", cli.path, "github.com/seed-f6d3920e/warrant/cmd/warrant").CombinedOutput(); err != nil {
+			cli.err = fmt.Errorf("go build cmd/warrant: %v\n%s", err, out)
+		}
+	})
+	if cli.err != nil {
+		t.Fatal(cli.err)
 	}
-	return bin
+	return cli.path
 }
 
 // runCLI runs `warrant evidence verify` in a fresh directory holding files.
@@ -171,7 +188,7 @@ func TestEvidenceRecipe(t *testing.T) {
 	rolledBack := s.bundle(rolled.runID, nil)
 
 	out, ok := runRecipe(t, checkRun, map[string][]byte{"bundle.json": jsonOf(t, good), "key.pem": pem}, "bundle.json", "key.pem")
-	if !ok || !strings.Contains(out, "verified: run "+first.runID+", 3 receipts, checkpoint") {
+	if !ok || !strings.Contains(out, "verified: run "+first.runID+", 4 receipts, checkpoint") {
 		t.Fatalf("the untampered bundle: %v\n%s", ok, out)
 	}
 	cli := buildCLI(t)
@@ -196,7 +213,7 @@ func TestEvidenceRecipe(t *testing.T) {
 	for k, v := range bundles {
 		logFiles[k] = v
 	}
-	if out, ok := runRecipe(t, checkLog, logFiles, "log.json", "key.pem", "runs"); !ok || !strings.Contains(out, "verified: firm log entries 1 to 9") {
+	if out, ok := runRecipe(t, checkLog, logFiles, "log.json", "key.pem", "runs"); !ok || !strings.Contains(out, "verified: firm log entries 1 to 12") {
 		t.Fatalf("the untampered firm log: %v\n%s", ok, out)
 	}
 
@@ -230,6 +247,15 @@ func TestEvidenceRecipe(t *testing.T) {
 			forged, _ := contracts.ChainAfter(last).Next(&contracts.RunCompleted{StopReason: "end_turn", FinalText: "forged"})
 			b.Ledger = append(b.Ledger, string(forged.Raw))
 		}), "FAILED: the ledger runs past its last receipt"},
+		// Issue 25 B: the run's start moved an hour later, a forged end
+		// ("nothing was sent"), and a log segment after its real receipts.
+		{"a run moved later, its receipts before the segment", edit(func(b *evidence.Bundle) {
+			start, _ := time.Parse(contracts.TimeLayout, mustLine(t, b.Ledger[0]).CreatedAt)
+			b.Ledger = forgeRun(t, good, start.Add(time.Hour), &contracts.RunFailed{ErrorClass: "tool", ErrorMessage: "nothing was sent",
+				FailureStage: "tool_execute", FailureKind: "tool_error", Failure: json.RawMessage(`{}`)})
+			b.Head, b.Receipts, b.Checkpoint = nil, []evidence.Signed{}, firmLog.Checkpoint
+			b.Log = segmentFrom(firmLog, int64(len(good.Receipts))+1) // the first run's entries come first
+		}), "FAILED: the run's start is not in the log segment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, ok := runRecipe(t, checkRun, map[string][]byte{"bundle.json": tc.bundle, "key.pem": pem}, "bundle.json", "key.pem")
@@ -244,6 +270,21 @@ func TestEvidenceRecipe(t *testing.T) {
 			t.Logf("warrant evidence verify: %s", strings.TrimSpace(out))
 		})
 	}
+	// Issue 25, item 7: a run that has not ended verifies (the recipe once
+	// died silently on it), as warrant evidence verify says.
+	t.Run("a run that has not ended", func(t *testing.T) {
+		h := s.startHeld(t)
+		s.settle(h.runID)
+		b := jsonOf(t, s.bundle(h.runID, nil))
+		out, ok := runRecipe(t, checkRun, map[string][]byte{"bundle.json": b, "key.pem": pem}, "bundle.json", "key.pem")
+		if !ok || !strings.Contains(out, "verified: run "+h.runID+", 2 receipts") {
+			t.Fatalf("the recipe: ok=%v\n%s", ok, out)
+		}
+		if out, ok := runCLI(t, cli, map[string][]byte{"bundle.json": b, "key.pem": pem}, "--public-key", "key.pem", "bundle.json"); !ok ||
+			!strings.Contains(out, `"verified": true`) || !strings.Contains(out, `"status": "held"`) {
+			t.Fatalf("warrant evidence verify: ok=%v\n%s", ok, out)
+		}
+	})
 	t.Run("a deleted run", func(t *testing.T) {
 		files := map[string][]byte{}
 		for k, v := range logFiles {
@@ -257,13 +298,27 @@ func TestEvidenceRecipe(t *testing.T) {
 		}
 		args := []string{"--public-key", "key.pem", "log.json", "runs/" + first.runID + ".json", "runs/" + rolled.runID + ".json"}
 		out, ok = runCLI(t, cli, files, args...)
-		if ok || !strings.Contains(out, "run "+second.runID+" has 3 receipts in the firm log") || !strings.Contains(out, "deleted or withheld") {
+		if ok || !strings.Contains(out, "run "+second.runID+" has 4 receipts in the firm log") || !strings.Contains(out, "deleted or withheld") {
 			t.Fatalf("warrant evidence verify: ok=%v\n%s", ok, out)
 		}
 		// With every run's bundle, the firm log verifies.
 		out, ok = runCLI(t, cli, logFiles, append(args, "runs/"+second.runID+".json")...)
 		if !ok || !strings.Contains(out, `"runs": 3`) {
 			t.Fatalf("warrant evidence verify, the whole firm log: ok=%v\n%s", ok, out)
+		}
+	})
+	// Issue 25 E (last: it rewinds the firm log): a completed run whose
+	// receipts were removed before the next checkpoint, which was signed
+	// more than five minutes after it ended.
+	t.Run("receipts removed before a checkpoint", func(t *testing.T) {
+		b := jsonOf(t, s.bundle(s.receiptsRemovedRun(t), nil))
+		out, ok := runRecipe(t, checkRun, map[string][]byte{"bundle.json": b, "key.pem": pem}, "bundle.json", "key.pem")
+		if ok || !strings.Contains(out, "its receipt was removed") {
+			t.Fatalf("the recipe: ok=%v\n%s", ok, out)
+		}
+		if out, ok := runCLI(t, cli, map[string][]byte{"bundle.json": b, "key.pem": pem}, "--public-key", "key.pem", "bundle.json"); ok ||
+			!strings.Contains(out, "receipt was removed") {
+			t.Fatalf("warrant evidence verify: ok=%v\n%s", ok, out)
 		}
 	})
 }

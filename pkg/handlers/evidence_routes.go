@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -12,8 +14,15 @@ import (
 
 var errNoEvidence = failure.New(failure.KindNotFound, "evidence is not configured")
 
+// evidence answers GET /v1/runs/{run_id}/evidence: the run's bundle, or,
+// when it would pass what one Lambda answer holds (maxEventsBodyBytes as the
+// runtime serializes it), 413 naming how many parts to fetch and how:
+// ?checkpoint=N&seq=S&part=K pins the checkpoint and the ledger's end, so
+// every part is cut from the same bundle, and evidence.Join (or the jq line
+// of docs/EVIDENCE.md) puts them together. seq alone cuts the ledger at line
+// S (the head is then left out unless it is at S).
 func (h *Runs) evidence(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	if err := httpapi.RejectUnknownQuery(req, "checkpoint"); err != nil {
+	if err := httpapi.RejectUnknownQuery(req, "checkpoint", "seq", "part"); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	runID, err := httpapi.PathUUID(req, "run_id")
@@ -25,6 +34,18 @@ func (h *Runs) evidence(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
+	seq, err := httpapi.QueryInt(req, "seq", 0, 1, 1<<40)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	part, err := httpapi.QueryInt(req, "part", 0, 1, 1<<20)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	if part > 0 && seq == 0 {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(failure.New(failure.KindInvalidRequest,
+			"part: a part is cut from a bundle pinned by seq (and checkpoint): ask without part first, and the 413 answer names them"))
+	}
 	if h.Evidence == nil {
 		return events.APIGatewayV2HTTPResponse{}, errNoEvidence
 	}
@@ -32,7 +53,53 @@ func (h *Runs) evidence(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return httpapi.JSON(200, b, id.CorrelationID), nil
+	if seq > 0 {
+		if seq > int64(len(b.Ledger)) {
+			return events.APIGatewayV2HTTPResponse{}, inRequest(failure.New(failure.KindInvalidRequest,
+				fmt.Sprintf("seq: the run's ledger has %d lines", len(b.Ledger))))
+		}
+		b.Ledger = b.Ledger[:seq]
+		if b.Head != nil && b.Head.Seq != seq {
+			b.Head = nil
+		}
+	}
+	if part == 0 {
+		body, err := json.Marshal(b)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		if escapedLen(body) <= maxEventsBodyBytes {
+			return httpapi.JSON(200, b, id.CorrelationID), nil
+		}
+	}
+	parts, err := evidence.Parts(b, maxEventsBodyBytes, escapedLen)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindInternal, "", err)
+	}
+	if part == 0 {
+		pin := fmt.Sprintf("seq=%d", len(b.Ledger))
+		if b.Checkpoint != nil {
+			var cp evidence.Checkpoint
+			if err := json.Unmarshal([]byte(b.Checkpoint.Body), &cp); err == nil {
+				pin = fmt.Sprintf("checkpoint=%d&%s", cp.Number, pin)
+			}
+		}
+		return events.APIGatewayV2HTTPResponse{}, failure.New(failure.KindPayloadTooLarge, fmt.Sprintf(
+			"the run's evidence bundle is more than one answer holds (%d bytes): fetch it in %d parts, ?%s&part=1 to ?%s&part=%d, and join them (docs/EVIDENCE.md, \"A bundle in parts\")",
+			maxEventsBodyBytes, len(parts), pin, pin, len(parts)))
+	}
+	if part > int64(len(parts)) {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(failure.New(failure.KindInvalidRequest,
+			fmt.Sprintf("part: the bundle has %d parts", len(parts))))
+	}
+	return httpapi.JSON(200, parts[part-1], id.CorrelationID), nil
+}
+
+// escapedLen is what raw costs in a Lambda answer, which carries the body
+// as a JSON string (see escapedLineLen).
+func escapedLen(raw []byte) int {
+	b, _ := json.Marshal(string(raw)) // a string always encodes
+	return len(b) - len(`""`)
 }
 
 // ReceiptsView is what the desk shows of a run's evidence: each receipt as it

@@ -103,6 +103,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Reset()         { s.mu.Lock(); defer s.mu.Unlock(); s.b.Reset() }
 
 // stack is the five handlers over one minidyn table and the fake Bedrock,
 // wired as functions/<name>/main.go wires them, with a movable clock.
@@ -263,7 +264,8 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": testLedgerKey, "RECEIPT_KEY": testReceiptKey,
 		"EVENT_BUS_NAME": "warrant-test-notifications", "DESK_URL": "https://desk.warrant.example/desk",
 		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker", // the stack's queue is memQueue
-		"FIRM_MONTHLY_BUDGET_USD": "100.00"}                                       // the template's default
+		"FIRM_MONTHLY_BUDGET_USD": "100.00",                                       // the template's default
+		"CHECKPOINT_DIR":          t.TempDir()}                                    // the checkpoint bucket's stand-in
 	for k, v := range opt.env {
 		env[k] = v
 	}

@@ -65,6 +65,9 @@ func TestMain(m *testing.M) {
 	if toolfn.dir != "" {
 		os.RemoveAll(toolfn.dir)
 	}
+	if cli.dir != "" {
+		os.RemoveAll(cli.dir)
+	}
 	if code == 0 && wholePackageRan() {
 		diffs := checkAnswers()
 		if len(diffs) == 0 {

@@ -98,6 +98,9 @@ func Audit(lines []contracts.Line) ([]Provenance, error) {
 				p.Reuses++
 				continue
 			}
+			if ev.Reused {
+				return out, fail("it says it was answered from its effect's record, and no earlier line of the run executed that effect")
+			}
 			req, ok := r.requested[ev.ToolUseID]
 			if !ok || req.ev.ToolName != ev.ToolName || req.ev.InputSHA256 != ev.InputSHA256 {
 				return out, fail("no tool.requested of tool_use_id %q for this tool and input", ev.ToolUseID)

@@ -76,6 +76,18 @@ func TestAuditNamesTheFirstEffectWithoutProvenance(t *testing.T) {
 		"requester decided":       replace(heldReleased(t), isDecided, decided(func(d *contracts.ApprovalDecided) { d.DecidedBy, d.RequestedBy = userID, "" })),
 		"signed another input":    replace(heldReleased(t), isDecided, decided(func(d *contracts.ApprovalDecided) { d.ToolInputHash = search.hash() })),
 		"released another effect": replace(heldReleased(t), isReleased, &contracts.RunReleased{ApprovalRequestID: approvalID, Decision: warrant.DecisionApproved, EffectRef: otherID}),
+		"a reuse of an effect that never ran": func() []contracts.Event {
+			var out []contracts.Event
+			for _, e := range heldReleased(t) {
+				if tc, ok := e.(*contracts.ToolCompleted); ok && tc.EffectRef == effectID {
+					c := *tc
+					c.Reused = true
+					e = &c
+				}
+				out = append(out, e)
+			}
+			return out
+		}(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			lines := buildLines(t, fixedChain(runID), events...)
