@@ -53,6 +53,10 @@ const (
 	// KindFirmBudgetExceeded: the firm's monthly budget could not cover the
 	// worst case of the run's next model call, so the call was not made.
 	KindFirmBudgetExceeded Kind = "firm_budget_exceeded"
+	// KindModelAnswerLost: a model call was made and paid for (its
+	// model.usage line is on the ledger) but its answer was never recorded;
+	// the call is not made again, so the run ends.
+	KindModelAnswerLost Kind = "model_answer_lost"
 )
 
 var allKinds = []Kind{
@@ -66,7 +70,7 @@ var allKinds = []Kind{
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
-	KindFirmBudgetExceeded,
+	KindFirmBudgetExceeded, KindModelAnswerLost,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.
