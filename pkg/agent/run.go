@@ -163,13 +163,12 @@ func (s *session) result(run warrant.Run) Result {
 // write is atomic, a failed model call was not paid and its reservation was
 // released, and the next worker carries on from the ledger), so the run is
 // not failed with the kind ("try again") but given up, still running, for
-// the sweeper to hand to a new worker once a backoff passed: Config.
-// StoreRetry, or Config.ModelRetry doubled for each restart the run had.
-// Either is counted among the run's restarts. A store that keeps failing
-// ends the run worker_lost (an incident: the sweeper's bound); a model that
-// keeps failing ends it with the model's own kind, by the worker that meets
-// it once the restarts are spent (here: false). It reports whether it took
-// err.
+// the sweeper to hand to a new worker once a backoff passed (StoreRetry, or
+// ModelRetry doubled for each restart the run had), counted among its
+// restarts. A store that keeps failing ends the run worker_lost when the
+// sweeper's restarts run out; a model fault met with the restarts spent is
+// not taken here, so the run fails with the model's own kind. It reports
+// whether it took err.
 func (s *session) deferTransient(ctx context.Context, err error, stage failure.Stage) bool {
 	if _, fenced := warrant.FenceFromContext(ctx); !fenced {
 		return false // not a worker's session
