@@ -159,6 +159,13 @@ type Config struct {
 	// failure waits before the sweeper hands it to a new worker (default
 	// 1 min).
 	StoreRetry time.Duration
+	// ModelRetry is how long a run whose model call failed in a way a
+	// later attempt may not (throttled, timed out, a 5xx, past the SDK's
+	// retries) waits before the sweeper hands it to a new worker, doubled
+	// for each restart the run already had (default 1 min). Such a run is
+	// given back at most MaxRestarts times; then it fails with the model's
+	// kind.
+	ModelRetry time.Duration
 	// OutcomeTime is what an effect's outcome write needs beyond the tool's
 	// own timeout: a worker starts an effect only with both left before its
 	// deadline, and otherwise hands the run to a new invocation (default
@@ -217,6 +224,9 @@ func New(store Store, model Converser, policy *toolpolicy.Policy, prices *pricin
 	}
 	if cfg.StoreRetry <= 0 {
 		cfg.StoreRetry = time.Minute
+	}
+	if cfg.ModelRetry <= 0 {
+		cfg.ModelRetry = time.Minute
 	}
 	if cfg.OutcomeTime <= 0 {
 		cfg.OutcomeTime = 5 * time.Second

@@ -376,13 +376,17 @@ func TestModelFaultsBecomeRetryableEnvelopes(t *testing.T) {
 				return bedrocktest.Script{Fallback: &bedrocktest.Reply{Fault: fault}}
 			}, options{})
 			res := h.start("Summarize the matter.", "")
-			if res.State.Status != warrant.RunFailed {
+			if res.State.Status != warrant.RunRunning {
 				t.Fatalf("state = %+v", res.State)
 			}
 			if h.fake.Calls() != 3 {
 				t.Fatalf("retries: %d calls", h.fake.Calls())
 			}
 			h.report(name+" (3 attempts)", res.State.RunID)
+			// Deferred (issue 25, item 3) until its restarts ran out.
+			if res = h.drive(res.State.RunID); res.State.Status != warrant.RunFailed {
+				t.Fatalf("state = %+v", res.State)
+			}
 			var failed *contracts.RunFailed
 			for _, l := range h.ledger(res.State.RunID) {
 				if f, ok := l.Event.(*contracts.RunFailed); ok {
@@ -413,6 +417,9 @@ func TestNothingPrivilegedInLogs(t *testing.T) {
 		}}
 	}, options{})
 	res := h.start("Our settlement authority is "+secret+". Draft a letter.", "")
+	if res.State.Status == warrant.RunRunning {
+		res = h.drive(res.State.RunID) // the model's fault deferred it
+	}
 	if res.State.Status != warrant.RunFailed {
 		t.Fatalf("state = %+v", res.State)
 	}

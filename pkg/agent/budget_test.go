@@ -187,19 +187,28 @@ func TestSettlementIsTheUsageLinesCost(t *testing.T) {
 
 // TestFailedCallReleasesItsReservation: a call the model refused (throttled,
 // after the client's retries) was not billed: its reservation is released
-// whole and the run fails as before.
+// whole, when the run is deferred (issue 25, item 3) and when it fails in
+// the end.
 func TestFailedCallReleasesItsReservation(t *testing.T) {
 	h := newHarness(t, func(*harness) bedrocktest.Script {
 		return bedrocktest.Script{Fallback: &bedrocktest.Reply{Fault: bedrocktest.FaultThrottle}}
 	}, options{})
+	released := func(when string) {
+		t.Helper()
+		b := h.budget()
+		if !b.Exists || b.SpentNano != 0 || b.ReservedNano != 0 || b.HeadroomNano != b.LimitNano || len(b.Open) != 0 {
+			t.Errorf("%s: %+v", when, b)
+		}
+	}
 	res := h.start(summarize, "")
-	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindModelThrottled) {
+	if res.State.Status != warrant.RunRunning {
 		t.Fatalf("%+v", res.State)
 	}
-	b := h.budget()
-	if !b.Exists || b.SpentNano != 0 || b.ReservedNano != 0 || b.HeadroomNano != b.LimitNano || len(b.Open) != 0 {
-		t.Errorf("after a failed call: %+v", b)
+	released("after a deferred call")
+	if res = h.drive(res.State.RunID); res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindModelThrottled) {
+		t.Fatalf("%+v", res.State)
 	}
+	released("after the run failed")
 }
 
 // hookModel is the model with a hook after each answered call.

@@ -23,6 +23,9 @@ import (
 //     never reported an outcome, the run fails with effect_outcome_unknown
 //     and the claim is flagged; nothing is executed twice;
 //   - a final turn without its run.completed: the run completes;
+//   - a model call whose usage is settled and whose answer (its turn) is
+//     not on the ledger: the run fails model_answer_lost; a call that was
+//     paid for is never made again;
 //   - otherwise the next model call.
 //
 // A run that is not running (held, finished) is left as it is: its Result
@@ -61,11 +64,18 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	meta := contracts.InvokeMeta{RunID: runID, FirmID: firm, UserID: view.started.UserID,
 		MatterID: view.started.MatterID, CorrelationID: correlationID}
 	s := b.newSession(ctx, def, meta)
-	s.owner, s.lease, s.roles, s.userName = owner, lease, view.started.UserRoles, view.started.UserName
+	s.owner, s.lease, s.roles, s.userName, s.restarts = owner, lease, view.started.UserRoles, view.started.UserName, run.Restarts
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now = b.cfg.Now
 	s.state, s.msgs = folded.State, view.msgs
 	if s.state.Status != warrant.RunRunning {
+		return s.result(run), nil
+	}
+	if view.unanswered != nil {
+		// The call was made and paid for, and its answer is gone: making
+		// it again would pay for it twice (and could answer differently
+		// from the answer a lost worker may already have acted on).
+		s.fail(ctx, failure.New(failure.KindModelAnswerLost, "the answer of a model call that was paid for was not recorded"), failure.StageResume)
 		return s.result(run), nil
 	}
 

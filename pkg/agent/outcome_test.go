@@ -173,26 +173,29 @@ func TestEffectNeedsTimeBeforeTheDeadline(t *testing.T) {
 	}
 }
 
-// throttledAppends throttles the first fails appends.
-type throttledAppends struct {
+// throttledReserve throttles the first fails budget reservations (the
+// write before a model call).
+type throttledReserve struct {
 	agent.Store
 	fails atomic.Int32
 }
 
-func (s *throttledAppends) AppendEvents(ctx context.Context, firm, run string, lines ...contracts.Line) error {
+func (s *throttledReserve) Reserve(ctx context.Context, r warrant.Reservation, limit warrant.BudgetLimit) (warrant.Reservation, error) {
 	if s.fails.Add(-1) >= 0 {
-		return failure.New(failure.KindStoreThrottled, "injected throttle")
+		return warrant.Reservation{}, failure.New(failure.KindStoreThrottled, "injected throttle")
 	}
-	return s.Store.AppendEvents(ctx, firm, run, lines...)
+	return s.Store.Reserve(ctx, r, limit)
 }
 
 // A worker's store failure that a later attempt may not meet does not fail
 // the run with the store's kind ("try again"): the run is given up, still
 // running and unchanged, for the sweeper to hand to a new worker, which
-// carries it on from the ledger.
+// carries it on from the ledger. (The throttled write is the reservation
+// before a model call: a turn's write after its call was paid is retried in
+// place instead, TestSettledModelCallIsNeverMadeAgain.)
 func TestTransientStoreFailureDefersTheRun(t *testing.T) {
 	h := newHarness(t, demo, options{})
-	store := &throttledAppends{Store: h.store}
+	store := &throttledReserve{Store: h.store}
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
 		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, h.reference(), agent.MatterAssistant)
@@ -207,7 +210,7 @@ func TestTransientStoreFailureDefersTheRun(t *testing.T) {
 	store.fails.Store(1)
 	res, err := brain.Continue(ctx, h.firm, runID, "")
 	if err != nil || res.State.Status != warrant.RunRunning || res.State.FailureKind != "" {
-		t.Fatalf("after a throttled append: %+v %v", res.State, err)
+		t.Fatalf("after a throttled reservation: %+v %v", res.State, err)
 	}
 	run, _ := h.store.GetRun(ctx, h.firm, runID)
 	if run.Lease.Owner != "" || run.Status != warrant.RunRunning || !run.Lease.Until.After(time.Now()) {

@@ -138,6 +138,10 @@ type session struct {
 	pmeta *toolpolicy.Metadata
 	// handedOver: the run was given up to a new invocation.
 	handedOver bool
+	// restarts is how often the sweeper had handed the run to a new
+	// worker when this session took it (the run item's count): it bounds
+	// the deferrals of a model fault.
+	restarts int
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {
@@ -152,25 +156,39 @@ func (s *session) result(run warrant.Run) Result {
 	return Result{State: s.state, Run: run, HandedOver: s.handedOver}
 }
 
-// deferTransient handles a worker's store failure that a later attempt may
-// not meet (throttled, unavailable, a transaction conflict): nothing the
-// failed write would have recorded is lost (every write is atomic and the
-// next worker carries on from the ledger), so the run is not failed with
-// the store's kind ("try again") but given up, still running, for the
-// sweeper to hand to a new worker once Config.StoreRetry passed (counted
-// among its restarts: a store that keeps failing ends the run worker_lost,
-// an incident). It reports whether it took err.
+// deferTransient handles a worker's failure that a later attempt may not
+// meet: the store's (throttled, unavailable, a transaction conflict) and the
+// model's (throttled, timed out, a 5xx or no answer, past the SDK's
+// retries). Nothing the failed step would have recorded is lost (every
+// write is atomic, a failed model call was not paid and its reservation was
+// released, and the next worker carries on from the ledger), so the run is
+// not failed with the kind ("try again") but given up, still running, for
+// the sweeper to hand to a new worker once a backoff passed (StoreRetry, or
+// ModelRetry doubled for each restart the run had), counted among its
+// restarts. A store that keeps failing ends the run worker_lost when the
+// sweeper's restarts run out; a model fault met with the restarts spent is
+// not taken here, so the run fails with the model's own kind. It reports
+// whether it took err.
 func (s *session) deferTransient(ctx context.Context, err error, stage failure.Stage) bool {
 	if _, fenced := warrant.FenceFromContext(ctx); !fenced {
 		return false // not a worker's session
 	}
-	switch kind, _, _ := failure.Classify(err); kind {
+	var backoff time.Duration
+	switch kind, retryable, _ := failure.Classify(err); kind {
 	case failure.KindStoreThrottled, failure.KindStoreUnavailable, failure.KindStoreConflict:
+		backoff = s.b.cfg.StoreRetry
+	case failure.KindModelThrottled, failure.KindModelTimeout, failure.KindModelError:
+		// A model_error is retryable only when Bedrock was out (a 5xx, no
+		// answer), not when the model failed on this request.
+		if !retryable || s.restarts >= s.b.cfg.MaxRestarts {
+			return false
+		}
+		backoff = s.b.cfg.ModelRetry << min(s.restarts, 8)
 	default:
 		return false
 	}
 	s.b.logger.Log(ctx, failure.Build(err, stage, "agent", s.scope()))
-	if herr := s.b.store.HandOverRun(ctx, s.meta.FirmID, s.meta.RunID, s.owner, s.b.cfg.Now().Add(s.b.cfg.StoreRetry).UTC()); herr != nil {
+	if herr := s.b.store.HandOverRun(ctx, s.meta.FirmID, s.meta.RunID, s.owner, s.b.cfg.Now().Add(backoff).UTC()); herr != nil {
 		// The lease then ends at this invocation's deadline: the sweeper
 		// hands the run over after that instead.
 		s.b.logger.Log(ctx, failure.Build(herr, failure.StageHandOver, "agent", s.scope()))
@@ -242,14 +260,41 @@ func (s *session) commit(ctx context.Context, write func([]contracts.Line) error
 		return err
 	}
 	if write == nil {
-		write = func(ls []contracts.Line) error {
-			if st.Status.Terminal() {
-				return s.b.store.FinishRun(ctx, s.meta.FirmID, s.meta.RunID, st.Status, ls...)
-			}
-			return s.b.store.AppendEvents(ctx, s.meta.FirmID, s.meta.RunID, ls...)
-		}
+		write = s.appendOrFinish(ctx, st)
 	}
 	if err := write(lines); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if err := s.advance(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendOrFinish is commit's default write: append lines, or finish the run
+// when st, the state they lead to, ends it.
+func (s *session) appendOrFinish(ctx context.Context, st reducer.RunState) func([]contracts.Line) error {
+	return func(ls []contracts.Line) error {
+		if st.Status.Terminal() {
+			return s.b.store.FinishRun(ctx, s.meta.FirmID, s.meta.RunID, st.Status, ls...)
+		}
+		return s.b.store.AppendEvents(ctx, s.meta.FirmID, s.meta.RunID, ls...)
+	}
+}
+
+// commitPaid is commit for the answer of a model call that was paid for
+// (its usage is settled): the write is retried like the usage's, because
+// an answer that is not stored is lost for good (a later worker never
+// makes the call again; the run then fails model_answer_lost).
+func (s *session) commitPaid(ctx context.Context, events ...contracts.Event) error {
+	lines, st, err := s.build(events...)
+	if err != nil {
+		return err
+	}
+	write := s.appendOrFinish(ctx, st)
+	if err := s.retryWrite(ctx, func() error { return write(lines) }); err != nil {
 		return err
 	}
 	for _, l := range lines {
@@ -398,7 +443,7 @@ func (s *session) step(ctx context.Context) bool {
 	if stop != string(types.StopReasonToolUse) || toolUses == 0 {
 		events = append(events, &contracts.RunCompleted{StopReason: stop, FinalText: text})
 	}
-	if err := s.commit(ctx, nil, events...); err != nil {
+	if err := s.commitPaid(ctx, events...); err != nil {
 		s.fail(ctx, err, failure.StageLedgerWrite)
 		return false
 	}

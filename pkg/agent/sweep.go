@@ -43,8 +43,9 @@ const (
 //     run.failed effect_outcome_unknown, in one transaction; the effect is
 //     never executed again;
 //   - running with nothing irreversible pending (the worker was lost
-//     between steps, or never picked the run up): handed to a new worker,
-//     at most Config.MaxRestarts times; after that run.failed worker_lost.
+//     between steps, never picked the run up, or gave it back after a
+//     store or model fault): handed to a new worker, at most
+//     Config.MaxRestarts times; after that run.failed worker_lost.
 //
 // Errors are the store's or ledger_corrupt; a run that changed meanwhile is
 // SweepNone.

@@ -134,21 +134,36 @@ func bounded(result json.RawMessage) (json.RawMessage, string, int64) {
 	return cut, hash, int64(len(result))
 }
 
+// matterVerdict is what the matter wall makes of a call's input.
+type matterVerdict int
+
+const (
+	// matterRun: the input names the run's matter at the tool's matter
+	// field (or the tool takes none).
+	matterRun matterVerdict = iota
+	// matterOther: it names another matter there.
+	matterOther
+	// matterInvalid: its matter field cannot hold a matter (a parent of it
+	// that is not an object, a matter that is not a string), so the wall
+	// cannot tell which matter the call is for: it fails closed.
+	matterInvalid
+)
+
 // withMatter puts the run's matter into a call's input at the field its
-// catalog entry names, when the model left it out: the matter comes from
-// the run, never from the model. otherMatter reports an input that names
-// another matter there (the call is denied). An input this cannot read is
-// returned as it is, for the schema to refuse.
-func (b *Brain) withMatter(tool string, input json.RawMessage, matter string) (json.RawMessage, bool) {
+// catalog entry names, when the model left it out (and the objects above
+// it, when those are missing too): the matter comes from the run, never
+// from the model. The verdict is matterRun only for an input that names
+// the run's matter there once filled; any other input is denied.
+func (b *Brain) withMatter(tool string, input json.RawMessage, matter string) (json.RawMessage, matterVerdict) {
 	t, ok := b.tools[tool]
 	if !ok || t.MatterField == "" {
-		return input, false
+		return input, matterRun
 	}
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.UseNumber()
 	var root map[string]any
 	if dec.Decode(&root) != nil || root == nil {
-		return input, false
+		return input, matterInvalid
 	}
 	path := catalog.Pointer(t.MatterField)
 	obj := root
@@ -161,20 +176,26 @@ func (b *Brain) withMatter(tool string, input json.RawMessage, matter string) (j
 		}
 		child, isObj := next.(map[string]any)
 		if !isObj {
-			return input, false
+			return input, matterInvalid
 		}
 		obj = child
 	}
 	leaf := path[len(path)-1]
 	if v, present := obj[leaf]; present {
-		return input, v != matter
+		switch named, isString := v.(string); {
+		case !isString:
+			return input, matterInvalid
+		case named != matter:
+			return input, matterOther
+		}
+		return input, matterRun
 	}
 	obj[leaf] = matter
 	out, err := json.Marshal(root)
 	if err != nil {
-		return input, false
+		return input, matterInvalid
 	}
-	return out, false
+	return out, matterRun
 }
 
 // ToolSchema is what counsel's editor is built from: a tool's name,

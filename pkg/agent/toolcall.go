@@ -26,6 +26,10 @@ const (
 	ReasonInvalidInput        = "input does not match the tool's schema"
 	ReasonToolUnavailable     = "tool is not available to this agent"
 	ReasonOtherMatter         = "denied: the call names another matter than the run's (the matter wall)"
+	// ReasonMatterFieldInvalid: the input's matter field cannot hold the
+	// run's matter (a parent of it that is not an object, a matter that is
+	// not a string), so the wall cannot tell which matter the call is for.
+	ReasonMatterFieldInvalid = "denied: the tool's matter field must hold the run's matter id as a string (the matter wall)"
 )
 
 // MaxToolInputBytes bounds a tool call's canonical input. A larger one is
@@ -58,7 +62,7 @@ func stageOf(err error) failure.Stage {
 // in a resumed step, the warrant allowlist. It returns the tool.completed event
 // the model will see, or held=true when the run now waits on a warrant.
 func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentBlock) (*contracts.ToolCompleted, bool, error) {
-	raw, otherMatter := s.b.withMatter(b.Name, b.Input, s.meta.MatterID)
+	raw, matter := s.b.withMatter(b.Name, b.Input, s.meta.MatterID)
 	input, hash, err := contracts.CanonicalInput(raw)
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, failure.Wrap(failure.KindModelMalformedOutput, "the model's tool input is not canonical JSON", err))
@@ -94,8 +98,10 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	switch {
 	case decision.Action == toolpolicy.ActionDeny:
 		return finish(contracts.ToolDenied, "denied by policy: "+decision.Reason)
-	case otherMatter:
+	case matter == matterOther:
 		return finish(contracts.ToolDenied, ReasonOtherMatter)
+	case matter == matterInvalid:
+		return finish(contracts.ToolDenied, ReasonMatterFieldInvalid)
 	case decision.Action == toolpolicy.ActionRequireApproval:
 		return s.warranted(ctx, req, tool, finish)
 	case decision.Action == toolpolicy.ActionAllow:

@@ -185,6 +185,10 @@ type ledgerView struct {
 	// executed is the input hash a released warrant claimed for its call
 	// (by tool_use_id), where it is not the requested one: counsel's edit.
 	executed map[string]string
+	// unanswered is the usage of a model call that was made and paid for
+	// whose answer (its turn.completed) is not on the ledger: the worker
+	// was lost, or the turn's write failed, after the usage was settled.
+	unanswered *contracts.ModelUsage
 }
 
 // claimedHash is the input hash under which req's effect was claimed: the
@@ -232,9 +236,11 @@ func rebuild(lines []contracts.Line) (ledgerView, error) {
 				return v, err
 			}
 			v.msgs = append(v.msgs, types.Message{Role: types.ConversationRoleAssistant, Content: content})
-			v.lastTurn = e
+			v.lastTurn, v.unanswered = e, nil
 			v.requested = map[string]*contracts.ToolRequested{}
 			v.done = map[string]*contracts.ToolCompleted{}
+		case *contracts.ModelUsage:
+			v.unanswered = e
 		case *contracts.ToolRequested:
 			v.requested[e.ToolUseID] = e
 		case *contracts.ToolCompleted:

@@ -57,6 +57,11 @@ const (
 	// checkpoint the sweeper signed, as kept outside the table (rolled
 	// back, forked, or a checkpoint missing): the sweeper refuses to sign.
 	KindLogDiverged Kind = "firm_log_diverged"
+
+	// KindModelAnswerLost: a model call was made and paid for (its
+	// model.usage line is on the ledger) but its answer was never recorded;
+	// the call is not made again, so the run ends.
+	KindModelAnswerLost Kind = "model_answer_lost"
 )
 
 var allKinds = []Kind{
@@ -70,7 +75,7 @@ var allKinds = []Kind{
 	KindUnknownEvent, KindConfigInvalid, KindTimeout, KindCanceled,
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
-	KindFirmBudgetExceeded, KindLogDiverged,
+	KindFirmBudgetExceeded, KindLogDiverged, KindModelAnswerLost,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

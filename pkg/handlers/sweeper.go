@@ -45,7 +45,10 @@ type ReservationSweeper interface {
 // effect_outcome_unknown and the effect is flagged for reconciliation; one
 // with nothing irreversible pending is handed to a new worker (reason
 // restarted), at most agent.Config.MaxRestarts times, then fails with
-// worker_lost.
+// worker_lost. A run a worker gave back after a store or model fault is
+// found the same way once its backoff (its pickup lease) passed; the worker
+// that meets a model fault after the restarts are spent fails the run with
+// the model's kind.
 //
 // The schedule's event carries nothing the sweeper reads. A pass stops
 // taking new runs when less than Reserve of its deadline is left; the next

@@ -35,6 +35,10 @@ type Continuer interface {
 // visibility timeout, then moves it to the dead-letter queue) when it does
 // not decode, and when the brain could not reach its dependencies; every
 // other outcome is recorded in the run's ledger, and the message is done.
+// A run whose step met a store or model fault that outlasted the clients'
+// retries is not failed: the brain gives it back, still running, with a
+// backoff, and the sweeper hands it to a new worker (a restart) once that
+// passed; SQS redelivers nothing.
 type Worker struct {
 	Brain  Continuer
 	Logger *failure.Logger
