@@ -85,6 +85,7 @@ var suite = []struct {
 	{"RaceSeq16", testRaceSeq},
 	{"RaceDecide8", testRaceDecide},
 	{"RoundTrips", testRoundTrips},
+	{"RoundTripsOfRetriedReads", testRoundTripsOfRetriedReads},
 	{"FailureKinds", testFailureKinds},
 	{"FidelityConsistentReadOnGSI", testFidelityConsistentReadOnGSI},
 	{"FidelityPutAllOld", testFidelityPutAllOld},
