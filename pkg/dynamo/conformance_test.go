@@ -53,6 +53,7 @@ var suite = []struct {
 	{"WarrantExpiry", testWarrantExpiry},
 	{"ResumeConditionMapping", testResumeConditionMapping},
 	{"ListPendingWarrants", testListPendingWarrants},
+	{"PendingWarrantsPaged", testPendingWarrantsPaged},
 	{"ClaimOnceAndComplete", testClaimOnceAndComplete},
 	{"ClaimLease", testClaimLease},
 	{"EffectAttempts", testEffectAttempts},
