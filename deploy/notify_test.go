@@ -225,26 +225,35 @@ func TestNotifyCounselRule(t *testing.T) {
 		t.Errorf("NotifyCounselRule: RetryPolicy %v; want retries (1 to 185) within an hour (60 to 3600 s): warrant.expiring is stale an hour on", get(tg, "RetryPolicy"))
 	}
 
-	// The message: every placeholder a path of the map, every path the
-	// detail-type or a field notify.Event has, and the template a JSON
-	// string (a string template for SNS's e-mail) with no quote, < or > of
-	// its own.
+	// The message: every placeholder a path of the map, every path (under
+	// either NotificationEmailNames) the detail-type or a field of the
+	// event's escaped text (notify.Escaped: EventBridge puts values into a
+	// template's string unescaped), and the template a JSON string (a string
+	// template for SNS's e-mail) with no quote, < or > of its own.
 	fields := map[string]bool{}
-	et := reflect.TypeFor[notify.Event]()
+	et := reflect.TypeFor[notify.Escaped]()
 	for i := range et.NumField() {
 		name, _, _ := strings.Cut(et.Field(i).Tag.Get("json"), ",")
 		fields[name] = true
 	}
 	paths, _ := get(tg, "InputTransformer", "InputPathsMap").(object)
-	for name, path := range paths {
-		field, isDetail := strings.CutPrefix(str(path), "$.detail.")
-		if str(path) != "$.detail-type" && (!isDetail || !fields[field]) {
-			t.Errorf("NotifyCounselRule: input path %s = %v is neither $.detail-type nor $.detail.<a field of notify.Event>", name, path)
+	for _, choice := range emailChoices(t, raw) {
+		resolved, _ := counselTransformer(t, raw, map[string]string{"NotificationEmailNames": choice})
+		for name, path := range resolved {
+			field, isEscaped := strings.CutPrefix(path, "$.detail.escaped.")
+			if path != "$.detail-type" && (!isEscaped || !fields[field]) {
+				t.Errorf("NotifyCounselRule (%s): input path %s = %v is neither $.detail-type nor $.detail.escaped.<a field of notify.Escaped>", choice, name, path)
+			}
 		}
-	}
-	for _, need := range []string{"$.detail-type", "$.detail.tool_name", "$.detail.risk_tier", "$.detail.matter_name", "$.detail.requested_by_name", "$.detail.desk_url"} {
-		if !slices.ContainsFunc(keys(paths), func(k string) bool { return paths[k] == need }) {
-			t.Errorf("NotifyCounselRule: the message lacks %s", need)
+		need := []string{"$.detail-type", "$.detail.escaped.tool_name", "$.detail.escaped.risk_tier", "$.detail.escaped.desk_url",
+			"$.detail.escaped.matter_id", "$.detail.escaped.requester_id"}
+		if choice == "names" {
+			need[4], need[5] = "$.detail.escaped.matter", "$.detail.escaped.requester"
+		}
+		for _, p := range need {
+			if !slices.ContainsFunc(keys(paths), func(k string) bool { return resolved[k] == p }) {
+				t.Errorf("NotifyCounselRule (%s): the message lacks %s", choice, p)
+			}
 		}
 	}
 	tmpl := str(get(tg, "InputTransformer", "InputTemplate"))

@@ -23,7 +23,7 @@ failed=()
 # from the bundle, and a receipt key of the firm's own (no ReceiptKey created)
 # after a rotation (RetiredReceiptKeys, one kms: and one spki: key) with
 # checkpoints locked in COMPLIANCE mode, and counsel's notifications mailed
-# to an address (NotificationEmail). The defaults turn them all off (and
+# to an address (NotificationEmail) with names (NotificationEmailNames). The defaults turn them all off (and
 # create the receipt key).
 PRIVATE_NETWORK=(
 	JwtIssuer=https://issuer.example.com/ JwtAudience=warrant-api
@@ -36,7 +36,7 @@ PRIVATE_NETWORK=(
 	ReceiptKeyArn=arn:aws:kms:us-east-1:123456789012:key/5b2f8c1e-4a7d-4e3b-9c6f-0d1e2f3a4b5c
 	RetiredReceiptKeys=kms:arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab,spki:MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEntgHM8aOooQ1WMgaV2VPY2RYYqkNbigMJJOkg4+ajDQHOrMqORGA0A6wiV2Li34fwSxHScmckcxwsfPs4XMp7A==
 	CheckpointRetentionMode=COMPLIANCE CheckpointRetentionDays=2557
-	NotificationEmail=counsel-desk@firm.example
+	NotificationEmail=counsel-desk@firm.example NotificationEmailNames=names
 )
 
 missing() {

@@ -1,6 +1,7 @@
 package desk_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +47,12 @@ type fakeAPI struct {
 	// decide answers a decision, given its body (nil: 200, approved).
 	decide    func(body map[string]json.RawMessage) (int, any)
 	decisions []map[string]json.RawMessage // the decisions' bodies, in order
-	srv       *httptest.Server
+	// pageSize > 0 pages GET /v1/approvals as the runs API does: that many
+	// a page, next when more follow, each input once (no tool_input);
+	// nexts are the next parameters the list was asked with ("" for none).
+	pageSize int
+	nexts    []string
+	srv      *httptest.Server
 }
 
 const (
@@ -74,7 +81,29 @@ func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
 	mux.HandleFunc("GET /desk", func(w http.ResponseWriter, r *http.Request) { serve(w, desk.Serve("index.html", cfg)) })
 	mux.HandleFunc("GET /desk/{name}", func(w http.ResponseWriter, r *http.Request) { serve(w, desk.Serve(r.PathValue("name"), cfg)) })
 	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
-		answer(w, 200, map[string]any{"approvals": f.approvals})
+		f.mu.Lock()
+		size, next := f.pageSize, r.URL.Query().Get("next")
+		f.nexts = append(f.nexts, next)
+		f.mu.Unlock()
+		if size == 0 {
+			answer(w, 200, map[string]any{"approvals": f.approvals})
+			return
+		}
+		start, err := strconv.Atoi(cmp.Or(next, "0"))
+		if err != nil || start < 0 || start > len(f.approvals) {
+			answer(w, 400, map[string]any{"title": "Bad Request", "status": 400, "detail": "query parameter next must be the next of a page of this list, as given"})
+			return
+		}
+		end := min(start+size, len(f.approvals))
+		page := slices.Clone(f.approvals[start:end])
+		for i := range page {
+			page[i].ToolInput = nil
+		}
+		body := map[string]any{"approvals": page}
+		if end < len(f.approvals) {
+			body["next"] = strconv.Itoa(end)
+		}
+		answer(w, 200, body)
 	})
 	mux.HandleFunc("POST /v1/runs/{run}/approvals/{id}", func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]json.RawMessage
@@ -410,5 +439,39 @@ func TestDeskShowsAnExternalToolsServerAndPin(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("server and pin shown: %q, want %q", got, want)
+	}
+}
+
+// TestDeskFollowsThePendingListsPages: the desk reads the pending list page
+// by page, sending each page's next back until a page has none, and shows
+// every warrant, its fields read from the canonical text (the list carries
+// no tool_input).
+func TestDeskFollowsThePendingListsPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	var ws []handlers.WarrantView
+	for i := range 5 {
+		canonical := fmt.Sprintf(`{"court":"Superior Court","document_title":"Motion %d"}`, i)
+		ws = append(ws, pendingWarrant(fmt.Sprintf("a1b2c3d4-0000-4000-8000-00000000000%d", i), canonical, sha256Hex(canonical), "File."))
+	}
+	f := newFakeAPI(t, ws...)
+	f.pageSize = 2
+	ctx := openDesk(t, f)
+	if err := waitFor(ctx, `document.querySelectorAll('li.warrant .hash-check.ok').length === 5`); err != nil {
+		t.Fatalf("the desk did not show the five warrants of three pages: %v", err)
+	}
+	got := evalIn[[]string](t, ctx, `[...document.querySelectorAll('li.warrant dl.fields')].map(dl => dl.textContent)`)
+	slices.Sort(got)
+	for i, g := range got {
+		if want := fmt.Sprintf("courtSuperior Courtdocument_titleMotion %d", i); g != want {
+			t.Errorf("warrant %d's fields read %q, want %q", i, g, want)
+		}
+	}
+	f.mu.Lock()
+	nexts := slices.Clone(f.nexts)
+	f.mu.Unlock()
+	if want := []string{"", "2", "4"}; !slices.Equal(nexts, want) {
+		t.Errorf("the list was asked for with next %q, want %q", nexts, want)
 	}
 }

@@ -81,3 +81,22 @@ func testRoundTrips(t *testing.T, ep *dynamotest.Endpoint) {
 		wantErr(t, e.store.ResumeClaim(e.ctx, c, l), warrant.ErrWarrantConsumed, "second resume")
 	})
 }
+
+// testRoundTripsOfRetriedReads: the counting cases hold when the SDK sends
+// every read twice, the endpoint answering both (dynamotest's RetryReads;
+// net/http and the SDK do it now and then on a busy machine, which once
+// made WarrantEditedBig count 3 GetItem round trips for 2): a round trip is
+// one call of the store's, however many times the SDK sent it.
+func testRoundTripsOfRetriedReads(t *testing.T, ep *dynamotest.Endpoint) {
+	ep.Faults.RetryReads(true)
+	t.Cleanup(func() { ep.Faults.RetryReads(false) })
+	before := ep.Faults.CutAnswers()
+	for name, fn := range map[string]func(*testing.T, *dynamotest.Endpoint){
+		"WarrantEditedBig": testWarrantEditedBig, "RoundTrips": testRoundTrips, "BudgetRoundTrips": testBudgetRoundTrips,
+	} {
+		t.Run(name, func(t *testing.T) { fn(t, ep) })
+	}
+	if ep.Faults.CutAnswers() == before {
+		t.Fatal("no read was sent twice: the case tested nothing")
+	}
+}

@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -345,6 +346,76 @@ func testListPendingWarrants(t *testing.T, ep *dynamotest.Endpoint) {
 	must(t, err)
 	if len(list) != 2 || list[0].ApprovalID != a.approval || list[1].ApprovalID != c.approval {
 		t.Errorf("pending after a decision = %v", approvals(list))
+	}
+}
+
+// testPendingWarrantsPaged: the firm's pending list is read from any
+// warrant it listed on (a page's last), as the caller consumes it, and a
+// caller that stops consuming stops the reading. The position holds when
+// the warrant it names was decided meanwhile (it left the index), and two
+// warrants requested in the same instant are neither skipped nor repeated.
+func testPendingWarrantsPaged(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	firm := id()
+	var held []*held
+	for i := range 5 {
+		if i != 2 { // the second and third share their request time
+			e.clock.Advance(time.Second)
+		}
+		held = append(held, e.newHeld(firm))
+	}
+	e.newHeld(id()) // another firm's
+	// read takes n warrants and sees whether an n+1st is there, as a
+	// page does to know there is more.
+	read := func(after *warrant.Warrant, n int) []warrant.Warrant {
+		t.Helper()
+		var out []warrant.Warrant
+		for w, err := range e.store.FirmPendingWarrants(e.ctx, firm, after, n+1) {
+			must(t, err)
+			if len(out) == n {
+				break
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	all := read(nil, 100)
+	if len(all) != 5 {
+		t.Fatalf("pending = %v, want the firm's 5", approvals(all))
+	}
+	// Paged by two: every warrant once, in the order of the whole list.
+	var paged []warrant.Warrant
+	var after *warrant.Warrant
+	for range 4 {
+		page := read(after, 2)
+		if len(page) == 0 {
+			break
+		}
+		paged = append(paged, page...)
+		after = &page[len(page)-1]
+	}
+	if !slices.Equal(approvals(paged), approvals(all)) {
+		t.Fatalf("paged by two = %v, want %v", approvals(paged), approvals(all))
+	}
+	// The page ended on all[1]; it is decided (it leaves the index) and so
+	// is all[2]: the next page starts at all[3].
+	for _, h := range held {
+		if h.approval == all[1].ApprovalID || h.approval == all[2].ApprovalID {
+			_, err := e.decide(h, warrant.DecisionApproved)
+			must(t, err)
+		}
+	}
+	if got := read(&all[1], 10); !slices.Equal(approvals(got), approvals(all[3:])) {
+		t.Errorf("after a decided warrant: %v, want %v", approvals(got), approvals(all[3:]))
+	}
+	// Stopping after the first warrant (and a look at the second) sends
+	// one query.
+	ep.Counter.Reset()
+	if got := read(nil, 1); len(got) != 1 {
+		t.Fatalf("read one: %v", approvals(got))
+	}
+	if q := ep.Counter.ByOp()["Query"]; q != 1 {
+		t.Errorf("one warrant read with %d queries %v, want 1", q, ep.Counter.ByOp())
 	}
 }
 

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"iter"
 	"maps"
 	"time"
 
@@ -507,48 +508,80 @@ func (s *Store) ResumeClaim(ctx context.Context, c warrant.ResumeClaim, released
 }
 
 // ListPendingWarrants lists a firm's pending, unexpired warrants, oldest
-// first, from GSI1. The index is eventually consistent: this is for showing
-// counsel their queue, never for authorizing anything (DecideWarrant and
-// ResumeClaim re-check the base table). limit <= 0 means all.
+// first, from GSI1 (see PendingWarrants). limit <= 0 means all.
 func (s *Store) ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error) {
-	if !idsOK(firm) {
-		return nil, nil
-	}
-	const kc = "#GSI1PK = :pk"
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String(kc),
-		ExpressionAttributeNames:  names(kc),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pendingPK(firm))},
-	}
-	if limit > 0 {
-		in.Limit = aws.Int32(int32(min(limit, 1000)))
-	}
-	now := s.nowUTC()
 	var out []warrant.Warrant
-	for {
-		page, err := s.client.Query(ctx, in)
+	for w, err := range s.FirmPendingWarrants(ctx, firm, nil, limit) {
 		if err != nil {
-			return nil, wrap("list pending warrants", err)
+			return nil, err
 		}
-		for _, m := range page.Items {
-			it, err := unmarshal[warrantItem](m)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// FirmPendingWarrants yields a firm's pending, unexpired warrants, oldest
+// request first, from GSI1, after the warrant after (nil: from the first).
+// after need only carry what places it in the list, its RequestedAt and
+// ApprovalID (the index's sort key), and the list goes on from there
+// whether or not that warrant is still pending. The index is read a page at
+// a time as the caller consumes: a caller that stops stops the reading. The
+// index is eventually consistent: this is for showing counsel their queue,
+// never for authorizing anything (DecideWarrant and ResumeClaim re-check
+// the base table). batch (> 0) is how many items a query reads at most, for
+// a caller that knows how many it wants (the list goes on past it). An
+// error is yielded once, and ends the list.
+func (s *Store) FirmPendingWarrants(ctx context.Context, firm string, after *warrant.Warrant, batch int) iter.Seq2[warrant.Warrant, error] {
+	return func(yield func(warrant.Warrant, error) bool) {
+		if !idsOK(firm) {
+			return
+		}
+		kc := "#GSI1PK = :pk"
+		values := map[string]types.AttributeValue{":pk": str(pendingPK(firm))}
+		if after != nil {
+			// A sort key condition, not ExclusiveStartKey: the position
+			// need not be an item the index still holds.
+			kc += " AND #GSI1SK > :after"
+			values[":after"] = str(fmtTime(after.RequestedAt) + "#" + after.ApprovalID)
+		}
+		in := &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			IndexName:                 aws.String(IndexGSI1),
+			KeyConditionExpression:    aws.String(kc),
+			ExpressionAttributeNames:  names(kc),
+			ExpressionAttributeValues: values,
+		}
+		if batch > 0 {
+			in.Limit = aws.Int32(int32(min(batch, 1000)))
+		}
+		now := s.nowUTC()
+		for {
+			page, err := s.client.Query(ctx, in)
 			if err != nil {
-				return nil, wrap("list pending warrants", err)
+				yield(warrant.Warrant{}, wrap("list pending warrants", err))
+				return
 			}
-			if it.Status != string(warrant.WarrantPending) || expiredAt(it.ExpiresAt, now) {
-				continue
+			for _, m := range page.Items {
+				it, err := unmarshal[warrantItem](m)
+				if err != nil {
+					yield(warrant.Warrant{}, wrap("list pending warrants", err))
+					return
+				}
+				if it.Status != string(warrant.WarrantPending) || expiredAt(it.ExpiresAt, now) {
+					continue
+				}
+				if !yield(it.warrant(), nil) {
+					return
+				}
 			}
-			out = append(out, it.warrant())
-			if limit > 0 && len(out) == limit {
-				return out, nil
+			if len(page.LastEvaluatedKey) == 0 {
+				return
 			}
+			in.ExclusiveStartKey = page.LastEvaluatedKey
 		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 }
 

@@ -18,35 +18,47 @@ import (
 func TestCounselSeesTheWholeInput(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	h := s.startHeld(t)
-	check := func(where string, v *handlers.WarrantView) {
+	// listed: GET /v1/approvals carries the input once, as
+	// tool_input_canonical; the other views carry tool_input too, the same
+	// bytes.
+	check := func(where string, v *handlers.WarrantView, listed bool) {
 		t.Helper()
-		if v == nil || len(v.ToolInput) == 0 {
-			t.Fatalf("%s: no tool_input in %+v", where, v)
+		if v == nil {
+			t.Fatalf("%s: no warrant", where)
 		}
-		canonical, err := contracts.Canonicalize(v.ToolInput)
-		if err != nil || !bytes.Equal(canonical, v.ToolInput) {
-			t.Fatalf("%s: tool_input is not canonical: %s", where, v.ToolInput)
+		input := v.ToolInput
+		switch {
+		case listed && len(input) != 0:
+			t.Fatalf("%s: tool_input beside tool_input_canonical: each input once", where)
+		case listed:
+			input = json.RawMessage(v.ToolInputCanonical)
+		case len(input) == 0 || string(input) != v.ToolInputCanonical:
+			t.Fatalf("%s: tool_input %.100s is not tool_input_canonical %.100s", where, input, v.ToolInputCanonical)
 		}
-		if hash, _ := contracts.InputHash(v.ToolInput); hash != h.hash || v.ToolInputHash != h.hash {
-			t.Fatalf("%s: tool_input hashes to %s, warrant hash %s, shown %s", where, hash, h.hash, v.ToolInputHash)
+		canonical, err := contracts.Canonicalize(input)
+		if err != nil || !bytes.Equal(canonical, input) {
+			t.Fatalf("%s: the input is not canonical: %s", where, input)
+		}
+		if hash, _ := contracts.InputHash(input); hash != h.hash || v.ToolInputHash != h.hash {
+			t.Fatalf("%s: the input hashes to %s, warrant hash %s, shown %s", where, hash, h.hash, v.ToolInputHash)
 		}
 		var in map[string]string
-		if err := json.Unmarshal(v.ToolInput, &in); err != nil || !strings.HasPrefix(in["document_text"], "Plaintiff moves to compel") {
-			t.Fatalf("%s: the filing's text is missing from %s", where, v.ToolInput)
+		if err := json.Unmarshal(input, &in); err != nil || !strings.HasPrefix(in["document_text"], "Plaintiff moves to compel") {
+			t.Fatalf("%s: the filing's text is missing from %s", where, input)
 		}
 	}
-	check("202 answer", h.view.PendingApproval)
+	check("202 answer", h.view.PendingApproval, false)
 	list := listApprovals(t, s)
 	if len(list) != 1 {
 		t.Fatalf("approvals: %+v", list)
 	}
-	check("GET /v1/approvals", &list[0])
+	check("GET /v1/approvals", &list[0], true)
 	resp := s.call(approveReq(t, h, "approve", h.hash))
 	if resp.StatusCode != 200 {
 		t.Fatalf("approve: %d %s", resp.StatusCode, resp.Body)
 	}
 	decided := decode[handlers.WarrantView](t, resp)
-	check("approve answer", &decided)
+	check("approve answer", &decided, false)
 }
 
 // A title cannot spoof what counsel reads: control characters and Unicode

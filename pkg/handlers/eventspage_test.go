@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"iter"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,8 +55,8 @@ func (m *ledgerStore) ReadLedger(_ context.Context, firm, run string, afterSeq i
 	return out, false, nil
 }
 
-func (m *ledgerStore) ListPendingWarrants(context.Context, string, int) ([]warrant.Warrant, error) {
-	return nil, nil
+func (m *ledgerStore) FirmPendingWarrants(context.Context, string, *warrant.Warrant, int) iter.Seq2[warrant.Warrant, error] {
+	return func(func(warrant.Warrant, error) bool) {}
 }
 
 func (m *ledgerStore) GetFirmSettings(_ context.Context, firm string) (warrant.FirmSettings, error) {

@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 	"time"
@@ -24,7 +26,10 @@ import (
 type RunsStore interface {
 	reducer.Source
 	GetRun(ctx context.Context, firm, run string) (warrant.Run, error)
-	ListPendingWarrants(ctx context.Context, firm string, limit int) ([]warrant.Warrant, error)
+	// FirmPendingWarrants yields the firm's pending warrants, oldest
+	// request first, after the one after places (nil: from the first),
+	// reading about batch at a time while the caller consumes.
+	FirmPendingWarrants(ctx context.Context, firm string, after *warrant.Warrant, batch int) iter.Seq2[warrant.Warrant, error]
 	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
 	// GetBudget reads a firm's budget for a month and at most maxOpen of
 	// its open reservations.
@@ -40,7 +45,8 @@ type RunsStore interface {
 //	GET /v1/runs/{run_id}/events[?after_seq=N&limit=M&head=true]  ledger lines as NDJSON; X-Next-After-Seq when more remain;
 //	                                            with head=true the last page ends with the run's signed head
 //	                                            (a page ends at M lines or maxEventsBodyBytes, whichever comes first)
-//	GET /v1/approvals[?status=pending]          the firm's pending warrants (a listing, never an authorization)
+//	GET /v1/approvals[?status=pending&limit=N&next=C]  the firm's pending warrants (a listing, never an
+//	                                            authorization), a page at a time: next when more follow
 //	GET /v1/budget[?limit=N]                    the firm's model budget this month (UTC): limit, spent,
 //	                                            reserved, headroom, and up to N open reservations
 //	GET /v1/runs/{run_id}/evidence[?checkpoint=N]  the run's evidence bundle (package evidence), checkable offline
@@ -388,7 +394,7 @@ func escapedLineLen(line []byte) int {
 }
 
 func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	if err := httpapi.RejectUnknownQuery(req, "status", "limit"); err != nil {
+	if err := httpapi.RejectUnknownQuery(req, "status", "limit", "next"); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	if _, err := httpapi.QueryEnum(req, "status", "pending", "pending"); err != nil {
@@ -398,15 +404,105 @@ func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
-	ws, err := h.Store.ListPendingWarrants(ctx, p.FirmID, int(limit))
+	var after *warrant.Warrant
+	if c, ok := req.QueryStringParameters["next"]; ok {
+		w, err := decodePendingCursor(c, p.FirmID)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+		}
+		after = &w
+	}
+	// A page ends at limit warrants or when the next would take the body
+	// past maxApprovalsBodyBytes; next is given when a warrant follows
+	// (one more is read to know).
+	views, size, next := []WarrantView{}, 0, ""
+	var last warrant.Warrant
+	for w, err := range h.Store.FirmPendingWarrants(ctx, p.FirmID, after, int(limit)+1) {
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		v := warrantView(w)
+		v.ToolInput = nil // each input once: tool_input_canonical holds it
+		n, err := escapedJSONLen(v)
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		if len(views) == int(limit) || len(views) > 0 && size+n > maxApprovalsBodyBytes {
+			next = pendingCursor(p.FirmID, last)
+			break
+		}
+		views, size, last = append(views, v), size+n, w
+	}
+	body := map[string]any{"approvals": views}
+	if next != "" {
+		body["next"] = next
+	}
+	return httpapi.JSON(200, body, id.CorrelationID), nil
+}
+
+// maxApprovalsBodyBytes bounds one GET /v1/approvals page's body as the
+// Lambda runtime serializes it, as maxEventsBodyBytes bounds an events page
+// (escapedJSONLen counts each view so). A pending warrant's view is at most
+// a few MB escaped (its input is at most agent.MaxToolInputBytes, and the
+// warrant item DynamoDB's 400 KB), so a page's first warrant always fits
+// and no page is too large to answer.
+const maxApprovalsBodyBytes = maxEventsBodyBytes
+
+// escapedJSONLen is what v adds to a JSON body the Lambda payload carries
+// as a string: its JSON escaped again (escapedLineLen), the separator
+// within the newline's allowance.
+func escapedJSONLen(v any) (int, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
+		return 0, err
 	}
-	views := make([]WarrantView, len(ws))
-	for i, w := range ws {
-		views[i] = warrantView(w)
+	return escapedLineLen(b), nil
+}
+
+// pendingCursor is the opaque next of a GET /v1/approvals page that ended
+// on w: the firm's id and w's place in its list (request time and approval
+// id, the index's sort key), as base64url JSON. It names nothing the page
+// did not show.
+func pendingCursor(firm string, w warrant.Warrant) string {
+	b, _ := json.Marshal(cursorBody{FirmID: firm, RequestedAt: w.RequestedAt.UTC().Format(time.RFC3339Nano), ApprovalID: w.ApprovalID})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+type cursorBody struct {
+	FirmID      string `json:"f"`
+	RequestedAt string `json:"t"`
+	ApprovalID  string `json:"a"`
+}
+
+// maxCursorLen bounds next before it is decoded (a cursor is about 160
+// characters).
+const maxCursorLen = 512
+
+// decodePendingCursor reads a next the list gave the caller's firm: exactly
+// pendingCursor's form, and of this firm. Anything else is the caller's
+// error, naming next; a cursor of another firm's list is refused, not
+// read as a place in this one.
+func decodePendingCursor(c, firm string) (warrant.Warrant, error) {
+	bad := failure.New(failure.KindInvalidRequest, "query parameter next must be the next of a page of this list, as given")
+	if c == "" || len(c) > maxCursorLen {
+		return warrant.Warrant{}, bad
 	}
-	return httpapi.JSON(200, map[string]any{"approvals": views}, id.CorrelationID), nil
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return warrant.Warrant{}, bad
+	}
+	var cb cursorBody
+	if err := contracts.DecodeStrict(raw, &cb); err != nil {
+		return warrant.Warrant{}, bad
+	}
+	t, err := time.Parse(time.RFC3339Nano, cb.RequestedAt)
+	if err != nil || contracts.CheckUUID("", cb.ApprovalID) != nil || contracts.CheckUUID("", cb.FirmID) != nil {
+		return warrant.Warrant{}, bad
+	}
+	if cb.FirmID != firm {
+		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "query parameter next is the cursor of another firm's list")
+	}
+	return warrant.Warrant{FirmID: firm, ApprovalID: cb.ApprovalID, RequestedAt: t}, nil
 }
 
 // budget answers GET /v1/budget: the caller's firm's budget for the current

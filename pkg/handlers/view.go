@@ -61,7 +61,8 @@ type WarrantView struct {
 	// ToolInput is the exact canonical input the warrant covers, in full;
 	// ToolInputCanonical is the same bytes as a string, for a client that
 	// must show exactly what it signs (a JSON parser may not keep them).
-	ToolInput          json.RawMessage `json:"tool_input"`
+	// GET /v1/approvals carries each input once, as ToolInputCanonical.
+	ToolInput          json.RawMessage `json:"tool_input,omitempty"`
 	ToolInputCanonical string          `json:"tool_input_canonical"`
 	HumanSummary       string          `json:"human_summary"`
 	Reason             string          `json:"reason"`

@@ -7,13 +7,22 @@
 // reports (firm, run, ledger seq, type), so a notification published twice
 // (the ledger stream delivers at least once) carries the same id and a
 // consumer drops the second.
+//
+// An event on the bus also carries its text fields escaped for a JSON
+// string (Escaped, under "escaped"): EventBridge puts a value into an input
+// template's string as it is, unescaped, so a rule's message is built from
+// those, never from the plain fields.
 package notify
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
@@ -59,6 +68,80 @@ type Event struct {
 	FailureKind       string `json:"failure_kind,omitempty"`
 	DeskURL           string `json:"desk_url"`
 	OccurredAt        string `json:"occurred_at"`
+}
+
+// Escaped is what an input template may show of an event, each value
+// escaped to stand inside a JSON string (see Escape). EventBridge inserts
+// a value into a template's string unescaped ("EventBridge doesn't escape
+// values extracted by Input Path"), so a name with a quote in a plain field
+// would make the message invalid JSON and lose it; an escaped one reads, once
+// the message is decoded, exactly as the field. Matter and Requester are the
+// name when there is one, else the id: what a firm that mails names shows.
+type Escaped struct {
+	ToolName    string `json:"tool_name"`
+	RiskTier    string `json:"risk_tier"`
+	Matter      string `json:"matter"`
+	MatterID    string `json:"matter_id"`
+	Requester   string `json:"requester"`
+	RequesterID string `json:"requester_id"`
+	ExpiresAt   string `json:"expires_at"`
+	RunID       string `json:"run_id"`
+	DeskURL     string `json:"desk_url"`
+}
+
+// Escaped returns the event's Escaped fields.
+func (e Event) Escaped() Escaped {
+	return Escaped{ToolName: Escape(e.ToolName), RiskTier: Escape(e.RiskTier),
+		Matter: Escape(orElse(e.MatterName, e.MatterID)), MatterID: Escape(e.MatterID),
+		Requester: Escape(orElse(e.RequestedByName, e.RequestedBy)), RequesterID: Escape(e.RequestedBy),
+		ExpiresAt: Escape(e.ExpiresAt), RunID: Escape(e.RunID), DeskURL: Escape(e.DeskURL)}
+}
+
+// orElse is the first of a, b that is not empty.
+func orElse(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// MarshalJSON is the event's detail on the bus: its fields and, under
+// "escaped", Escaped.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type fields Event // without this method
+	return json.Marshal(struct {
+		fields
+		Escaped Escaped `json:"escaped"`
+	}{fields(e), e.Escaped()})
+}
+
+// Escape returns s as the inside of a JSON string (what goes between its
+// quotes): a quote and a backslash escaped, and every character a reader of
+// the message would not see as itself (controls, line breaks, the invisible
+// characters contracts.Invisible names) written as an escape, so the mail
+// shows them as such. < and > are written as \u003c and \u003e: a value
+// then cannot form a placeholder of the template it is put into, whatever
+// order EventBridge substitutes in.
+func Escape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '<' || r == '>' || r < 0x20 || contracts.Invisible(r):
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04x`, u)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // EventID derives an event's id from what it reports.

@@ -773,13 +773,13 @@
       list.setAttribute('aria-busy', 'true');
       updated.textContent = 'Loading…';
       try {
-        const [{ data }, names] = await Promise.all([
-          api('/v1/approvals?status=pending', { signal: ctx.signal }),
+        const [approvals, names] = await Promise.all([
+          loadPending(ctx.signal),
           loadMatterNames(ctx.signal),
         ]);
         if (!ctx.alive || seq !== loadSeq) return;
         setError('');
-        renderWarrants(els, data?.approvals, names, ctx);
+        renderWarrants(els, approvals, names, ctx);
         updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
       } catch (err) {
         if (!ctx.alive || seq !== loadSeq) return;
@@ -795,6 +795,27 @@
     refresh.addEventListener('click', load);
     ctx.every(() => updateExpiries(list), EXPIRY_TICK_MS);
     load();
+  }
+
+  /**
+   * Every pending warrant: the list's pages in turn, each asked for with the
+   * previous page's next, until one has none. The list is sorted and
+   * filtered here, so all of it is read. A next given twice would loop: the
+   * reading stops there and says so.
+   */
+  async function loadPending(signal) {
+    const all = [];
+    const seen = new Set();
+    let next = null;
+    for (;;) {
+      const path = '/v1/approvals?status=pending' + (next === null ? '' : `&next=${enc(next)}`);
+      const { data } = await api(path, { signal });
+      if (Array.isArray(data?.approvals)) all.push(...data.approvals);
+      next = typeof data?.next === 'string' && data.next !== '' ? data.next : null;
+      if (next === null) return all;
+      if (seen.has(next)) throw new Problem({ title: 'Unreadable answer', detail: 'The pending list gave the same next page twice.' });
+      seen.add(next);
+    }
   }
 
   /** Soonest expiry first (an unreadable expiry last); ties: the later request first. */
@@ -946,9 +967,11 @@
     li.append(h('div', { class: 'args-block' },
       h('span', { class: 'label', text: 'Arguments as signed (canonical JSON, exact bytes)' }), pre));
 
-    // The arguments' top-level fields, for reading.
+    // The arguments' top-level fields, for reading: tool_input, or the
+    // canonical text parsed where the view has no tool_input (the pending
+    // list carries each input once, as the canonical text).
     const fields = h('dl', { class: 'fields' });
-    const input = w.tool_input;
+    const input = w.tool_input !== undefined ? w.tool_input : parsedCanonical(canonical);
     if (input && typeof input === 'object' && !Array.isArray(input)) {
       for (const [key, value] of Object.entries(input)) {
         const shown = typeof value === 'string' ? value : JSON.stringify(value);
@@ -1246,6 +1269,16 @@
   }
 
   const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  /** The canonical text parsed, or null when there is none or it is not JSON. */
+  function parsedCanonical(canonical) {
+    if (canonical === null) return null;
+    try {
+      return JSON.parse(canonical);
+    } catch {
+      return null;
+    }
+  }
 
   /** The canonical text as an object, if it is one this browser writes back to the same text; else null. */
   function parseCanonicalObject(canonical) {

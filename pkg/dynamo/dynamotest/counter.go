@@ -7,13 +7,18 @@ import (
 	"sync"
 )
 
-// Counter counts DynamoDB HTTP round trips by operation (the X-Amz-Target
-// suffix: PutItem, TransactWriteItems, ...). SDK retries count: each is a
-// round trip.
+// Counter counts DynamoDB round trips by operation (the X-Amz-Target
+// suffix: PutItem, TransactWriteItems, ...). A round trip is one call the
+// client made that the endpoint answered: the SDK's attempts of one call
+// (one Amz-Sdk-Invocation-Id) count once, however many the endpoint
+// answered. What the store's code asks for is what a count pins; how often
+// the transport had to send it is not (see Faults.RetryReads).
 type Counter struct {
 	mu   sync.Mutex
 	byOp map[string]int
 	n    int
+	// calls holds the invocation ids counted since Reset.
+	calls map[string]bool
 }
 
 // Count is the number of round trips since the last Reset.
@@ -27,7 +32,7 @@ func (c *Counter) Count() int {
 func (c *Counter) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n, c.byOp = 0, nil
+	c.n, c.byOp, c.calls = 0, nil, nil
 }
 
 // ByOp returns a copy of the counts per operation.
@@ -37,9 +42,20 @@ func (c *Counter) ByOp() map[string]int {
 	return maps.Clone(c.byOp)
 }
 
-func (c *Counter) add(op string) {
+// add counts an answered request of op; invocation is the SDK's id of the
+// call it is an attempt of ("" counts every request).
+func (c *Counter) add(op, invocation string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if invocation != "" {
+		if c.calls[invocation] {
+			return
+		}
+		if c.calls == nil {
+			c.calls = map[string]bool{}
+		}
+		c.calls[invocation] = true
+	}
 	if c.byOp == nil {
 		c.byOp = map[string]int{}
 	}
@@ -71,12 +87,14 @@ func (c *countingClient) Do(req *http.Request) (*http.Response, error) {
 		}
 		return c.next.Do(req)
 	})
-	// A round trip is a request the server answered: one lost in transport
-	// or answered with a 5xx is retried by the SDK, and that retry is the
-	// round trip the store asked for (moto's development server now and then
-	// drops a connection under load).
+	// A round trip is a call the server answered: an attempt lost in
+	// transport or answered with a 5xx is retried by the SDK (moto's
+	// development server now and then drops a connection under load), and
+	// an answered attempt may be retried too, when the transport closed
+	// the connection as the answer was read (aws/aws-sdk-go-v2#2737). The
+	// SDK's attempts of one call share its invocation id.
 	if err == nil && resp.StatusCode < 500 {
-		c.counter.add(op)
+		c.counter.add(op, req.Header.Get("Amz-Sdk-Invocation-Id"))
 	}
 	return resp, err
 }

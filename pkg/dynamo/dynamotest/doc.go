@@ -11,8 +11,9 @@
 //     (LenientSerialized).
 //   - External: DYNAMODB_ENDPOINT, when set.
 //
-// Each endpoint has its own client and a Counter of HTTP round trips per
-// operation. Use Main from TestMain so a started moto_server is stopped:
+// Each endpoint has its own client and a Counter of round trips per
+// operation (calls the endpoint answered, however often the SDK sent each).
+// Use Main from TestMain so a started moto_server is stopped:
 //
 //	func TestMain(m *testing.M) { dynamotest.Main(m) }
 package dynamotest

@@ -3,6 +3,7 @@ package dynamotest
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -47,6 +48,10 @@ type Faults struct {
 	// refused is the SDK invocation id of the call a transient fault
 	// refuses, every attempt of it.
 	refused string
+	// retryReads: every read's first answer is cut (RetryReads); cut holds
+	// the invocation ids whose answer was.
+	retryReads bool
+	cut        map[string]bool
 }
 
 // Arm makes the k-th write from now (k >= 1) fail as mode says.
@@ -85,6 +90,26 @@ func (f *Faults) Ops() []string {
 	return append([]string(nil), f.ops...)
 }
 
+// RetryReads, on, makes the SDK send every read (GetItem, Query, ...) twice:
+// the endpoint answers the first attempt, and the answer's body breaks as
+// it is read with net.ErrClosed, which the SDK retries. That is what a busy
+// machine does now and then: net/http's client closes a connection while
+// its answer is being read (aws/aws-sdk-go-v2#2737), and the endpoint
+// answers the retry too. Writes are left alone: a write the endpoint
+// applied and is sent again is FaultLose's case.
+func (f *Faults) RetryReads(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.retryReads = on
+}
+
+// CutAnswers is the number of reads whose answer RetryReads cut.
+func (f *Faults) CutAnswers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.cut)
+}
+
 // do sends req through send unless a fault says otherwise.
 func (f *Faults) do(op string, req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	f.mu.Lock()
@@ -92,11 +117,22 @@ func (f *Faults) do(op string, req *http.Request, send func(*http.Request) (*htt
 		f.mu.Unlock()
 		return nil, ErrCrashed
 	}
-	if !writeOps[op] {
-		f.mu.Unlock()
-		return send(req)
-	}
 	invocation := req.Header.Get("Amz-Sdk-Invocation-Id")
+	if !writeOps[op] {
+		cut := f.retryReads && invocation != "" && !f.cut[invocation]
+		if cut {
+			if f.cut == nil {
+				f.cut = map[string]bool{}
+			}
+			f.cut[invocation] = true
+		}
+		f.mu.Unlock()
+		resp, err := send(req)
+		if cut && err == nil {
+			resp.Body = &closedBody{ReadCloser: resp.Body}
+		}
+		return resp, err
+	}
 	if f.refused != "" && invocation == f.refused {
 		f.mu.Unlock()
 		return throttled(req), nil // the SDK's retry of the refused call
@@ -128,6 +164,14 @@ func (f *Faults) do(op string, req *http.Request, send func(*http.Request) (*htt
 		}
 	}
 	return nil, ErrCrashed
+}
+
+// closedBody is an answer whose connection was closed under it, as the
+// transport reports it.
+type closedBody struct{ io.ReadCloser }
+
+func (closedBody) Read([]byte) (int, error) {
+	return 0, &net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}
 }
 
 // throttled is DynamoDB's answer to a write over the table's throughput.

@@ -89,3 +89,39 @@ func TestTransientFault(t *testing.T) {
 		t.Errorf("ops %v: the refused call counts once, its SDK retries not at all", ops)
 	}
 }
+
+// TestRoundTripsOfRetriedReads: a read the endpoint answered and the SDK
+// sent again (RetryReads: the answer broke as it was read) is one round
+// trip, the store's one call; two calls are two, retried or not.
+func TestRoundTripsOfRetriedReads(t *testing.T) {
+	ctx := context.Background()
+	ep := dynamotest.Minidyn(t)
+	table := dynamotest.NewTable(t, ep)
+	key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "a"}, "SK": &types.AttributeValueMemberS{Value: "x"}}
+	get := func() {
+		t.Helper()
+		if _, err := ep.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ep.Faults.RetryReads(true)
+	for calls := 1; calls <= 2; calls++ {
+		ep.Counter.Reset()
+		before := ep.Faults.CutAnswers()
+		for range calls {
+			get()
+		}
+		if cut := ep.Faults.CutAnswers() - before; cut != calls {
+			t.Fatalf("%d calls: %d answers cut, want each call's first", calls, cut)
+		}
+		if n, byOp := ep.Counter.Count(), ep.Counter.ByOp(); n != calls || byOp["GetItem"] != calls {
+			t.Errorf("%d GetItem calls, each answered twice: %d round trips %v, want %d", calls, n, byOp, calls)
+		}
+	}
+	ep.Faults.RetryReads(false)
+	ep.Counter.Reset()
+	get()
+	if n, cut := ep.Counter.Count(), ep.Faults.CutAnswers(); n != 1 || cut != 3 {
+		t.Errorf("after RetryReads(false): %d round trips, %d answers cut in all; want 1 and 3", n, cut)
+	}
+}
