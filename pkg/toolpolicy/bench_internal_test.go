@@ -72,12 +72,12 @@ func BenchmarkDecideParts(b *testing.B) {
 	// The same detectors as RE2 patterns (detect_test.go), with Go's regexp.
 	b.Run("regexp_credential_body", func(b *testing.B) {
 		for b.Loop() {
-			benchBool = credentialPattern.Match(body)
+			benchBool = credentialSpec.Match(body)
 		}
 	})
 	b.Run("regexp_ssn_body", func(b *testing.B) {
 		for b.Loop() {
-			benchBool = ssnPattern.Match(body)
+			benchBool = ssnSpec.Match(body)
 		}
 	})
 	b.Run("detect_ssn_body", func(b *testing.B) {
