@@ -55,28 +55,31 @@ var weakCredentialKeys = []string{"secret", "token"}
 // byte for it. White space is space, tab, CR, LF and form feed; word
 // characters are ASCII letters, digits and '_'.
 func containsCredential(s []byte) bool {
-	return credentialAssignment(s) || credentialIs(s) || awsKeyIDIn(s) || privateKeyIn(s) || bearerIn(s) ||
-		tokenPrefixIn(s) || urlPasswordIn(s)
+	return eachByte(s, ':', func(s []byte, i int) bool { return assignmentAt(s, i) || urlPasswordAt(s, i) }) ||
+		eachByte(s, '=', assignmentAt) ||
+		eachByte(s, 's', isAssignmentAt) || eachByte(s, 'S', isAssignmentAt) ||
+		eachByte(s, 'A', keyIDAt) ||
+		eachByte(s, 'b', bearerToken) || eachByte(s, 'B', bearerToken) ||
+		eachByte(s, '_', tokenAt) || eachByte(s, '-', dashAt) || eachByte(s, '.', tokenAt)
 }
 
-// Each form is found from a byte it must hold, with bytes.IndexByte and
-// bytes.Index (vectorised), instead of looking at every byte in turn, and
-// each look from such a byte is bounded or ends where the next one's
-// starts, so a detector's time is linear in the text.
+// Each form is found from a byte it must hold, with bytes.IndexByte
+// (vectorised) instead of looking at every byte in turn, one pass a byte
+// for every form that holds it; each look from such a byte is bounded or
+// ends where the next one's starts, so a detector's time is linear in the
+// text.
 
-func credentialAssignment(s []byte) bool {
-	for _, sep := range []byte{':', '='} {
-		for i := 0; ; i++ {
-			k := bytes.IndexByte(s[i:], sep)
-			if k < 0 {
-				break
-			}
-			if i += k; assignmentAt(s, i) {
-				return true
-			}
+// eachByte calls at(s, i) for each i where s[i] is c, until it returns true.
+func eachByte(s []byte, c byte, at func(s []byte, i int) bool) bool {
+	for i := 0; ; i++ {
+		k := bytes.IndexByte(s[i:], c)
+		if k < 0 {
+			return false
+		}
+		if i += k; at(s, i) {
+			return true
 		}
 	}
-	return false
 }
 
 // Kinds of name credentialKeyEndingAt finds.
@@ -147,8 +150,10 @@ func credentialKeyEndingAt(s []byte, k int) (kind int) {
 	if k < 3 {
 		return 0
 	}
-	switch s[k-1] | 0x20 { // every name ends with one of these letters
-	case 'd', 'e', 't', 'y', 'n':
+	// Every name ends with one of these pairs of letters; most of what
+	// comes before a ':' or '=' (a member's name in sentText) does not.
+	switch uint16(s[k-2]|0x20)<<8 | uint16(s[k-1]|0x20) {
+	case 'r'<<8 | 'd', 'w'<<8 | 'd', 's'<<8 | 'e', 'd'<<8 | 'e', 'e'<<8 | 't', 'e'<<8 | 'y', 'e'<<8 | 'n', 'o'<<8 | 'n':
 	default:
 		return 0
 	}
@@ -290,33 +295,17 @@ func basicCredentials(s []byte, j int) bool {
 	return runOf(s, j, 8, func(c byte) bool { return isAlnum(c) || c == '+' || c == '/' })
 }
 
-// credentialIs finds "<name> is <value>" from the 's' of "is".
-func credentialIs(s []byte) bool {
-	for _, c := range []byte{'s', 'S'} {
-		for i := 0; ; i++ {
-			k := bytes.IndexByte(s[i:], c)
-			if k < 0 {
-				break
-			}
-			if i += k; i > 0 && s[i-1]|0x20 == 'i' && isAssignmentAt(s, i-1) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// isAssignmentAt reports whether the "is" at s[i] stands between a name and
-// a value.
+// isAssignmentAt reports whether the 's' at s[i] ends an "is" between a
+// name and a value: "<name> is <value>".
 func isAssignmentAt(s []byte, i int) bool {
-	if i < 1 || !isSpace(s[i-1]) || i+2 >= len(s) || !isSpace(s[i+2]) {
+	if i < 2 || s[i-1]|0x20 != 'i' || !isSpace(s[i-2]) || i+1 >= len(s) || !isSpace(s[i+1]) {
 		return false
 	}
-	k := i - 1
+	k := i - 2
 	for k > 0 && isSpace(s[k-1]) {
 		k--
 	}
-	return credentialKeyEndingAt(s, k)&keyStrong != 0 && strongValue(s, i+2)
+	return credentialKeyEndingAt(s, k)&keyStrong != 0 && strongValue(s, i+1)
 }
 
 func isWordChar(c byte) bool { return isAlnum(c) || c == '_' }
@@ -339,19 +328,10 @@ func runOf(s []byte, i, n int, in func(byte) bool) bool {
 
 func isBase64URL(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
 
-func awsKeyIDIn(s []byte) bool {
-	for _, prefix := range []string{"AKIA", "ASIA"} {
-		for i := 0; ; i++ {
-			k := bytes.Index(s[i:], []byte(prefix))
-			if k < 0 {
-				break
-			}
-			if i += k; awsKeyID(s, i) {
-				return true
-			}
-		}
-	}
-	return false
+// keyIDAt reports whether an AWS access key id or a Google API key starts
+// at the 'A' at s[i].
+func keyIDAt(s []byte, i int) bool {
+	return awsKeyID(s, i) || hasPrefix(s[i:], "AIza") && wordStart(s, i) && runOf(s, i+4, 35, isBase64URL)
 }
 
 // awsKeyID: \b(?:AKIA|ASIA)[0-9A-Z]{16}\b at s[i].
@@ -368,24 +348,15 @@ func awsKeyID(s []byte, i int) bool {
 	return i+20 == len(s) || !isWordChar(s[i+20])
 }
 
-func privateKeyIn(s []byte) bool {
-	for i := 0; ; i++ {
-		k := bytes.Index(s[i:], []byte("-----BEGIN "))
-		if k < 0 {
-			break
-		}
-		if i += k; privateKeyHeader(s, i) {
-			return true
-		}
+// dashAt reports whether the '-' at s[i] starts a PEM private key header,
+// ends the "PuTTY" of a PuTTY key file's first line
+// ("PuTTY-User-Key-File-<version>:"), or ends a token's prefix (tokenAt).
+func dashAt(s []byte, i int) bool {
+	if privateKeyHeader(s, i) {
+		return true
 	}
-	// A PuTTY key file starts "PuTTY-User-Key-File-<version>:".
-	const putty = "PuTTY-User-Key-File-"
-	for i := 0; ; i++ {
-		k := bytes.Index(s[i:], []byte(putty))
-		if k < 0 {
-			return false
-		}
-		i += k
+	const putty = "-User-Key-File-"
+	if i >= 5 && string(s[i-5:i]) == "PuTTY" && hasPrefix(s[i:], putty) {
 		j := i + len(putty)
 		for j < len(s) && isDigit(s[j]) {
 			j++
@@ -394,6 +365,7 @@ func privateKeyIn(s []byte) bool {
 			return true
 		}
 	}
+	return tokenAt(s, i)
 }
 
 // privateKeyHeader: -----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?----- at s[i].
@@ -421,21 +393,6 @@ func privateKeyHeader(s []byte, i int) bool {
 
 func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
 
-func bearerIn(s []byte) bool {
-	for _, b := range []byte{'b', 'B'} {
-		for i := 0; ; i++ {
-			k := bytes.IndexByte(s[i:], b)
-			if k < 0 {
-				break
-			}
-			if i += k; bearerToken(s, i) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // bearerToken: (?i:\bbearer)\s+[A-Za-z0-9._~+/-]{20,} at s[i].
 func bearerToken(s []byte, i int) bool {
 	if len(s)-i < len("bearer")+21 || !wordStart(s, i) || !equalFoldASCIIBytes(s[i:i+6], "bearer") {
@@ -451,31 +408,6 @@ func bearerToken(s []byte, i int) bool {
 	return runOf(s, j, 20, func(c byte) bool {
 		return isAlnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '-'
 	})
-}
-
-// tokenPrefixIn finds a token by the '_', '-' or '.' of its published
-// prefix, and Google's API keys by "AIza".
-func tokenPrefixIn(s []byte) bool {
-	for _, t := range []byte{'_', '-', '.'} {
-		for i := 0; ; i++ {
-			k := bytes.IndexByte(s[i:], t)
-			if k < 0 {
-				break
-			}
-			if i += k; tokenAt(s, i) {
-				return true
-			}
-		}
-	}
-	for i := 0; ; i++ {
-		k := bytes.Index(s[i:], []byte("AIza"))
-		if k < 0 {
-			return false
-		}
-		if i += k; wordStart(s, i) && runOf(s, i+4, 35, isBase64URL) {
-			return true
-		}
-	}
 }
 
 // tokenAt reports whether the '_', '-' or '.' at s[i] is that of a token's
@@ -555,28 +487,23 @@ func tokenAt(s []byte, i int) bool {
 	return false
 }
 
-// urlPasswordIn finds "://", a user ([^\s/?#@:'"]+), ':', a password
-// (credentialValue's 4 characters, then more of [^\s/?#@'"]) and '@'.
-func urlPasswordIn(s []byte) bool {
-	for i := 0; ; i++ {
-		k := bytes.Index(s[i:], []byte("://"))
-		if k < 0 {
-			return false
-		}
-		i += k
-		u := i + 3
-		for u < len(s) && !urlValueEnd(s[u]) && s[u] != ':' {
-			u++
-		}
-		if u == i+3 || u >= len(s) || s[u] != ':' || !credentialValue(s, u+1, true) {
-			continue
-		}
-		p := u + 1
-		for p < len(s) && !urlValueEnd(s[p]) {
-			p++
-		}
-		if p < len(s) && s[p] == '@' {
-			return true
-		}
+// urlPasswordAt reports whether the ':' at s[i] starts "://", a user
+// ([^\s/?#@:'"]+), ':', a password (credentialValue's 4 characters, then
+// more of [^\s/?#@'"]) and '@'.
+func urlPasswordAt(s []byte, i int) bool {
+	if !hasPrefix(s[i:], "://") {
+		return false
 	}
+	u := i + 3
+	for u < len(s) && !urlValueEnd(s[u]) && s[u] != ':' {
+		u++
+	}
+	if u == i+3 || u >= len(s) || s[u] != ':' || !credentialValue(s, u+1, true) {
+		return false
+	}
+	p := u + 1
+	for p < len(s) && !urlValueEnd(s[p]) {
+		p++
+	}
+	return p < len(s) && s[p] == '@'
 }
