@@ -103,7 +103,7 @@ func BenchmarkDecideParts(b *testing.B) {
 
 // benchLetter is a letter to a client of the kind the detectors read most:
 // dates, amounts, a docket number, citations, a phone number, an address
-// with a ZIP+4, a Bates range, and no identifier (about 2 KB).
+// with a ZIP+4, a Bates range, and no identifier (1.5 KB).
 const benchLetter = `Dear Ms. Alvarez,
 
 Thank you for your call on December 3, 2026. As discussed, the hearing on the motion to dismiss in Acme Corp. v.
