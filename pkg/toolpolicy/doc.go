@@ -39,9 +39,11 @@
 //     array (a member named "*" cannot be addressed); or "input": "**",
 //     every string of the input: each member name, each string value and
 //     each number's text, at any depth (read by the contains_* detectors
-//     and matches only); or "meta", a Metadata field: firm_id, matter_id,
-//     agent_key, user_id (strings), roles, firm_domains, client_domains
-//     (lists, which select their elements);
+//     and matches only; a detector reads a member's name with its string
+//     or number value, as "name: value", so {"ssn": 123456789} reads as
+//     the keyword and the number it is); or "meta", a Metadata field:
+//     firm_id, matter_id, agent_key, user_id (strings), roles,
+//     firm_domains, client_domains (lists, which select their elements);
 //   - comparand: "value", a JSON literal, or "meta_value", a Metadata field.
 //
 // A comparison holds if it holds for any selected value. A pointer that
@@ -65,12 +67,26 @@
 //	length_gt              a string's characters or an array's elements
 //	sum_gt                 the sum of every number the pointer selects
 //	exists, missing        whether the pointer selects anything
-//	contains_card_number   13-19 digits, in groups split by single spaces or
-//	                       hyphens, starting 3-6 and passing Luhn
-//	contains_ssn           AAA-GG-SSSS with a valid area, group and serial
-//	contains_credential    a password or API key assignment, an AWS access
-//	                       key id, a PEM private key header, a bearer token
-//	                       (the exact definitions are in detect.go)
+//	contains_card_number   13-19 digits, together or in groups split by
+//	                       single hyphens or spaces (Unicode dashes and
+//	                       no-break spaces too), starting 3-6 (or 2221-2720,
+//	                       16 digits) and passing Luhn
+//	contains_ssn           AAA-GG-SSSS or AAA GG SSSS with a valid area,
+//	                       group and serial; next to a keyword ("SSN:",
+//	                       "Social Security No.", "(SSN)") also with full
+//	                       stops, mixed separators or none ("SSN 123456789")
+//	contains_credential    a password, secret, key or token assigned a value
+//	                       ("password: ...", "DB_PASSWORD=...", "apiKey:
+//	                       ...", "the password is ..."), Basic credentials,
+//	                       an AWS access key id, a PEM or PuTTY private key,
+//	                       a bearer token, a token of a published format
+//	                       (GitHub, GitLab, Slack, Stripe, OpenAI,
+//	                       Anthropic, Google, npm, SendGrid), a JWT, a URL
+//	                       with a password
+//
+// The exact definitions are in detect.go and credential.go; the forms each
+// detector catches, and the false positives it accepts, are a corpus in
+// testdata/identifiers that a test sends through the embedded policy.
 //
 // # Tools that send data outside the firm
 //

@@ -359,33 +359,48 @@ func (e *evaluator) anyString(c *cond) bool {
 	return false
 }
 
-// stringSep joins the strings of sentText. No detector's match can hold a
+// stringSep joins the texts of sentText. No detector's match can hold a
 // '"' or span two of them: a separator where the one would be read as an
-// optional quote, the other ends the value; each side reads as the edge of
-// a string (not a digit, a hyphen, a word character or whitespace). So a
+// optional quote, the other ends the value, and no gap between an
+// identifier and its keyword holds two quotes in a row; each side reads as
+// the edge of a text (not a digit, a hyphen, a letter or white space). So a
 // detector finds something in the joined text exactly when it finds it in
-// one of the strings (TestJoinedStringsDetectAsEach), and each detector runs
+// one of the texts (TestJoinedStringsDetectAsEach), and each detector runs
 // once a decision instead of once a string.
 const stringSep = `""`
 
-// sentText is every string of the input (member names, decoded string
-// values, numbers' text, in document order) joined by stringSep.
+// memberSep joins a member's name to its string or number value in one
+// text, so a name that says what the value is reads as it would written
+// out: {"password": "hunter22"} as "password: hunter22", {"ssn": 123456789}
+// as "ssn: 123456789". A detector finds in such a text whatever it finds in
+// the name or in the value (TestMemberTextDetectsNameAndValue): the name
+// ends and the value starts at characters that end or start a match as the
+// edge of a string does.
+const memberSep = ": "
+
+// sentText is every string of the input joined by stringSep, in document
+// order: each member's name with its value (memberSep) when that is a
+// string or a number, alone otherwise; each other string value (decoded)
+// and each other number's text.
 func (e *evaluator) sentText() []byte {
 	if !e.sentBuilt {
 		start := len(e.scratch)
 		for n := int32(1); n < int32(len(e.tape)); n++ {
 			nd := &e.tape[n]
-			if nd.kend > nd.kstart {
+			named := nd.kend > nd.kstart
+			if named {
 				key := e.in[nd.kstart:nd.kend]
 				if nd.kesc {
 					e.scratch = appendUnescaped(e.scratch, key)
 				} else {
 					e.scratch = append(e.scratch, key...)
 				}
-				e.scratch = append(e.scratch, stringSep...)
 			}
 			switch nd.kind {
 			case kString:
+				if named {
+					e.scratch = append(e.scratch, memberSep...)
+				}
 				raw := e.in[nd.start+1 : nd.end-1]
 				if nd.esc {
 					e.scratch = appendUnescaped(e.scratch, raw)
@@ -394,8 +409,15 @@ func (e *evaluator) sentText() []byte {
 				}
 				e.scratch = append(e.scratch, stringSep...)
 			case kNumber:
+				if named {
+					e.scratch = append(e.scratch, memberSep...)
+				}
 				e.scratch = append(e.scratch, e.in[nd.start:nd.end]...)
 				e.scratch = append(e.scratch, stringSep...)
+			default:
+				if named {
+					e.scratch = append(e.scratch, stringSep...)
+				}
 			}
 		}
 		e.sent, e.sentBuilt = span{start: int32(start), end: int32(len(e.scratch))}, true
