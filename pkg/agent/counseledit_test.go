@@ -233,6 +233,26 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 			if err != nil || st.Status != warrant.RunFailed || st.FailureKind != string(failure.KindPolicyChanged) {
 				t.Fatalf("state = %+v, %v", st, err)
 			}
+			// Issue 25, item 4: the refusal records the decision it made
+			// and what it was made on.
+			failed := h.payloads(res.State.RunID, contracts.TypeRunFailed)
+			var check struct {
+				InputSHA256   string          `json:"input_sha256"`
+				PolicyVersion string          `json:"policy_version"`
+				Action        string          `json:"action"`
+				Metadata      json.RawMessage `json:"policy_metadata"`
+			}
+			if len(failed) != 1 || json.Unmarshal(failed[0]["policy_check"], &check) != nil {
+				t.Fatalf("run.failed records no policy_check: %d lines", len(failed))
+			}
+			execHash := res.State.PendingApproval.ToolInputHash
+			if edited {
+				_, execHash, _ = contracts.CanonicalInput(h.emailEdit())
+			}
+			if m := metaOf(t, members(t, failed[0]["policy_check"]), ""); check.Action != "deny" || check.PolicyVersion != "2026-12-04" ||
+				check.InputSHA256 != execHash || m.meta.MatterID != h.matter || m.hash != m.rehash {
+				t.Fatalf("run.failed's policy_check = %+v (metadata %+v)", check, m)
+			}
 			w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, req.ApprovalID)
 			if err != nil || w.Status != warrant.WarrantRefused {
 				t.Fatalf("warrant = %+v, %v", w, err)

@@ -54,18 +54,9 @@ func actionFor(t Tier) (Action, bool) {
 // it by the snake_case names of its JSON form. A string field left empty
 // means "not known": a comparison with it cannot be evaluated, which fires
 // a raise or deny rule (fail-closed). An empty list is a list with nothing
-// in it.
-type Metadata struct {
-	FirmID   string   `json:"firm_id,omitempty"`
-	MatterID string   `json:"matter_id,omitempty"`
-	AgentKey string   `json:"agent_key,omitempty"`
-	UserID   string   `json:"user_id,omitempty"`
-	Roles    []string `json:"roles,omitempty"`
-	// FirmDomains are the firm's own e-mail domains, lower case.
-	FirmDomains []string `json:"firm_domains,omitempty"`
-	// ClientDomains are the e-mail domains of the matter's client, lower case.
-	ClientDomains []string `json:"client_domains,omitempty"`
-}
+// in it. It is the ledger's type, so what the ledger records next to a
+// decision is exactly what the policy read.
+type Metadata = contracts.PolicyMetadata
 
 // Call is one tool call the model proposed, as the policy judges it.
 type Call struct {
