@@ -17,6 +17,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy/policytest"
 )
 
@@ -215,8 +216,9 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 			if _, err := h.decideEdit(res, d); err != nil {
 				t.Fatal(err)
 			}
+			denying := policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")
 			stricter, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model,
-				Logger: failure.NewLogger(h.logs), Policy: policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")})
+				Logger: failure.NewLogger(h.logs), Policy: denying})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,6 +254,11 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 			if m := metaOf(t, members(t, failed[0]["policy_check"]), ""); check.Action != "deny" || check.PolicyVersion != "2026-12-04" ||
 				check.InputSHA256 != execHash || m.meta.MatterID != h.matter || m.hash != m.rehash {
 				t.Fatalf("run.failed's policy_check = %+v (metadata %+v)", check, m)
+			}
+			// The audit decides the refusal again under the policy that made it.
+			embedded, _ := toolpolicy.Embedded()
+			if ds, err := reducer.Rederive(lines, embedded, denying); err != nil || ds[len(ds)-1].Type != contracts.TypeRunFailed || ds[len(ds)-1].Action != "deny" {
+				t.Fatalf("re-derived %+v, %v", ds, err)
 			}
 			w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, req.ApprovalID)
 			if err != nil || w.Status != warrant.WarrantRefused {

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -178,6 +179,19 @@ func TestDecisionRecordsWhatItWasMadeOn(t *testing.T) {
 			t.Fatalf("run.released's check %+v, metadata %+v, want %+v on %s", c, m.meta, moved, editHash)
 		}
 	})
+
+	// What the brain records, the audit decides again to the same end.
+	ds, err := reducer.Rederive(h.ledger(res.State.RunID), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []contracts.EventType
+	for _, d := range ds {
+		types = append(types, d.Type)
+	}
+	if !slices.Equal(types, []contracts.EventType{contracts.TypeToolRequested, contracts.TypeApprovalDecided, contracts.TypeRunReleased}) {
+		t.Fatalf("re-derived %v", types)
+	}
 }
 
 func putMatter(t *testing.T, h *harness, domains []string) {

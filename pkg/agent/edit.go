@@ -66,14 +66,7 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 // decide is the risk policy's decision on one call of a run, its input
 // canonical JSON and meta what the store knows of the run (metadata).
 func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
-	d, err := b.policy.Decide(toolpolicy.Call{Tool: tool, Input: input, Meta: meta})
-	if err != nil {
-		// A name the policy cannot even read is denied like any unlisted
-		// tool.
-		return toolpolicy.Decision{ToolName: tool, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
-			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: b.policy.Version()}
-	}
-	return d
+	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta})
 }
 
 // recordMeta is the ledger's record of the metadata a decision was made on.

@@ -337,6 +337,19 @@ func (p *Policy) Decide(c Call) (Decision, error) {
 	return p.decide(c, nil)
 }
 
+// DecideOrDeny is Decide for a caller that must have a decision for every
+// call (the runtime): a tool name the policy cannot read is denied like an
+// unlisted tool. An audit re-deriving a recorded decision calls it too, so
+// both read the same fallback.
+func (p *Policy) DecideOrDeny(c Call) Decision {
+	d, err := p.Decide(c)
+	if err != nil {
+		return Decision{ToolName: c.Tool, Tier: TierProhibited, Action: ActionDeny,
+			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: p.Version()}
+	}
+	return d
+}
+
 // Outline is what the policy says of a tool when no call's input is known:
 // the tool's floor, the tier the rules that need no input give it, and the
 // rules that could not be evaluated. It is for people asking about a tool
