@@ -53,6 +53,13 @@ const (
 	// KindFirmBudgetExceeded: the firm's monthly budget could not cover the
 	// worst case of the run's next model call, so the call was not made.
 	KindFirmBudgetExceeded Kind = "firm_budget_exceeded"
+	// KindPreconditionFailed: a conditional request (If-Match,
+	// If-None-Match) named a version the resource is not at; nothing was
+	// written.
+	KindPreconditionFailed Kind = "precondition_failed"
+	// KindPreconditionRequired: an update that must name the version it
+	// replaces (If-Match) came without it; nothing was written.
+	KindPreconditionRequired Kind = "precondition_required"
 )
 
 var allKinds = []Kind{
@@ -67,6 +74,7 @@ var allKinds = []Kind{
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
 	KindFirmBudgetExceeded,
+	KindPreconditionFailed, KindPreconditionRequired,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.
