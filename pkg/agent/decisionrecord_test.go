@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -196,8 +197,16 @@ func TestDecisionRecordsWhatItWasMadeOn(t *testing.T) {
 
 func putMatter(t *testing.T, h *harness, domains []string) {
 	t.Helper()
-	m := warrant.Matter{FirmID: h.firm, MatterID: h.matter, Title: "Ridgeway v. Harbor", ClientDomains: domains}
-	if err := h.store.PutMatter(context.Background(), m); err != nil {
+	ctx := context.Background()
+	var version int64
+	switch cur, err := h.store.GetMatter(ctx, h.firm, h.matter); {
+	case err == nil:
+		version = cur.Version
+	case !errors.Is(err, warrant.ErrNotFound):
+		t.Fatal(err)
+	}
+	m := warrant.Matter{FirmID: h.firm, MatterID: h.matter, Title: "Ridgeway v. Harbor", ClientDomains: domains, UpdatedBy: h.user}
+	if _, err := h.store.PutMatter(ctx, m, version); err != nil {
 		t.Fatal(err)
 	}
 }
