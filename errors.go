@@ -20,6 +20,11 @@ var (
 	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
 	ErrLeaseHeld         = failure.New(failure.KindConflict, "another worker holds the run")
 	ErrNotReconcilable   = failure.New(failure.KindConflict, "the effect is not waiting for reconciliation")
+	// ErrMatterVersion: a matter write named a version the matter is not at
+	// (it moved on, or it has no record); ErrMatterExists: a write meant to
+	// create a matter found one. Nothing was written.
+	ErrMatterVersion = failure.New(failure.KindPreconditionFailed, "the matter is not at the version the write names")
+	ErrMatterExists  = failure.New(failure.KindPreconditionFailed, "the matter already exists")
 	// ErrTooLarge: what was to be stored passes DynamoDB's 400 KB item
 	// limit; nothing was written. The store wraps it with a message that
 	// names what was too large.

@@ -64,6 +64,28 @@ type Matter struct {
 	// case).
 	ClientDomains []string
 	UpdatedAt     time.Time
+	// Version counts the matter's writes from 1 (its creation); every
+	// write names the version it replaces. UpdatedBy (a user id) and
+	// UpdatedByName (shown, never compared) wrote this version.
+	Version                  int64
+	UpdatedBy, UpdatedByName string
+}
+
+// MatterState is what a version of a matter says.
+type MatterState struct {
+	Title         string
+	ClientDomains []string
+}
+
+// MatterVersion is one write of a matter: who made it, when, and what the
+// matter said before (nil: the write created it) and after.
+type MatterVersion struct {
+	FirmID, MatterID         string
+	Version                  int64
+	UpdatedBy, UpdatedByName string
+	UpdatedAt                time.Time
+	Before                   *MatterState
+	After                    MatterState
 }
 
 // domainPattern is a lower-case DNS name with at least two labels.

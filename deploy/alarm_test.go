@@ -32,7 +32,8 @@ func TestFailuresAlarmLeavesOutGovernance(t *testing.T) {
 			t.Errorf("FailuresAlarm leaves out %q, which is no failure kind", k)
 		}
 	}
-	for _, k := range []failure.Kind{failure.KindCostCapExceeded, failure.KindFirmBudgetExceeded, failure.KindWarrantExpired, failure.KindInvalidRequest} {
+	for _, k := range []failure.Kind{failure.KindCostCapExceeded, failure.KindFirmBudgetExceeded, failure.KindWarrantExpired, failure.KindInvalidRequest,
+		failure.KindPreconditionFailed, failure.KindPreconditionRequired} {
 		if !slices.Contains(excluded, string(k)) {
 			t.Errorf("FailuresAlarm counts %s: governance working (or a caller's mistake) is not an incident", k)
 		}

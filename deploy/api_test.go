@@ -29,6 +29,8 @@ var wantRoutes = map[route]string{
 	{"GET", "/v1/evidence/log"}:                                  "RunsFunction",
 	{"GET", "/v1/keys"}:                                          "RunsFunction",
 	{"GET", "/v1/matters"}:                                       "RunsFunction",
+	{"GET", "/v1/matters/{matter_id}"}:                           "RunsFunction",
+	{"GET", "/v1/matters/{matter_id}/versions"}:                  "RunsFunction",
 	{"PUT", "/v1/matters/{matter_id}"}:                           "ApproveFunction",
 	{"GET", "/v1/tools"}:                                         "ApproveFunction",
 	{"GET", "/desk"}:                                             "RunsFunction",

@@ -245,6 +245,8 @@ func TestTemplate(t *testing.T) {
 		"GET /v1/evidence/log -> runs",
 		"GET /v1/keys -> runs",
 		"GET /v1/matters -> runs",
+		"GET /v1/matters/{matter_id} -> runs",
+		"GET /v1/matters/{matter_id}/versions -> runs",
 		"GET /v1/runs/{run_id} -> runs",
 		"GET /v1/runs/{run_id}/events -> runs",
 		"GET /v1/runs/{run_id}/evidence -> runs",

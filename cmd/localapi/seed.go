@@ -17,6 +17,9 @@ import (
 const (
 	DevFirmDomain    = "warrant-law.example"
 	DemoClientDomain = "ridgeway-logistics.example"
+	// SeedWriter is who the demo matter's first version names as its
+	// writer: the seed, not a user.
+	SeedWriter = "localapi-seed"
 )
 
 // seed writes the dev firm's settings and the demo matter's record unless
@@ -36,8 +39,8 @@ func seed(ctx context.Context, ddb *dynamodb.Client, table string) (wrote []stri
 	}
 	_, err = store.GetMatter(ctx, DevFirm, walkthrough.DemoMatter)
 	if errors.Is(err, warrant.ErrNotFound) {
-		err = store.PutMatter(ctx, warrant.Matter{FirmID: DevFirm, MatterID: walkthrough.DemoMatter,
-			Title: "Ridgeway Logistics v. Harbor Freight Systems", ClientDomains: []string{DemoClientDomain}})
+		_, err = store.PutMatter(ctx, warrant.Matter{FirmID: DevFirm, MatterID: walkthrough.DemoMatter,
+			Title: "Ridgeway Logistics v. Harbor Freight Systems", ClientDomains: []string{DemoClientDomain}, UpdatedBy: SeedWriter}, 0)
 		wrote = append(wrote, "matter "+walkthrough.DemoMatter+" (client "+DemoClientDomain+")")
 	}
 	return wrote, err

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,13 +41,19 @@ const usage = `usage:
         /v1/runs/{id}/events?head=true) and the head's MAC must verify under KEY:
         "hmac:<hex>" (the local stack's key), "kms:<key ARN or alias>" (asks AWS KMS,
         with the usual AWS credentials), or "@FILE" holding either
-  warrant ledger audit [--key KEY] [FILE]
+  warrant ledger audit [--key KEY] [--policy FILE]... [FILE]
         verify the export as ledger verify does, then trace every executed effect to its
         provenance: the tool.requested whose input re-hashes to its input_sha256, the
         policy's decision, and for a warranted call counsel's approval (recorded as
         counsel, not the requester unless the firm waived separation of duties) and the
-        run.released that burned the warrant, with one effect_ref; exit 1 naming the
-        first effect without provenance
+        run.released that burned the warrant, with one effect_ref; then decide every
+        recorded decision again from the record alone (tool.requested, counsel's edit in
+        approval.decided, the resume's policy_check) on the input and the metadata the
+        line records (the firm's and the client's domains as they were), under the
+        policy of the version the line names: the embedded policy, or the --policy
+        files (full or overlays; repeat it for a run that spans versions). Exit 1
+        naming the first effect without provenance, the first decision that does not
+        re-derive (seq, what differs), or a version no policy given is
   warrant evidence verify --public-key FILE [--checkpoint FILE]... [--allow-unanchored-start] [BUNDLE|LOG]...
         check evidence offline, with nothing but the firm's public keys (GET /v1/keys;
         FILE may hold several PEM keys, --public-key may repeat): each BUNDLE is a run's
@@ -451,9 +458,35 @@ func (f failingKMS) VerifyMac(context.Context, *kms.VerifyMacInput, ...func(*kms
 }
 
 func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
-	pos, keys, err := ledgerArgs("ledger audit", args)
+	fs := newFlags("ledger audit")
+	keySpec := fs.String("key", "", "ledger `KEY`: hmac:<hex>, kms:<key id>, or @FILE")
+	var policyFiles []string
+	fs.Func("policy", "a policy `FILE` (full or an overlay) the ledger's decisions name by version; repeatable (default: the embedded policy)",
+		func(v string) error { policyFiles = append(policyFiles, v); return nil })
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	var keys reducer.HeadVerifier
+	if *keySpec != "" {
+		if keys, err = ledgerKey(*keySpec); err != nil {
+			return err
+		}
+	}
+	var policies []*toolpolicy.Policy
+	for _, f := range policyFiles {
+		p, err := toolpolicy.LoadFile(f)
+		if err != nil {
+			return err
+		}
+		policies = append(policies, p)
+	}
+	if len(policies) == 0 {
+		p, err := toolpolicy.Embedded()
+		if err != nil {
+			return err
+		}
+		policies = append(policies, p)
 	}
 	name, data, err := readInput(pos, stdin)
 	if err != nil {
@@ -482,7 +515,13 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	}); err != nil {
 		return err
 	}
+	// What the audit prints is its finding: nothing of it goes out unless
+	// the whole ledger passes.
+	var out bytes.Buffer
 	effects, err := reducer.Audit(lines)
+	if err != nil {
+		return err
+	}
 	for _, p := range effects {
 		policy := p.RiskTier + ", " + p.MatchedPolicy
 		if p.PolicyVersion != "" {
@@ -495,27 +534,55 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			}
 			policy += ", fired " + strings.Join(ids, " ")
 		}
-		fmt.Fprintf(stdout, "effect %s %s (seq %d, %s): requested at seq %d, input %s, policy %s (%s)",
+		fmt.Fprintf(&out, "effect %s %s (seq %d, %s): requested at seq %d, input %s, policy %s (%s)",
 			p.EffectRef, p.ToolName, p.CompletedSeq, p.Status, p.RequestedSeq, p.InputSHA256[:16], p.Action, policy)
 		if p.ApprovalID != "" {
 			approved := "approved"
 			if p.ExecutedInputSHA256 != "" {
 				approved = "approved as edited"
 			}
-			fmt.Fprintf(stdout, "; warrant %s: asked at seq %d, %s at seq %d by %s as %s (separation %s), released at seq %d",
+			fmt.Fprintf(&out, "; warrant %s: asked at seq %d, %s at seq %d by %s as %s (separation %s), released at seq %d",
 				p.ApprovalID, p.BlockedSeq, approved, p.DecidedSeq, p.DecidedBy, p.DecidedAs, p.Separation, p.ReleasedSeq)
 		}
 		if p.ExecutedInputSHA256 != "" {
-			fmt.Fprintf(stdout, "; ran counsel's edit %s, not the requested %s", p.ExecutedInputSHA256[:16], p.InputSHA256[:16])
+			fmt.Fprintf(&out, "; ran counsel's edit %s, not the requested %s", p.ExecutedInputSHA256[:16], p.InputSHA256[:16])
 		}
 		if p.Reuses > 0 {
-			fmt.Fprintf(stdout, "; answered %d more time(s) from its record", p.Reuses)
+			fmt.Fprintf(&out, "; answered %d more time(s) from its record", p.Reuses)
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(&out)
 	}
+	// Every decision, decided again from the record alone.
+	decisions, err := reducer.Rederive(lines, policies...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "audit: %d executed effect(s), every one with provenance; ledger verified%s\n", len(effects), signed)
-	return nil
+	var used []string
+	for _, d := range decisions {
+		what := d.ToolName
+		if d.Type == contracts.TypeApprovalDecided {
+			what += " (counsel's edit)"
+		}
+		fired := ""
+		if len(d.FiredRules) > 0 {
+			fired = ", fired " + strings.Join(d.FiredRules, " ")
+		}
+		fmt.Fprintf(&out, "decision seq %d %s %s: %s (%s%s), input %s, metadata %s, policy version %s: re-derived\n",
+			d.Seq, d.Type, what, d.Action, d.RiskTier, fired, d.InputSHA256[:16], d.MetadataSHA256[:16], d.PolicyVersion)
+		if !slices.Contains(used, d.PolicyVersion) {
+			used = append(used, d.PolicyVersion)
+		}
+	}
+	under := ""
+	switch len(used) {
+	case 0:
+	case 1:
+		under = " under policy version " + used[0]
+	default:
+		under = " under policy versions " + strings.Join(used, ", ")
+	}
+	fmt.Fprintf(&out, "audit: %d executed effect(s), every one with provenance; %d decision(s) re-derived%s; ledger verified%s\n",
+		len(effects), len(decisions), under, signed)
+	_, err = stdout.Write(out.Bytes())
+	return err
 }

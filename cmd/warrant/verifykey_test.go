@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
@@ -97,62 +95,36 @@ func TestLedgerVerifyWithKey(t *testing.T) {
 	}
 }
 
-// `warrant ledger audit` traces the filing to its warrant, and names an
+// `warrant ledger audit` traces the e-mail to its warrant, and names an
 // effect without provenance (here: no approval.decided line, a ledger the
 // reducer also refuses, so the audit stops at the verification).
 func TestLedgerAudit(t *testing.T) {
 	key := "hmac:" + strings.Repeat("5a", 32)
-	good := ledger(t)
+	good := newEmailRun(t).lines(t)
 	ok := runCLI(string(signedExport(t, key, good)), "ledger", "audit", "--key", key)
-	check(t, ok, 0, "audit: 1 executed effect(s), every one with provenance; ledger verified, signed head at seq 8 verified", "")
-	if !strings.Contains(ok.stdout, "effect 1d2c3b4a-5e6f-4789-8abc-def012345678 file_court_document (seq 7, success)") ||
-		!strings.Contains(ok.stdout, "warrant 9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b: asked at seq 4, approved at seq 5 by c0c0c0c0-1111-4222-8333-444455556666 as counsel (separation enforced), released at seq 6") {
+	check(t, ok, 0, "audit: 1 executed effect(s), every one with provenance; 2 decision(s) re-derived", "")
+	if !strings.Contains(ok.stdout, "effect "+sentEffect+" send_client_email (seq 6, success)") ||
+		!strings.Contains(ok.stdout, "warrant "+heldApproval+": asked at seq 3, approved at seq 4 by c0c0c0c0-1111-4222-8333-444455556666 as counsel (separation enforced), released at seq 5") ||
+		!strings.Contains(ok.stdout, "; ledger verified, signed head at seq 7 verified") {
 		t.Fatalf("audit output:\n%s", ok.stdout)
 	}
-	// Line 5 (approval.decided) dropped: the chain breaks before the audit.
-	broken := append(append([][]byte{}, good[:4]...), good[5:]...)
-	check(t, runCLI(string(join(broken)), "ledger", "audit"), 1, "", "line 5: ")
+	// Line 4 (approval.decided) dropped: the chain breaks before the audit.
+	broken := append(append([][]byte{}, good[:3]...), good[4:]...)
+	check(t, runCLI(string(join(broken)), "ledger", "audit"), 1, "", "line 4: ")
 }
 
 // `warrant ledger audit` shows the policy's decision as recorded (version
 // and fired rules) and, for a call counsel edited, the input that ran.
 func TestLedgerAuditShowsRulesAndEdits(t *testing.T) {
-	input := json.RawMessage(`{"court":"SF Superior","matter_id":"` + matterID + `"}`)
-	edited := json.RawMessage(`{"court":"SF Superior (Dept. 302)","matter_id":"` + matterID + `"}`)
-	h, _ := contracts.InputHash(input)
-	eh, _ := contracts.InputHash(edited)
-	fired := []contracts.FiredRule{{ID: "court.filing_requires_warrant", Effect: "raise:high", Reason: "always"}}
-	const approval, effect = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b", "1d2c3b4a-5e6f-4789-8abc-def012345678"
-	events := []contracts.Event{
-		&contracts.RunStarted{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke, ModelID: modelID, PromptVersion: "v1",
-			SchemaVersion: contracts.SchemaVersion, CostCapUSD: "1.00", MaxTokens: 1024, MatterID: matterID, UserID: userID},
-		&contracts.ToolRequested{Turn: 1, ToolUseID: "t1", ToolName: "file_court_document", Input: input, InputSHA256: h,
-			RiskTier: "high", Action: "require_approval", Reason: "court filing", MatchedPolicy: "tools.file_court_document",
-			PolicyVersion: "2026-12-03+firm-7", FiredRules: fired},
-		&contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: approval, ToolUseID: "t1",
-			ToolName: "file_court_document", ToolInput: input, ToolInputHash: h, RiskTier: "high", ExpiresAt: "2026-12-03T10:00:00.000Z",
-			PolicyVersion: "2026-12-03+firm-7", FiredRules: fired}},
-		&contracts.ApprovalDecided{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, DecidedBy: "c0c0c0c0-1111-4222-8333-444455556666",
-			ToolInputHash: h, RequestedBy: userID, Separation: contracts.SeparationEnforced, DecidedAs: contracts.RoleCounsel,
-			EditedInput: edited, EditedInputSHA256: eh, EditedRiskTier: "high", EditedFiredRules: fired},
-		&contracts.RunReleased{ApprovalRequestID: approval, Decision: warrant.DecisionApproved, EffectRef: effect},
-		&contracts.ToolCompleted{ToolUseID: "t1", ToolName: "file_court_document", InputSHA256: h, Status: contracts.ToolSuccess,
-			EffectRef: effect, Result: json.RawMessage(`{"filing_id":"F-1"}`), ExecutedInputSHA256: eh},
-		&contracts.RunCompleted{StopReason: "end_turn", FinalText: "Filed."},
-	}
-	c := contracts.NewChain(runID, firmID)
-	c.Now = func() time.Time { return time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC) }
-	var raws [][]byte
-	for _, e := range events {
-		l, err := c.Append(e)
-		if err != nil {
-			t.Fatalf("append %s: %v", e.EventType(), err)
-		}
-		raws = append(raws, l.Raw)
-	}
-	got := runCLI(string(join(raws)), "ledger", "audit")
+	r := newEmailRun(t)
+	r.edit = true
+	evs := r.events(t)
+	h := evs[1].(*contracts.ToolRequested).InputSHA256
+	eh := evs[3].(*contracts.ApprovalDecided).EditedInputSHA256
+	got := runCLI(r.export(t), "ledger", "audit")
 	check(t, got, 0, "audit: 1 executed effect(s), every one with provenance", "")
-	for _, want := range []string{"policy require_approval (high, tools.file_court_document, version 2026-12-03+firm-7, fired court.filing_requires_warrant)",
+	for _, want := range []string{"policy require_approval (high, tools.send_client_email, version " + r.policy.Version() +
+		", fired email.recipient_outside_client email.client_communication email.copy_outside_firm)",
 		"approved as edited at seq 4", "ran counsel's edit " + eh[:16] + ", not the requested " + h[:16]} {
 		if !strings.Contains(got.stdout, want) {
 			t.Errorf("audit output lacks %q:\n%s", want, got.stdout)

@@ -50,6 +50,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
 // Dev identities of the walkthrough. The firm and associate are the local
@@ -860,7 +861,9 @@ func (w *walk) follow(ctx context.Context, step, runID string) (*answer, error) 
 }
 
 // audit traces every executed effect of the exported file to its
-// provenance, as `warrant ledger audit FILE` does.
+// provenance and decides every recorded decision again from the record, as
+// `warrant ledger audit FILE` does (the walkthrough runs on the embedded
+// policy).
 func audit(file string) ([]reducer.Provenance, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -870,7 +873,16 @@ func audit(file string) ([]reducer.Provenance, error) {
 	if _, err := contracts.ReadExport(bytes.NewReader(b), func(l contracts.Line) error { lines = append(lines, l); return nil }); err != nil {
 		return nil, err
 	}
-	return reducer.Audit(lines)
+	effects, err := reducer.Audit(lines)
+	if err != nil {
+		return effects, err
+	}
+	p, err := toolpolicy.Embedded()
+	if err != nil {
+		return effects, err
+	}
+	_, err = reducer.Rederive(lines, p)
+	return effects, err
 }
 
 func filingsOf(lines []ledgerLine) (n int, ref string) {

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy/policytest"
 )
 
@@ -215,8 +216,9 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 			if _, err := h.decideEdit(res, d); err != nil {
 				t.Fatal(err)
 			}
+			denying := policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")
 			stricter, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model,
-				Logger: failure.NewLogger(h.logs), Policy: policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")})
+				Logger: failure.NewLogger(h.logs), Policy: denying})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,6 +234,31 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 			st, err := reducer.ReduceAgentRun(lines)
 			if err != nil || st.Status != warrant.RunFailed || st.FailureKind != string(failure.KindPolicyChanged) {
 				t.Fatalf("state = %+v, %v", st, err)
+			}
+			// Issue 25, item 4: the refusal records the decision it made
+			// and what it was made on.
+			failed := h.payloads(res.State.RunID, contracts.TypeRunFailed)
+			var check struct {
+				InputSHA256   string          `json:"input_sha256"`
+				PolicyVersion string          `json:"policy_version"`
+				Action        string          `json:"action"`
+				Metadata      json.RawMessage `json:"policy_metadata"`
+			}
+			if len(failed) != 1 || json.Unmarshal(failed[0]["policy_check"], &check) != nil {
+				t.Fatalf("run.failed records no policy_check: %d lines", len(failed))
+			}
+			execHash := res.State.PendingApproval.ToolInputHash
+			if edited {
+				_, execHash, _ = contracts.CanonicalInput(h.emailEdit())
+			}
+			if m := metaOf(t, members(t, failed[0]["policy_check"]), ""); check.Action != "deny" || check.PolicyVersion != "2026-12-04" ||
+				check.InputSHA256 != execHash || m.meta.MatterID != h.matter || m.hash != m.rehash {
+				t.Fatalf("run.failed's policy_check = %+v (metadata %+v)", check, m)
+			}
+			// The audit decides the refusal again under the policy that made it.
+			embedded, _ := toolpolicy.Embedded()
+			if ds, err := reducer.Rederive(lines, embedded, denying); err != nil || ds[len(ds)-1].Type != contracts.TypeRunFailed || ds[len(ds)-1].Action != "deny" {
+				t.Fatalf("re-derived %+v, %v", ds, err)
 			}
 			w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, req.ApprovalID)
 			if err != nil || w.Status != warrant.WarrantRefused {

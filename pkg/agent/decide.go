@@ -100,7 +100,8 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
 		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
 		RequestedBy: folded.State.UserID, Separation: separation, DecidedAs: d.DecidedAs, DecidedByName: d.DecidedByName,
-		EditedInput: d.EditedInput, EditedInputSHA256: d.EditedHash, EditedRiskTier: verdict.RiskTier, EditedFiredRules: verdict.FiredRules})
+		EditedInput: d.EditedInput, EditedInputSHA256: d.EditedHash, EditedRiskTier: verdict.RiskTier, EditedFiredRules: verdict.FiredRules,
+		EditedPolicyVersion: verdict.PolicyVersion, EditedPolicyMetadata: verdict.Metadata, EditedPolicyMetadataSHA256: verdict.MetadataSHA256})
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}

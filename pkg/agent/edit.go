@@ -15,10 +15,15 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
-// EditVerdict is the risk policy's decision on counsel's edit of a call.
+// EditVerdict is the risk policy's decision on counsel's edit of a call,
+// and what it decided on beyond the edit (Metadata, recorded form, and its
+// hash), which approval.decided records.
 type EditVerdict struct {
-	RiskTier   string
-	FiredRules []contracts.FiredRule
+	RiskTier       string
+	FiredRules     []contracts.FiredRule
+	PolicyVersion  string
+	Metadata       json.RawMessage
+	MetadataSHA256 string
 }
 
 // CheckEdit decides counsel's edit of a held call before the approval is
@@ -51,20 +56,40 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 		}
 		return EditVerdict{}, failure.New(failure.KindPolicyDenied, msg)
 	}
-	return EditVerdict{RiskTier: string(d.Tier), FiredRules: fired}, nil
+	raw, sum, err := recordMeta(meta)
+	if err != nil {
+		return EditVerdict{}, err
+	}
+	return EditVerdict{RiskTier: string(d.Tier), FiredRules: fired, PolicyVersion: d.PolicyVersion, Metadata: raw, MetadataSHA256: sum}, nil
 }
 
 // decide is the risk policy's decision on one call of a run, its input
 // canonical JSON and meta what the store knows of the run (metadata).
 func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
-	d, err := b.policy.Decide(toolpolicy.Call{Tool: tool, Input: input, Meta: meta})
+	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta})
+}
+
+// recordMeta is the ledger's record of the metadata a decision was made on.
+func recordMeta(meta toolpolicy.Metadata) (json.RawMessage, string, error) {
+	raw, sum, err := contracts.RecordMetadata(meta)
 	if err != nil {
-		// A name the policy cannot even read is denied like any unlisted
-		// tool.
-		return toolpolicy.Decision{ToolName: tool, Tier: toolpolicy.TierProhibited, Action: toolpolicy.ActionDeny,
-			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: b.policy.Version()}
+		// Strings and lists of strings always canonicalize; a failure here
+		// is a bug, and no decision goes unrecorded.
+		return nil, "", failure.Wrap(failure.KindInternal, "the policy's metadata cannot be recorded", err)
 	}
-	return d
+	return raw, sum, nil
+}
+
+// policyCheck records the policy's decision d on the call of tool whose
+// input hashes to inputSHA256, made on meta.
+func policyCheck(tool, inputSHA256 string, d toolpolicy.Decision, meta toolpolicy.Metadata) (*contracts.PolicyCheck, error) {
+	raw, sum, err := recordMeta(meta)
+	if err != nil {
+		return nil, err
+	}
+	return &contracts.PolicyCheck{ToolName: tool, InputSHA256: inputSHA256, RiskTier: string(d.Tier), Action: string(d.Action),
+		Reason: d.Reason, MatchedPolicy: d.MatchedPolicy, PolicyVersion: d.PolicyVersion, FiredRules: firedRules(d.FiredRules),
+		PolicyMetadata: raw, PolicyMetadataSHA256: sum}, nil
 }
 
 // policyMeta is the session's metadata for the policy, read once.

@@ -83,20 +83,28 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	s.chain.Now = b.cfg.Now
 	s.state = state
 	execInput, execHash := w.Executes()
+	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}
 	if w.Decision == warrant.DecisionApproved {
 		// Re-check at dispatch: the policy running now decides the call the
 		// warrant lets run. If it denies it (a rule added or an overlay
-		// changed since the hold), the warrant is refused, the run fails
-		// with policy_changed, and nothing executes.
+		// changed since the hold, or the matter's client domains since
+		// counsel signed), the warrant is refused, the run fails with
+		// policy_changed, and nothing executes. Either way the line records
+		// the decision and what it was made on.
 		pm, err := s.policyMeta(ctx)
 		if err != nil {
 			return Result{}, err
 		}
-		if d := b.decide(w.ToolName, execInput, pm); d.Action == toolpolicy.ActionDeny {
-			return Result{}, s.refuse(ctx, w, d)
+		d := b.decide(w.ToolName, execInput, pm)
+		check, err := policyCheck(w.ToolName, execHash, d, pm)
+		if err != nil {
+			return Result{}, err
 		}
+		if d.Action == toolpolicy.ActionDeny {
+			return Result{}, s.refuse(ctx, w, d, check)
+		}
+		released.PolicyCheck = check
 	}
-	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}
 	// A declined warrant claims its call too, as declined: every copy of the
 	// call, in this step or a later turn, is then answered "declined" and
 	// nothing can execute it in this run. An approved one is reserved for the
@@ -128,7 +136,7 @@ func (b *Brain) Resume(ctx context.Context, r ResumeRequest) (Result, error) {
 // dispatch: the warrant becomes refused and the run fails (policy_changed)
 // with its run.failed line, in one transaction. The caller gets the same
 // kind.
-func (s *session) refuse(ctx context.Context, w warrant.Warrant, d toolpolicy.Decision) error {
+func (s *session) refuse(ctx context.Context, w warrant.Warrant, d toolpolicy.Decision, check *contracts.PolicyCheck) error {
 	msg := "the risk policy (version " + d.PolicyVersion + ") now denies the warranted call"
 	if ids := ruleIDs(firedRules(d.FiredRules)); ids != "" {
 		msg += " (fired rules: " + ids + ")"
@@ -137,7 +145,9 @@ func (s *session) refuse(ctx context.Context, w warrant.Warrant, d toolpolicy.De
 	env := failure.Build(reason, failure.StageResume, "agent", s.scope())
 	s.b.logger.Log(ctx, env)
 	sw := warrant.SweepFailure{FirmID: s.meta.FirmID, RunID: s.meta.RunID, RefuseApproval: w.ApprovalID}
-	if err := s.commit(ctx, func(ls []contracts.Line) error { return s.b.store.SweepFail(ctx, sw, ls...) }, runFailed(reason, env)); err != nil {
+	failed := runFailed(reason, env)
+	failed.PolicyCheck = check
+	if err := s.commit(ctx, func(ls []contracts.Line) error { return s.b.store.SweepFail(ctx, sw, ls...) }, failed); err != nil {
 		if errors.Is(err, warrant.ErrRunNotInState) {
 			return failure.New(failure.KindConflict, "the run is not held on this warrant")
 		}

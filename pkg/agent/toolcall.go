@@ -72,9 +72,14 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 		return nil, false, staged(failure.StageToolPolicy, err)
 	}
 	decision := s.b.decide(b.Name, input, meta)
+	metaRaw, metaSum, err := recordMeta(meta)
+	if err != nil {
+		return nil, false, staged(failure.StageToolPolicy, err)
+	}
 	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: input, InputSHA256: hash,
 		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy,
-		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules)}
+		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules),
+		PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum}
 	finish := func(status, msg string) (*contracts.ToolCompleted, bool, error) {
 		tc := &contracts.ToolCompleted{ToolUseID: b.ToolUseID, ToolName: b.Name, InputSHA256: hash, Status: status, Result: errorResult(msg)}
 		if err := s.commit(ctx, nil, req, tc); err != nil {

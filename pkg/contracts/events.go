@@ -164,6 +164,12 @@ type ToolRequested struct {
 	// absent on lines written before rules existed.
 	PolicyVersion string      `json:"policy_version,omitempty"`
 	FiredRules    []FiredRule `json:"fired_rules,omitempty"`
+	// PolicyMetadata is what the policy decided on beyond the input
+	// (PolicyMetadata, canonical JSON), PolicyMetadataSHA256 its hash, which
+	// the effect's receipt carries. Absent on lines written before
+	// decisions recorded it.
+	PolicyMetadata       json.RawMessage `json:"policy_metadata,omitempty"`
+	PolicyMetadataSHA256 string          `json:"policy_metadata_sha256,omitempty"`
 }
 
 // FiredRule is one risk-policy rule that fired on a call's arguments.
@@ -263,6 +269,12 @@ type ApprovalDecided struct {
 	EditedInputSHA256 string          `json:"edited_input_sha256,omitempty"`
 	EditedRiskTier    string          `json:"edited_risk_tier,omitempty"`
 	EditedFiredRules  []FiredRule     `json:"edited_fired_rules,omitempty"`
+	// EditedPolicyVersion is the policy that decided the edit, and
+	// EditedPolicyMetadata (with its hash) what it decided on beyond the
+	// edit itself (absent on lines written before edits recorded them).
+	EditedPolicyVersion        string          `json:"edited_policy_version,omitempty"`
+	EditedPolicyMetadata       json.RawMessage `json:"edited_policy_metadata,omitempty"`
+	EditedPolicyMetadataSHA256 string          `json:"edited_policy_metadata_sha256,omitempty"`
 }
 
 // Separation of duties, as approval.decided records it (closed).
@@ -277,6 +289,10 @@ type RunReleased struct {
 	ApprovalRequestID string           `json:"approval_request_id"`
 	Decision          warrant.Decision `json:"decision"`
 	EffectRef         string           `json:"effect_ref,omitempty"`
+	// PolicyCheck is the policy's decision on the warranted call at the
+	// resume, which let it run (approved warrants; absent on lines written
+	// before the resume recorded it).
+	PolicyCheck *PolicyCheck `json:"policy_check,omitempty"`
 }
 
 // RunCompleted ends a run normally.
@@ -293,6 +309,9 @@ type RunFailed struct {
 	FailureStage string          `json:"failure_stage"`
 	FailureKind  string          `json:"failure_kind"`
 	Failure      json.RawMessage `json:"failure"`
+	// PolicyCheck is the policy's decision that refused a warranted call
+	// at the resume (failure kind policy_changed only).
+	PolicyCheck *PolicyCheck `json:"policy_check,omitempty"`
 }
 
 // EffectReconciled records what really happened to an effect whose outcome
@@ -450,7 +469,10 @@ func (e *ToolRequested) validate() error {
 	if err := mustNotEmpty("payload.risk_tier", e.RiskTier); err != nil {
 		return err
 	}
-	return checkFiredRules("payload.fired_rules", e.FiredRules)
+	if err := checkFiredRules("payload.fired_rules", e.FiredRules); err != nil {
+		return err
+	}
+	return checkMetadata("payload.policy_metadata", e.PolicyMetadata, e.PolicyMetadataSHA256)
 }
 
 // checkFiredRules validates recorded rule firings.
@@ -604,8 +626,13 @@ func (e *ApprovalDecided) validate() error {
 		}
 	} else if e.EditedRiskTier != "" || len(e.EditedFiredRules) > 0 {
 		return fieldErr("payload.edited_risk_tier", "only an edit has a decision of its own")
+	} else if e.EditedPolicyVersion != "" || len(e.EditedPolicyMetadata) > 0 || e.EditedPolicyMetadataSHA256 != "" {
+		return fieldErr("payload.edited_policy_metadata", "only an edit has a decision of its own")
 	}
 	if err := checkFiredRules("payload.edited_fired_rules", e.EditedFiredRules); err != nil {
+		return err
+	}
+	if err := checkMetadata("payload.edited_policy_metadata", e.EditedPolicyMetadata, e.EditedPolicyMetadataSHA256); err != nil {
 		return err
 	}
 	return checkHash("payload.tool_input_hash", e.ToolInputHash)
@@ -619,10 +646,19 @@ func (e *RunReleased) validate() error {
 		return err
 	}
 	if e.Decision == warrant.DecisionApproved {
-		return CheckUUID("payload.effect_ref", e.EffectRef)
+		if err := CheckUUID("payload.effect_ref", e.EffectRef); err != nil {
+			return err
+		}
+		if e.PolicyCheck != nil && e.PolicyCheck.Action == "deny" {
+			return fieldErr("payload.policy_check.action", "a call the policy denies is not released")
+		}
+		return e.PolicyCheck.validate("payload.policy_check")
 	}
 	if e.EffectRef != "" {
 		return fieldErr("payload.effect_ref", "a declined warrant claims no effect")
+	}
+	if e.PolicyCheck != nil {
+		return fieldErr("payload.policy_check", "a declined warrant's call is not decided again")
 	}
 	return nil
 }
@@ -633,7 +669,13 @@ func (e *RunFailed) validate() error {
 	if err := mustNotEmpty("payload.failure_kind", e.FailureKind); err != nil {
 		return err
 	}
-	return mustNotEmpty("payload.failure_stage", e.FailureStage)
+	if err := mustNotEmpty("payload.failure_stage", e.FailureStage); err != nil {
+		return err
+	}
+	if e.PolicyCheck != nil && e.PolicyCheck.Action != "deny" {
+		return fieldErr("payload.policy_check.action", "a refusal records the policy denying the call")
+	}
+	return e.PolicyCheck.validate("payload.policy_check")
 }
 
 // checkDecimal accepts a non-negative decimal string like "0.004215".

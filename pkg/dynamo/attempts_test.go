@@ -1,8 +1,10 @@
 package dynamo_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,22 +146,120 @@ func testFirmSettings(t *testing.T, ep *dynamotest.Endpoint) {
 }
 
 // testMatters: a matter's record is read back in its firm only; a matter
-// without one is not found; bad domains are refused.
+// without one is not found; bad domains are refused. Every write names the
+// version it replaces and records the version it makes (who, when, before,
+// after); of two writers of the same version exactly one wins, and a write
+// that names another version, or creates a matter that exists, writes
+// nothing.
 func testMatters(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
 	firm, other, matter := id(), id(), id()
+	alice, bob := id(), id()
 	_, err := e.store.GetMatter(e.ctx, firm, matter)
 	wantErr(t, err, warrant.ErrNotFound, "a matter with no record")
-	m := warrant.Matter{FirmID: firm, MatterID: matter, Title: "Ridgeway v. Harbor", ClientDomains: []string{"ridgeway.example"}}
-	must(t, e.store.PutMatter(e.ctx, m))
+	m := warrant.Matter{FirmID: firm, MatterID: matter, Title: "Ridgeway v. Harbor", ClientDomains: []string{"ridgeway.example"}, UpdatedBy: alice}
+	saved, err := e.store.PutMatter(e.ctx, m, 0)
+	if err != nil || saved.Version != 1 {
+		t.Fatalf("create: %+v, %v", saved, err)
+	}
 	got, err := e.store.GetMatter(e.ctx, firm, matter)
-	if err != nil || got.Title != m.Title || !reflect.DeepEqual(got.ClientDomains, m.ClientDomains) || got.UpdatedAt.IsZero() {
+	if err != nil || got.Title != m.Title || !reflect.DeepEqual(got.ClientDomains, m.ClientDomains) || got.UpdatedAt.IsZero() ||
+		got.Version != 1 || got.UpdatedBy != alice {
 		t.Fatalf("matter %+v, %v", got, err)
 	}
 	_, err = e.store.GetMatter(e.ctx, other, matter)
 	wantErr(t, err, warrant.ErrNotFound, "another firm's matter")
-	wantInvalid(t, e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: matter, ClientDomains: []string{"UPPER.example"}}), "a bad client domain")
-	if err := e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: "not-a-uuid"}); err == nil {
+	_, err = e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: matter, ClientDomains: []string{"UPPER.example"}, UpdatedBy: alice}, 1)
+	wantInvalid(t, err, "a bad client domain")
+	if _, err := e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: "not-a-uuid", UpdatedBy: alice}, 0); err == nil {
 		t.Error("saved a matter whose id is not a UUID")
+	}
+	if _, err := e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: id()}, 0); err == nil {
+		t.Error("saved a matter with no writer")
+	}
+
+	// Two writers of version 1: one makes version 2, the other is refused.
+	next := m
+	next.ClientDomains, next.UpdatedBy = []string{"ridgeway-holdings.example"}, bob
+	var wins, refused int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			_, err := e.store.PutMatter(e.ctx, next, 1)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, warrant.ErrMatterVersion):
+				refused++
+			default:
+				t.Errorf("racing writer: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins != 1 || refused != 1 {
+		t.Fatalf("two writers of version 1: %d won, %d refused", wins, refused)
+	}
+	for _, c := range []struct {
+		name      string
+		ifVersion int64
+		want      error
+		matter    string
+	}{
+		{"a stale version", 1, warrant.ErrMatterVersion, matter},
+		{"a version not yet made", 3, warrant.ErrMatterVersion, matter},
+		{"create over a matter", 0, warrant.ErrMatterExists, matter},
+		{"update of no record", 1, warrant.ErrMatterVersion, id()},
+	} {
+		w := next
+		w.MatterID, w.ClientDomains = c.matter, []string{"elsewhere.example"}
+		_, err := e.store.PutMatter(e.ctx, w, c.ifVersion)
+		wantErr(t, err, c.want, c.name)
+	}
+	vs, more, err := e.store.MatterVersions(e.ctx, firm, matter, 0, 10)
+	if err != nil || more || len(vs) != 2 {
+		t.Fatalf("versions %+v, more %v, %v", vs, more, err)
+	}
+	if vs[0].Version != 1 || vs[0].Before != nil || vs[0].UpdatedBy != alice || vs[0].After.ClientDomains[0] != "ridgeway.example" ||
+		vs[1].Version != 2 || vs[1].Before == nil || vs[1].Before.ClientDomains[0] != "ridgeway.example" ||
+		vs[1].After.ClientDomains[0] != "ridgeway-holdings.example" || vs[1].UpdatedBy != bob || vs[1].UpdatedAt.IsZero() {
+		t.Fatalf("versions %+v", vs)
+	}
+	if page, more, err := e.store.MatterVersions(e.ctx, firm, matter, 0, 1); err != nil || !more || len(page) != 1 || page[0].Version != 1 {
+		t.Fatalf("first page %+v, more %v, %v", page, more, err)
+	}
+	if page, more, err := e.store.MatterVersions(e.ctx, firm, matter, 1, 1); err != nil || more || len(page) != 1 || page[0].Version != 2 {
+		t.Fatalf("second page %+v, more %v, %v", page, more, err)
+	}
+	if vs, _, err := e.store.MatterVersions(e.ctx, other, matter, 0, 10); err != nil || len(vs) != 0 {
+		t.Fatalf("another firm's versions %+v, %v", vs, err)
+	}
+	// The versions are not matters.
+	if ms, err := e.store.ListMatters(e.ctx, firm); err != nil || len(ms) != 1 || ms[0].Version != 2 {
+		t.Fatalf("matters %+v, %v", ms, err)
+	}
+
+	// A record written before matters kept versions is version 1, with no
+	// history of it; its next write is version 2, with what it said.
+	legacy := id()
+	if _, err := e.ep.Client.PutItem(e.ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "FIRM#" + firm}, "SK": &types.AttributeValueMemberS{Value: "MATTER#" + legacy},
+		"firm_id": &types.AttributeValueMemberS{Value: firm}, "matter_id": &types.AttributeValueMemberS{Value: legacy},
+		"title": &types.AttributeValueMemberS{Value: "Old"}, "updated_at": &types.AttributeValueMemberS{Value: "2026-01-02T03:04:05.000000000Z"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.store.GetMatter(e.ctx, firm, legacy); err != nil || got.Version != 1 {
+		t.Fatalf("legacy matter %+v, %v", got, err)
+	}
+	if _, err := e.store.PutMatter(e.ctx, warrant.Matter{FirmID: firm, MatterID: legacy, Title: "New", UpdatedBy: alice}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _, err := e.store.MatterVersions(e.ctx, firm, legacy, 0, 10); err != nil || len(vs) != 1 || vs[0].Version != 2 ||
+		vs[0].Before == nil || vs[0].Before.Title != "Old" || vs[0].After.Title != "New" {
+		t.Fatalf("legacy versions %+v, %v", vs, err)
 	}
 }

@@ -77,6 +77,9 @@ type Receipt struct {
 	RiskTier      string `json:"risk_tier,omitempty"`
 	MatchedPolicy string `json:"matched_policy,omitempty"`
 	PolicyVersion string `json:"policy_version,omitempty"`
+	// PolicyMetadataSHA256 is the hash of what the policy's decision
+	// weighed beyond the input (tool.requested's policy_metadata_sha256).
+	PolicyMetadataSHA256 string `json:"policy_metadata_sha256,omitempty"`
 	// ReconciledBy is the counsel who recorded a reconciliation.
 	ReconciledBy string `json:"reconciled_by,omitempty"`
 
@@ -198,7 +201,7 @@ func Derive(lines []contracts.Line) ([]Receipt, error) {
 				r.InputSHA256 = e.ExecutedInputSHA256
 			}
 			if q := requested[e.ToolUseID]; q != nil {
-				r.RiskTier, r.MatchedPolicy, r.PolicyVersion = q.RiskTier, q.MatchedPolicy, q.PolicyVersion
+				r.RiskTier, r.MatchedPolicy, r.PolicyVersion, r.PolicyMetadataSHA256 = q.RiskTier, q.MatchedPolicy, q.PolicyVersion, q.PolicyMetadataSHA256
 			}
 			r.Authority = AuthorityPolicy
 			if id, ok := released[e.EffectRef]; ok {

@@ -57,11 +57,17 @@ const (
 	// checkpoint the sweeper signed, as kept outside the table (rolled
 	// back, forked, or a checkpoint missing): the sweeper refuses to sign.
 	KindLogDiverged Kind = "firm_log_diverged"
-
 	// KindModelAnswerLost: a model call was made and paid for (its
 	// model.usage line is on the ledger) but its answer was never recorded;
 	// the call is not made again, so the run ends.
 	KindModelAnswerLost Kind = "model_answer_lost"
+	// KindPreconditionFailed: a conditional request (If-Match,
+	// If-None-Match) named a version the resource is not at; nothing was
+	// written.
+	KindPreconditionFailed Kind = "precondition_failed"
+	// KindPreconditionRequired: an update that must name the version it
+	// replaces (If-Match) came without it; nothing was written.
+	KindPreconditionRequired Kind = "precondition_required"
 )
 
 var allKinds = []Kind{
@@ -76,6 +82,7 @@ var allKinds = []Kind{
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
 	KindFirmBudgetExceeded, KindLogDiverged, KindModelAnswerLost,
+	KindPreconditionFailed, KindPreconditionRequired,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

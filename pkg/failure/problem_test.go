@@ -27,6 +27,8 @@ func TestStatus(t *testing.T) {
 		failure.KindUnknownModel:         422,
 		failure.KindCostCapExceeded:      422,
 		failure.KindFirmBudgetExceeded:   422,
+		failure.KindPreconditionFailed:   412,
+		failure.KindPreconditionRequired: 428,
 		failure.KindModelThrottled:       503,
 		failure.KindStoreThrottled:       503,
 		failure.KindStoreUnavailable:     503,

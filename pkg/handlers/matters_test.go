@@ -33,17 +33,21 @@ func TestMatterRegistry(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	const matter = "7d6c5b4a-3928-4716-a5b4-c3d2e1f0a9b8"
 	body := map[string]any{"name": "Ridgeway Logistics v. Harbor Freight", "client_domains": []string{"ridgeway-logistics.example"}}
-	resp := s.post(putMatterReq(t, matter, body))
+	resp := s.post(putMatterReq(t, matter, body).set("headers.if-none-match", "*"))
 	v := decode[handlers.MatterView](t, resp)
-	if resp.StatusCode != 200 || v.MatterID != matter || v.Name != body["name"] || len(v.ClientDomains) != 1 {
-		t.Fatalf("put: %d %s", resp.StatusCode, resp.Body)
+	if resp.StatusCode != 201 || v.MatterID != matter || v.Name != body["name"] || len(v.ClientDomains) != 1 || resp.Headers["Location"] != "/v1/matters/"+matter {
+		t.Fatalf("put: %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
 	}
-	// A firm admin may rename it; the same request again is the same answer.
+	// A firm admin may rename it, naming the version it replaces; the same
+	// request again is the same answer.
 	body["name"] = "Ridgeway v. Harbor Freight (appeal)"
-	for range 2 {
-		if resp := s.post(putMatterReq(t, matter, body).roles("firm_admin")); resp.StatusCode != 200 {
-			t.Fatalf("firm admin put: %d %s", resp.StatusCode, resp.Body)
+	var first string
+	for i := range 2 {
+		resp := s.post(putMatterReq(t, matter, body).roles("firm_admin").set("headers.if-match", v.ETag))
+		if resp.StatusCode != 200 || (i == 1 && resp.Body != first) {
+			t.Fatalf("firm admin put %d: %d %s", i+1, resp.StatusCode, resp.Body)
 		}
+		first = resp.Body
 	}
 	resp = s.post(listMattersReq(t))
 	list := decode[struct {

@@ -68,8 +68,8 @@ func stringsOf(t *testing.T, doc []byte) []string {
 func TestNotifications(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	ctx := context.Background()
-	if err := s.store.PutMatter(ctx, warrant.Matter{FirmID: fixFirm, MatterID: "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99",
-		Title: "Ridgeway Logistics v. Harbor Freight Systems", ClientDomains: []string{"ridgeway-logistics.example"}}); err != nil {
+	if _, err := s.store.PutMatter(ctx, warrant.Matter{FirmID: fixFirm, MatterID: "3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99",
+		Title: "Ridgeway Logistics v. Harbor Freight Systems", ClientDomains: []string{"ridgeway-logistics.example"}, UpdatedBy: fixFirm}, 0); err != nil {
 		t.Fatal(err)
 	}
 	v := decode[struct {

@@ -55,6 +55,9 @@ type RunsStore interface {
 //	GET /v1/evidence/log[?from=N&checkpoint=M]  the firm log's entries from N to checkpoint M, and M
 //	GET /v1/keys                                the public keys receipts and checkpoints are signed with
 //	GET /v1/matters                             the firm's matter registry (counsel or firm_admin)
+//	GET /v1/matters/{matter_id}                 one matter, with its version's ETag (counsel or firm_admin)
+//	GET /v1/matters/{matter_id}/versions[?after_version=N&limit=M]  the matter's versions, oldest first:
+//	                                            who wrote each, when, before and after (counsel or firm_admin)
 //	GET /desk, GET /desk/{name}                 the counsel's desk (package desk): the page, its script,
 //	                                            style sheet and sign-in configuration; no claims needed
 //
@@ -145,6 +148,10 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = h.keys(req, &id)
 	case ListMattersRoute:
 		resp, err = listMatters(ctx, h.Matters, req, p, &id)
+	case GetMatterRoute:
+		resp, err = getMatter(ctx, h.Matters, req, p, &id)
+	case MatterVersionsRoute:
+		resp, err = matterVersions(ctx, h.Matters, req, p, &id)
 	default:
 		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}

@@ -54,18 +54,9 @@ func actionFor(t Tier) (Action, bool) {
 // it by the snake_case names of its JSON form. A string field left empty
 // means "not known": a comparison with it cannot be evaluated, which fires
 // a raise or deny rule (fail-closed). An empty list is a list with nothing
-// in it.
-type Metadata struct {
-	FirmID   string   `json:"firm_id,omitempty"`
-	MatterID string   `json:"matter_id,omitempty"`
-	AgentKey string   `json:"agent_key,omitempty"`
-	UserID   string   `json:"user_id,omitempty"`
-	Roles    []string `json:"roles,omitempty"`
-	// FirmDomains are the firm's own e-mail domains, lower case.
-	FirmDomains []string `json:"firm_domains,omitempty"`
-	// ClientDomains are the e-mail domains of the matter's client, lower case.
-	ClientDomains []string `json:"client_domains,omitempty"`
-}
+// in it. It is the ledger's type, so what the ledger records next to a
+// decision is exactly what the policy read.
+type Metadata = contracts.PolicyMetadata
 
 // Call is one tool call the model proposed, as the policy judges it.
 type Call struct {
@@ -344,6 +335,19 @@ func (p *Policy) GetToolRiskDecision(name string, metadata map[string]string) (D
 // (ErrInvalidToolName); whatever the input, a valid name gets a decision.
 func (p *Policy) Decide(c Call) (Decision, error) {
 	return p.decide(c, nil)
+}
+
+// DecideOrDeny is Decide for a caller that must have a decision for every
+// call (the runtime): a tool name the policy cannot read is denied like an
+// unlisted tool. An audit re-deriving a recorded decision calls it too, so
+// both read the same fallback.
+func (p *Policy) DecideOrDeny(c Call) Decision {
+	d, err := p.Decide(c)
+	if err != nil {
+		return Decision{ToolName: c.Tool, Tier: TierProhibited, Action: ActionDeny,
+			Reason: "malformed tool name", MatchedPolicy: "default", PolicyVersion: p.Version()}
+	}
+	return d
 }
 
 // Outline is what the policy says of a tool when no call's input is known:

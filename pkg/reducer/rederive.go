@@ -1,0 +1,266 @@
+package reducer
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
+)
+
+// Redecision is one decision of the risk policy recorded in a ledger,
+// decided again from the record alone.
+type Redecision struct {
+	Seq  int64
+	Type contracts.EventType // tool.requested, approval.decided (counsel's edit), run.released or run.failed (the resume's)
+	// ToolName and InputSHA256 are the call decided.
+	ToolName, InputSHA256 string
+	PolicyVersion         string
+	RiskTier, Action      string
+	FiredRules            []string // ids, in the policy's order
+	MetadataSHA256        string   // what it weighed beyond the input
+}
+
+// PolicyVersionError is a recorded decision made under a policy version
+// that none of the policies given is: the audit cannot decide it again
+// without that policy (the file the deployment ran, or the embedded policy
+// of that release).
+type PolicyVersionError struct {
+	Seq      int64
+	Recorded string
+	Given    []string
+}
+
+func (e *PolicyVersionError) Error() string {
+	return fmt.Sprintf("seq %d: decided under policy version %s; the policy given is version %s: pass --policy FILE of that version",
+		e.Seq, e.Recorded, strings.Join(e.Given, ", "))
+}
+
+// RederiveError names a recorded decision that does not follow from its
+// record: decided again on the recorded input and metadata, the policy of
+// the recorded version gives another decision; or the record lacks what it
+// needs (no metadata), or contradicts the run (metadata of another matter,
+// user or agent; a release deciding a call its warrant does not cover).
+type RederiveError struct {
+	Seq      int64
+	Type     contracts.EventType
+	ToolName string
+	Reason   string
+}
+
+func (e *RederiveError) Error() string {
+	return fmt.Sprintf("seq %d: %s of %s%s", e.Seq, e.Type, e.ToolName, e.Reason)
+}
+
+// Rederive decides again every decision a verified ledger records (lines as
+// Verify read them, in order), each under the policy among policies whose
+// version its line names, on the input and the metadata the line records,
+// and compares the outcome with what the line says was decided: tier,
+// action, reason, matched entry and fired rules (id, effect, reason); for
+// counsel's edit, which records tier and fired rules, those and that the
+// policy did not deny it. The metadata's firm, matter, agent, user and
+// roles must be the run's (its lines' firm and run.started). It stops at the
+// first decision that does not re-derive (*RederiveError) or whose version
+// no policy given is (*PolicyVersionError).
+//
+// The decisions are tool.requested (every call the model proposed),
+// approval.decided with counsel's edit, and the resume's decision of a
+// warranted call (run.released of an approved warrant; run.failed when it
+// refused it, policy_changed). A line written before decisions recorded
+// their metadata cannot be re-derived and is an error too: the audit proves
+// nothing about it.
+func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecision, error) {
+	byVersion := map[string]*toolpolicy.Policy{}
+	var versions []string
+	for _, p := range policies {
+		if _, dup := byVersion[p.Version()]; !dup {
+			byVersion[p.Version()] = p
+			versions = append(versions, p.Version())
+		}
+	}
+	rd := rederiver{policies: byVersion, versions: versions, inputs: map[string]json.RawMessage{},
+		blocked: map[string]*contracts.BlockedApproval{}, edits: map[string]*contracts.ApprovalDecided{}}
+	var out []Redecision
+	for _, l := range lines {
+		var got *Redecision
+		var err error
+		switch e := l.Event.(type) {
+		case *contracts.RunStarted:
+			rd.started = e
+		case *contracts.ToolRequested:
+			rd.inputs[e.InputSHA256] = e.Input
+			got, err = rd.redo(l, recordedDecision{tool: e.ToolName, input: e.Input, inputSHA256: e.InputSHA256, version: e.PolicyVersion,
+				meta: e.PolicyMetadata, metaSHA256: e.PolicyMetadataSHA256, tier: e.RiskTier, action: e.Action, reason: &e.Reason,
+				matched: &e.MatchedPolicy, fired: e.FiredRules})
+		case *contracts.RunBlocked:
+			a := e.Approval
+			rd.blocked[a.ApprovalRequestID] = &a
+			rd.inputs[a.ToolInputHash] = a.ToolInput
+		case *contracts.ApprovalDecided:
+			if len(e.EditedInput) == 0 {
+				continue
+			}
+			rd.edits[e.ApprovalRequestID] = e
+			rd.inputs[e.EditedInputSHA256] = e.EditedInput
+			tool := ""
+			if b := rd.blocked[e.ApprovalRequestID]; b != nil {
+				tool = b.ToolName
+			}
+			got, err = rd.redo(l, recordedDecision{tool: tool, input: e.EditedInput, inputSHA256: e.EditedInputSHA256, version: e.EditedPolicyVersion,
+				meta: e.EditedPolicyMetadata, metaSHA256: e.EditedPolicyMetadataSHA256, tier: e.EditedRiskTier, fired: e.EditedFiredRules, edit: true})
+		case *contracts.RunReleased:
+			if e.Decision != warrant.DecisionApproved {
+				continue
+			}
+			b := rd.blocked[e.ApprovalRequestID]
+			if e.PolicyCheck == nil {
+				tool := ""
+				if b != nil {
+					tool = b.ToolName
+				}
+				return out, &RederiveError{Seq: l.Seq, Type: l.Type, ToolName: tool, Reason: " records no policy_check (written before the resume recorded its decision): it cannot be re-derived"}
+			}
+			if b == nil || e.PolicyCheck.ToolName != b.ToolName || e.PolicyCheck.InputSHA256 != rd.executes(b) {
+				return out, &RederiveError{Seq: l.Seq, Type: l.Type, ToolName: e.PolicyCheck.ToolName, Reason: " decided another call than the warrant lets run"}
+			}
+			got, err = rd.check(l, e.PolicyCheck)
+		case *contracts.RunFailed:
+			if e.PolicyCheck != nil {
+				got, err = rd.check(l, e.PolicyCheck)
+			}
+		}
+		if err != nil {
+			return out, err
+		}
+		if got != nil {
+			out = append(out, *got)
+		}
+	}
+	return out, nil
+}
+
+// rederiver is what Rederive has read so far.
+type rederiver struct {
+	policies map[string]*toolpolicy.Policy
+	versions []string
+	started  *contracts.RunStarted
+	inputs   map[string]json.RawMessage            // every call the ledger holds, by input hash
+	blocked  map[string]*contracts.BlockedApproval // by approval id
+	edits    map[string]*contracts.ApprovalDecided // counsel's edits, by approval id
+}
+
+// executes is the hash of the call a warrant lets run: counsel's edit, or
+// the call as held.
+func (rd *rederiver) executes(b *contracts.BlockedApproval) string {
+	if d := rd.edits[b.ApprovalRequestID]; d != nil {
+		return d.EditedInputSHA256
+	}
+	return b.ToolInputHash
+}
+
+// check re-derives a PolicyCheck on the call it names.
+func (rd *rederiver) check(l contracts.Line, c *contracts.PolicyCheck) (*Redecision, error) {
+	input, ok := rd.inputs[c.InputSHA256]
+	if !ok {
+		return nil, &RederiveError{Seq: l.Seq, Type: l.Type, ToolName: c.ToolName, Reason: " decides a call the ledger does not hold"}
+	}
+	return rd.redo(l, recordedDecision{tool: c.ToolName, input: input, inputSHA256: c.InputSHA256, version: c.PolicyVersion,
+		meta: c.PolicyMetadata, metaSHA256: c.PolicyMetadataSHA256, tier: c.RiskTier, action: c.Action, reason: &c.Reason,
+		matched: &c.MatchedPolicy, fired: c.FiredRules})
+}
+
+// recordedDecision is a decision as a line records it. reason and matched
+// are nil where the line does not record them (counsel's edit), as is
+// action (an edit the policy denied is never recorded: it must not deny).
+type recordedDecision struct {
+	tool, inputSHA256, version string
+	input                      json.RawMessage
+	meta                       json.RawMessage
+	metaSHA256                 string
+	tier, action               string
+	reason, matched            *string
+	fired                      []contracts.FiredRule
+	edit                       bool
+}
+
+func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, error) {
+	fail := func(format string, args ...any) error {
+		return &RederiveError{Seq: l.Seq, Type: l.Type, ToolName: r.tool, Reason: fmt.Sprintf(format, args...)}
+	}
+	if len(r.meta) == 0 {
+		return nil, fail(" records no policy_metadata (written before decisions recorded it): it cannot be re-derived")
+	}
+	p, ok := rd.policies[r.version]
+	if !ok {
+		return nil, &PolicyVersionError{Seq: l.Seq, Recorded: r.version, Given: rd.versions}
+	}
+	meta, err := contracts.ReadMetadata(r.meta)
+	if err != nil {
+		return nil, fail(": its metadata does not read: %v", err)
+	}
+	if err := rd.theRuns(l, meta); err != "" {
+		return nil, fail(": its metadata's %s is not the run's", err)
+	}
+	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta})
+	got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: d.PolicyVersion,
+		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256}
+	for _, f := range d.FiredRules {
+		got.FiredRules = append(got.FiredRules, f.ID)
+	}
+	differs := func(what, recorded, now string) error {
+		return fail(" does not re-derive: recorded %s %q, the policy decides %q on the recorded input and metadata", what, recorded, now)
+	}
+	switch {
+	case string(d.Tier) != r.tier:
+		return nil, differs("tier", r.tier, string(d.Tier))
+	case r.action != "" && string(d.Action) != r.action:
+		return nil, differs("action", r.action, string(d.Action))
+	case r.edit && d.Action == toolpolicy.ActionDeny:
+		return nil, fail(" does not re-derive: the policy denies the edit counsel's approval records")
+	case r.reason != nil && d.Reason != *r.reason:
+		return nil, differs("reason", *r.reason, d.Reason)
+	case r.matched != nil && d.MatchedPolicy != *r.matched:
+		return nil, differs("matched policy", *r.matched, d.MatchedPolicy)
+	}
+	recorded := make([]contracts.FiredRule, len(r.fired))
+	copy(recorded, r.fired)
+	now := make([]contracts.FiredRule, len(d.FiredRules))
+	for i, f := range d.FiredRules {
+		now[i] = contracts.FiredRule{ID: f.ID, Effect: f.Effect, Reason: f.Reason}
+	}
+	if !slices.Equal(recorded, now) {
+		return nil, differs("fired rules", ruleList(recorded), ruleList(now))
+	}
+	return &got, nil
+}
+
+// theRuns names the first member of meta that is not the run's own (its
+// firm, or what run.started records), or "".
+func (rd *rederiver) theRuns(l contracts.Line, m contracts.PolicyMetadata) string {
+	switch {
+	case m.FirmID != l.FirmID:
+		return "firm_id"
+	case rd.started == nil:
+		return "run (the ledger has no run.started)"
+	case m.MatterID != rd.started.MatterID:
+		return "matter_id"
+	case m.AgentKey != rd.started.AgentKey:
+		return "agent_key"
+	case m.UserID != rd.started.UserID:
+		return "user_id"
+	case !slices.Equal(m.Roles, rd.started.UserRoles):
+		return "roles"
+	}
+	return ""
+}
+
+func ruleList(rules []contracts.FiredRule) string {
+	ids := make([]string, len(rules))
+	for i, r := range rules {
+		ids[i] = r.ID + " (" + r.Effect + ")"
+	}
+	return "[" + strings.Join(ids, ", ") + "]"
+}
