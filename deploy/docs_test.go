@@ -278,8 +278,9 @@ func TestPrivateNetworksEndpoints(t *testing.T) {
 	}
 }
 
-// TestMain stops the moto_server TestConnectingYourSystemsImport started
-// (Secrets Manager, for the DMS's client secret).
+// TestMain stops the moto_server a test started: TestConnectingYourSystemsImport
+// (Secrets Manager, for the DMS's client secret), TestNotificationMessageThroughMoto
+// (EventBridge and SQS).
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // shCommands are the commands of the ```sh blocks of text, each with its

@@ -19,9 +19,6 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/notify"
 )
 
-// TestMain stops the moto_server TestNotificationMessageThroughMoto starts.
-func TestMain(m *testing.M) { dynamotest.Main(m) }
-
 // TestNotificationMessageThroughMoto: the same messages made by moto's
 // EventBridge, an implementation of its own: NotifyCounselRule's pattern and
 // input transformer on a bus, the events published by pkg/eventbus, the

@@ -65,6 +65,8 @@ ROUTES = {
     "GET /v1/keys": "RunsFunction",
     "GET /v1/matters": "RunsFunction",
     "PUT /v1/matters/{matter_id}": "ApproveFunction",
+    "GET /v1/matters/{matter_id}": "RunsFunction",
+    "GET /v1/matters/{matter_id}/versions": "RunsFunction",
     "GET /v1/tools": "ApproveFunction",
     "GET /desk": "RunsFunction",
     "GET /desk/{proxy+}": "RunsFunction",
@@ -329,7 +331,7 @@ def check(out):
     perms = of_type(res, "AWS::Lambda::Permission")
     need(len(perms) == len(ROUTES), f"want {len(ROUTES)} API invoke permissions, got {len(perms)}")
 
-    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 4), ("AWS::CloudWatch::Alarm", 5),
+    for typ, want in (("AWS::DynamoDB::Table", 1), ("AWS::SQS::Queue", 4), ("AWS::CloudWatch::Alarm", 6),
                       ("AWS::SNS::Topic", 2), ("AWS::Logs::LogGroup", 8), ("AWS::Events::EventBus", 1), ("AWS::Events::Rule", 1)):
         got = sorted(of_type(res, typ))
         summary[typ] = got
@@ -372,6 +374,12 @@ def check(out):
     exp = of_type(res, "AWS::CloudWatch::Alarm").get("WarrantsExpiringAlarm", {}).get("Properties", {})
     need("WarrantsExpiringUnanswered" in str(exp.get("Metrics")) and exp.get("AlarmActions") == [{"Ref": "AlarmTopic"}],
          "WarrantsExpiringAlarm: not an alarm on WarrantsExpiringUnanswered to AlarmTopic")
+    # Issue 25 C: a firm's log that no longer extends its last checkpoint
+    # (the sweeper refuses to sign: failure_kind firm_log_diverged) pages someone.
+    div = of_type(res, "AWS::CloudWatch::Alarm").get("FirmLogDivergedAlarm", {}).get("Properties", {})
+    need({"Name": "failure_kind", "Value": "firm_log_diverged"} in (div.get("Dimensions") or [])
+         and div.get("AlarmActions") == [{"Ref": "AlarmTopic"}],
+         "FirmLogDivergedAlarm: not an alarm on Failures{failure_kind=firm_log_diverged} to AlarmTopic")
     wq = queues.get("WorkerQueue", {}).get("Properties", {})
     rp = wq.get("RedrivePolicy") or {}
     need(rp.get("deadLetterTargetArn") == {"Fn::GetAtt": ["WorkerDeadLetterQueue", "Arn"]},

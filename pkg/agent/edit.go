@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,19 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 			msg += " (fired rules: " + ids + ")"
 		}
 		return EditVerdict{}, failure.New(failure.KindPolicyDenied, msg)
+	}
+	// The catalog's matter wall, as for the model's call (after the
+	// policy, whose own matter rule names itself when it fires). The run's matter
+	// is not filled in: that would change the bytes counsel signs.
+	if t.MatterField != "" {
+		switch filled, v := b.withMatter(tool, input, run.MatterID); {
+		case v == matterOther:
+			return EditVerdict{}, failure.New(failure.KindPolicyDenied, "the matter wall denies the edited call: it names another matter than the run's at "+t.MatterField)
+		case v == matterInvalid:
+			return EditVerdict{}, failure.New(failure.KindPolicyDenied, "the matter wall denies the edited call: its "+t.MatterField+" cannot hold the run's matter")
+		case !bytes.Equal(filled, input):
+			return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: must carry the run's matter at "+t.MatterField)
+		}
 	}
 	raw, sum, err := recordMeta(meta)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -149,5 +150,50 @@ func TestMatterWallFailsClosed(t *testing.T) {
 				t.Fatalf("the model was not told %q", c.reason)
 			}
 		})
+	}
+}
+
+// Counsel's edit is held to the catalog's matter wall as the model's call
+// is: an edit that names another matter, or whose matter field cannot hold
+// the run's, is denied (the policy of this catalog has no matter rule of
+// its own), and one that leaves the matter out is refused, since the run's
+// matter cannot be filled in without changing the bytes counsel signs.
+func TestCounselEditHeldToTheMatterWall(t *testing.T) {
+	h := newHarness(t, func(h *harness) bedrocktest.Script { return bedrocktest.Script{} }, options{})
+	cat := recordsCatalog(t)
+	policy, err := toolpolicy.LoadDocument([]byte(`{"version":"records-1","default":{"tier":"prohibited","reason":"unlisted"},
+		"tools":{"records_search":{"tier":"high","reason":"asks counsel"},"records_note":{"tier":"high","reason":"asks counsel"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set []agent.Tool
+	for _, name := range cat.Names() {
+		set = append(set, agent.Tool{Tool: cat.Tools[name], System: &fakeTarget{}, Server: "records"})
+	}
+	def := agent.Definition{Key: "records_assistant", SystemPrompt: "You keep records.", PromptVersion: "records/1", Tools: cat.Names()}
+	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
+		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := reducer.RunState{FirmID: h.firm, MatterID: h.matter, AgentKey: def.Key, UserID: newID()}
+	for _, c := range []struct {
+		tool, edit string
+		kind       failure.Kind // "": accepted
+	}{
+		{"records_note", `{"matter":"M","note":"n"}`, ""},
+		{"records_search", `{"matter":{"id":"M"},"query":"q"}`, ""},
+		{"records_note", `{"matter":"other","note":"n"}`, failure.KindPolicyDenied},
+		{"records_search", `{"matter":{"id":"other"},"query":"q"}`, failure.KindPolicyDenied},
+		{"records_note", `{"matter":7,"note":"n"}`, failure.KindPolicyDenied},
+		{"records_search", `{"matter":"M","query":"q"}`, failure.KindPolicyDenied},
+		{"records_note", `{"note":"n"}`, failure.KindInvalidRequest},
+		{"records_search", `{"query":"q"}`, failure.KindInvalidRequest},
+	} {
+		edit := json.RawMessage(strings.ReplaceAll(c.edit, `"M"`, `"`+h.matter+`"`))
+		_, err := brain.CheckEdit(context.Background(), run, c.tool, edit)
+		if k, _, _ := failure.Classify(err); (err == nil) != (c.kind == "") || (err != nil && k != c.kind) {
+			t.Errorf("%s %s: %v, want kind %q", c.tool, c.edit, err, c.kind)
+		}
 	}
 }

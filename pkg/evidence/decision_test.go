@@ -41,11 +41,11 @@ func TestReceiptCarriesTheDecisionsMetadataHash(t *testing.T) {
 		}
 		lines = append(lines, l)
 	}
-	rs, err := evidence.Derive(lines)
-	if err != nil || len(rs) != 1 {
+	rs, err := evidence.Derive(lines) // the run's start, then the effect
+	if err != nil || len(rs) != 2 || rs[1].Kind != evidence.KindEffect {
 		t.Fatalf("derive: %d receipts, %v", len(rs), err)
 	}
-	b, _ := json.Marshal(rs[0])
+	b, _ := json.Marshal(rs[1])
 	var got map[string]any
 	_ = json.Unmarshal(b, &got)
 	if got["policy_metadata_sha256"] != metaSum {
