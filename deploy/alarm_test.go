@@ -40,7 +40,7 @@ func TestFailuresAlarmLeavesOutGovernance(t *testing.T) {
 	}
 	for _, k := range []failure.Kind{failure.KindWorkerLost, failure.KindEffectOutcomeUnknown, failure.KindLedgerCorrupt, failure.KindInternal,
 		failure.KindStoreUnavailable, failure.KindStoreConflict, failure.KindModelError, failure.KindConfigInvalid, failure.KindLogDiverged,
-		failure.KindModelAnswerLost} {
+		failure.KindModelAnswerLost, failure.KindToolChanged} {
 		if slices.Contains(excluded, string(k)) {
 			t.Errorf("FailuresAlarm leaves out %s, an incident", k)
 		}

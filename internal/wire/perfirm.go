@@ -45,6 +45,19 @@ func (p *perFirm) Call(ctx context.Context, c agent.TargetCall) (agent.TargetRes
 	return t.Call(ctx, c)
 }
 
+// CheckPin asks the target of c's firm (agent.PinChecker); a system that
+// publishes no schemas (no PinChecker) has nothing to compare: nil.
+func (p *perFirm) CheckPin(ctx context.Context, c agent.TargetCall) error {
+	t, err := p.target(c.FirmID)
+	if err != nil {
+		return err
+	}
+	if pc, ok := t.(agent.PinChecker); ok {
+		return pc.CheckPin(ctx, c)
+	}
+	return nil
+}
+
 func (p *perFirm) target(firm string) (agent.Target, error) {
 	if err := contracts.CheckUUID("firm_id", firm); err != nil {
 		return nil, fmt.Errorf("server %q: the call names no firm: %w", p.server.Name, warrant.ErrTargetUnreachable)

@@ -66,3 +66,42 @@ func TestPerFirmCredentials(t *testing.T) {
 		t.Fatal("a server whose target cannot build loaded")
 	}
 }
+
+// pinTarget is a per-firm server's target that publishes its schemas:
+// CheckPin answers a change for the firm whose secret names "changed".
+type pinTarget struct{ secretTarget }
+
+func (p pinTarget) CheckPin(_ context.Context, c agent.TargetCall) error {
+	if p.secret == "warrant/dms/changed" {
+		return &agent.ToolChangedError{Server: "dms", Tool: c.Tool, Pinned: c.SchemaSHA256}
+	}
+	return nil
+}
+
+// Issue 25 item 1: the per-firm target asks the firm's own target whether
+// a tool is still as pinned (the brain's PinChecker), and a system that
+// publishes no schemas says nothing changed.
+func TestPerFirmCheckPin(t *testing.T) {
+	server := catalog.Server{Name: "dms", Kind: catalog.TargetMCP, URL: "https://dms.example/mcp",
+		Auth: catalog.Auth{Kind: catalog.AuthBearer, Secret: "warrant/dms/{firm_id}"}}
+	var _ agent.PinChecker = (*perFirm)(nil)
+	p, err := newPerFirm(server, func(s catalog.Server) (agent.Target, error) {
+		if s.Auth.Secret == "warrant/dms/changed" || s.Auth.Secret == "warrant/dms/5f0c6d1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f" {
+			return pinTarget{secretTarget{"warrant/dms/changed"}}, nil
+		}
+		return secretTarget{s.Auth.Secret}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed *agent.ToolChangedError
+	if err := p.CheckPin(context.Background(), agent.TargetCall{FirmID: "5f0c6d1e-2b3a-4c5d-8e9f-0a1b2c3d4e5f", Tool: "file"}); !errors.As(err, &changed) {
+		t.Fatalf("the firm's changed tool: %v", err)
+	}
+	if err := p.CheckPin(context.Background(), agent.TargetCall{FirmID: "6a1d7e2f-3c4b-4d6e-9fa0-1b2c3d4e5f60", Tool: "file"}); err != nil {
+		t.Fatalf("a firm's target that publishes no schemas: %v", err)
+	}
+	if err := p.CheckPin(context.Background(), agent.TargetCall{FirmID: "../other"}); !errors.Is(err, warrant.ErrTargetUnreachable) || errors.As(err, &changed) {
+		t.Fatalf("a pin check naming no firm: %v", err)
+	}
+}

@@ -184,6 +184,11 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 	if err := s.timeForEffect(ctx, tool.Timeout); err != nil {
 		return nil, err
 	}
+	// A signed call whose tool changed since is refused before its claim is
+	// taken: the reservation stays untaken (nothing ran), the run ends.
+	if changed := s.pinChanged(ctx, tool); changed != nil {
+		return nil, s.toolChanged(ctx, failure.StageResume, req, tool, changed, rel.ApprovalRequestID, nil)
+	}
 	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease); err != nil {
 		if errors.Is(err, warrant.ErrEffectClaimed) {
 			return nil, s.unknownOutcome(ctx, req, rel.EffectRef, key, whyNoOutcome)

@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+
+	"github.com/seed-f6d3920e/warrant"
 )
 
 // Target runs the calls of catalog tools on the system that serves them:
@@ -13,10 +16,13 @@ import (
 //
 // Call's errors say how far the call got, and the brain acts on that alone:
 //
+//   - a *ToolChangedError: the system no longer offers the tool as the
+//     catalog pinned it, and the call was not sent; the run ends
+//     tool_changed (it matches warrant.ErrTargetUnreachable too);
 //   - an error matching warrant.ErrTargetUnreachable: the call never left
-//     Warrant (connection refused, a token that could not be had, a tool
-//     the server no longer offers as pinned): nothing happened, a read may
-//     be tried again and an effect is answered as failed;
+//     Warrant (connection refused, a token that could not be had):
+//     nothing happened, a read may be tried again and an effect is
+//     answered as failed;
 //   - an error matching warrant.ErrTargetOutcomeUnknown: the call left and
 //     no answer proves it did not run (a timeout, a reset, a 5xx, a
 //     redirect or a 4xx after the request was sent, an answer too large to
@@ -39,6 +45,46 @@ type Target interface {
 	Call(ctx context.Context, c TargetCall) (TargetResult, error)
 }
 
+// PinChecker is a Target whose system publishes its tools' input schemas
+// (an MCP server's tools/list), so the brain can ask, without calling the
+// tool, whether the tool is still as the catalog pinned it: before counsel
+// is asked to sign a call, and again before a signed call runs. An HTTPS
+// endpoint or a Lambda function publishes none (the catalog's schema is the
+// tool's own), so their targets do not implement it.
+//
+// CheckPin reads c's Tool, SchemaSHA256 and run ids (a per-firm system's
+// credentials are the firm's), never its Input, and sends no call. It asks
+// the system now, never trusting a list it kept: nil when the system offers
+// the tool with the pinned schema, a *ToolChangedError when it offers it
+// with another or not at all, and any other error (matching
+// warrant.ErrTargetUnreachable) when the system could not be asked.
+type PinChecker interface {
+	CheckPin(ctx context.Context, c TargetCall) error
+}
+
+// ToolChangedError refuses a call to a tool its system no longer offers as
+// the catalog pinned it: it lists the tool with another input schema, or
+// not at all. Nothing was sent. It matches warrant.ErrTargetUnreachable.
+type ToolChangedError struct {
+	// Server is the system's name in the catalog; Tool the tool's name on
+	// the system.
+	Server, Tool string
+	// Pinned is the catalog's pin of the tool's input schema.
+	Pinned string
+	// Current is the system's schema hash now; empty when it does not list
+	// the tool (or lists it twice, or with a schema that is not JSON).
+	Current string
+}
+
+func (e *ToolChangedError) Error() string {
+	if e.Current == "" {
+		return fmt.Sprintf("server %q changed tool %q: it no longer offers it as pinned (pinned schema %s); refused, nothing sent", e.Server, e.Tool, e.Pinned)
+	}
+	return fmt.Sprintf("server %q changed tool %q: its input schema is now %s, the catalog pinned %s; refused, nothing sent", e.Server, e.Tool, e.Current, e.Pinned)
+}
+
+func (e *ToolChangedError) Unwrap() error { return warrant.ErrTargetUnreachable }
+
 // TargetCall is one call as a target sends it.
 type TargetCall struct {
 	// Tool is the tool's name on its system (the catalog may show the
@@ -49,8 +95,13 @@ type TargetCall struct {
 	Input json.RawMessage
 	// SchemaSHA256 is the catalog's pin of the tool's input schema (hex
 	// SHA-256 of its RFC 8785 form): a system that offers the tool with
-	// another schema is refused (ErrTargetUnreachable), never called.
+	// another schema is refused (ToolChangedError), never called.
 	SchemaSHA256 string
+	// Effect: the call may change something (its catalog class is not
+	// read). A target that checks the pin against a list of the system's
+	// tools checks an effect's against a list made for this call, never
+	// one it kept; a read's may be a kept one.
+	Effect bool
 	// EffectRef is the effect's id, fixed when it was claimed: the
 	// downstream idempotency key, passed as the system allows (MCP:
 	// _meta "io.warrant/effect_ref").

@@ -79,8 +79,7 @@ func (s *session) callTool(ctx context.Context, t registeredTool, input json.Raw
 	if t.System == nil {
 		return t.Execute(ctx, input, effectRef)
 	}
-	res, err := t.System.Call(ctx, TargetCall{Tool: t.Target.Tool, Input: input, SchemaSHA256: t.Target.SchemaSHA256,
-		EffectRef: effectRef, FirmID: s.meta.FirmID, RunID: s.meta.RunID, MatterID: s.meta.MatterID})
+	res, err := t.System.Call(ctx, s.targetCall(t, input, effectRef))
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +93,14 @@ func (s *session) callTool(ctx context.Context, t registeredTool, input json.Raw
 // not be reached or their answer was lost (an effect never is).
 var readBackoff = []time.Duration{200 * time.Millisecond, time.Second}
 
-// callRead calls a read tool, trying again after a failure of its system.
+// callRead calls a read tool, trying again after a failure of its system
+// (not after a refusal of a changed tool: its system answered).
 func (s *session) callRead(ctx context.Context, t registeredTool, input json.RawMessage, effectRef string) (json.RawMessage, error) {
+	var changed *ToolChangedError
 	for attempt := 0; ; attempt++ {
 		res, err := s.callTool(ctx, t, input, effectRef)
-		if err == nil || t.System == nil || errors.Is(err, errToolReportedError) || attempt == len(readBackoff) || !sleep(ctx, readBackoff[attempt]) {
+		if err == nil || t.System == nil || errors.Is(err, errToolReportedError) || errors.As(err, &changed) ||
+			attempt == len(readBackoff) || !sleep(ctx, readBackoff[attempt]) {
 			return res, err
 		}
 	}

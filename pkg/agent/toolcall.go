@@ -151,6 +151,10 @@ func (s *session) warranted(ctx context.Context, req *contracts.ToolRequested, t
 	if s.allow != nil {
 		return finish(contracts.ToolDenied, ReasonNotCoveredByWarrant)
 	}
+	// Counsel is never asked to sign a call that could not run.
+	if changed := s.pinChanged(ctx, tool); changed != nil {
+		return nil, false, s.toolChanged(ctx, failure.StageApproval, req, tool, changed, "", nil, req)
+	}
 	return nil, true, s.hold(ctx, req, tool, attempt)
 }
 
@@ -223,6 +227,17 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 		call = s.callRead
 	}
 	result, execErr := call(ctx, tool, input, effectRef)
+	var changed *ToolChangedError
+	if errors.As(execErr, &changed) {
+		// The target refused it before sending it (its tool changed since
+		// the hold's check, or it is an allowed call, checked by its
+		// target alone).
+		approval := ""
+		if s.allow != nil && s.allow.ToolUseID == req.ToolUseID {
+			approval = s.allow.ApprovalID
+		}
+		return nil, false, s.toolChanged(ctx, failure.StageToolExecute, req, tool, changed, approval, &k)
+	}
 	if tool.Class != catalog.ClassRead && outcomeUnknown(tool, execErr) {
 		// The call left for the tool's system and its answer was lost: the
 		// effect may have happened. Never tried again; counsel reconciles.

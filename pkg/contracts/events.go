@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/failure"
 )
 
 // SchemaVersion is the only ledger schema this build understands.
@@ -312,6 +313,11 @@ type RunFailed struct {
 	// PolicyCheck is the policy's decision that refused a warranted call
 	// at the resume (failure kind policy_changed only).
 	PolicyCheck *PolicyCheck `json:"policy_check,omitempty"`
+	// ToolChange names the tool whose system no longer offers it as the
+	// catalog pinned it, with the pinned and the current schema hash
+	// (failure kind tool_changed, which always carries it; absent on every
+	// other line).
+	ToolChange *failure.ToolChange `json:"tool_change,omitempty"`
 }
 
 // EffectReconciled records what really happened to an effect whose outcome
@@ -675,7 +681,42 @@ func (e *RunFailed) validate() error {
 	if e.PolicyCheck != nil && e.PolicyCheck.Action != "deny" {
 		return fieldErr("payload.policy_check.action", "a refusal records the policy denying the call")
 	}
+	if (e.ToolChange != nil) != (e.FailureKind == string(failure.KindToolChanged)) {
+		return fieldErr("payload.tool_change", "a tool_changed failure, and only one, names the changed tool")
+	}
+	if err := checkToolChange("payload.tool_change", e.ToolChange); err != nil {
+		return err
+	}
 	return e.PolicyCheck.validate("payload.policy_check")
+}
+
+// checkToolChange checks a changed tool's record: catalog names, the pin,
+// the current hash (absent: the system no longer lists the tool), which is
+// another than the pin, and the warrant whose call was refused, if any.
+func checkToolChange(path string, c *failure.ToolChange) error {
+	if c == nil {
+		return nil
+	}
+	for _, f := range []struct{ path, v string }{{path + ".tool_name", c.Tool}, {path + ".tool_server", c.Server}} {
+		if f.v == "" || len(f.v) > 64 || Printable(f.v) != f.v {
+			return fieldErr(f.path, "1 to 64 printable characters")
+		}
+	}
+	if err := checkHash(path+".pinned_schema_sha256", c.PinnedSchemaSHA256); err != nil {
+		return err
+	}
+	if c.CurrentSchemaSHA256 != "" {
+		if err := checkHash(path+".current_schema_sha256", c.CurrentSchemaSHA256); err != nil {
+			return err
+		}
+		if c.CurrentSchemaSHA256 == c.PinnedSchemaSHA256 {
+			return fieldErr(path+".current_schema_sha256", "a changed tool's schema hash differs from its pin")
+		}
+	}
+	if c.ApprovalRequestID != "" {
+		return CheckUUID(path+".approval_request_id", c.ApprovalRequestID)
+	}
+	return nil
 }
 
 // checkDecimal accepts a non-negative decimal string like "0.004215".

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -52,7 +53,11 @@ type fakeAPI struct {
 	// nexts are the next parameters the list was asked with ("" for none).
 	pageSize int
 	nexts    []string
-	srv      *httptest.Server
+	// runs answers GET /v1/runs/{run} and events GET .../events (NDJSON
+	// lines) for the runs they name (else: completed, and no lines).
+	runs   map[string]any
+	events map[string][]string
+	srv    *httptest.Server
 }
 
 const (
@@ -156,11 +161,24 @@ func newFakeAPI(t *testing.T, approvals ...handlers.WarrantView) *fakeAPI {
 		answer(w, 202, map[string]any{"run_id": r.PathValue("run"), "status": "running"})
 	})
 	mux.HandleFunc("GET /v1/runs/{run}", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		run, ok := f.runs[r.PathValue("run")]
+		f.mu.Unlock()
+		if ok {
+			answer(w, 200, run)
+			return
+		}
 		answer(w, 200, map[string]any{"run_id": r.PathValue("run"), "status": "completed"})
 	})
 	mux.HandleFunc("GET /v1/runs/{run}/events", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		lines := f.events[r.PathValue("run")]
+		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/x-ndjson")
-		w.WriteHeader(200) // an empty ledger: this API follows no run
+		w.WriteHeader(200) // without lines, an empty ledger: this API follows no run
+		for _, l := range lines {
+			io.WriteString(w, l+"\n")
+		}
 	})
 	mux.HandleFunc("GET /v1/runs/{run}/receipts", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()

@@ -23,8 +23,9 @@ type Identity struct {
 }
 
 // Envelope is the failure record shared by logs, metrics and API responses.
-// Every string in it is either an id, a value from a closed list or a fixed
-// text; none is derived from an error message.
+// Every string in it is either an id, a value from a closed list, a fixed
+// text or, in ToolChange, a catalog name or a schema's hash; none is derived
+// from an error message.
 type Envelope struct {
 	SchemaVersion          string `json:"schema_version"`
 	FailureID              string `json:"failure_id"`
@@ -42,6 +43,24 @@ type Envelope struct {
 	UserVisibleMessage     string `json:"user_visible_message"`
 	InternalDebugRef       string `json:"internal_debug_ref"`
 	CreatedAt              string `json:"created_at"`
+	// ToolChange is set on a tool_changed failure (by the code that knows
+	// the tool: Build leaves it nil).
+	ToolChange *ToolChange `json:"tool_change,omitempty"`
+}
+
+// ToolChange is what a tool_changed failure says of the tool: its name and
+// its system's name in the catalog, the catalog's pin of its input schema
+// and the schema's hash as the system lists the tool now (empty: it no
+// longer lists it, lists it twice, or with a schema that is not JSON), and
+// the warrant whose signed call was refused, if counsel had signed one.
+// None of it is privileged: the names are the catalog's, the hashes are of
+// schemas, never of anything a run sent.
+type ToolChange struct {
+	Tool                string `json:"tool_name"`
+	Server              string `json:"tool_server"`
+	PinnedSchemaSHA256  string `json:"pinned_schema_sha256"`
+	CurrentSchemaSHA256 string `json:"current_schema_sha256,omitempty"`
+	ApprovalRequestID   string `json:"approval_request_id,omitempty"`
 }
 
 // Builder makes envelopes. The zero value uses the wall clock and random

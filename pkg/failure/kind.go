@@ -68,6 +68,11 @@ const (
 	// KindPreconditionRequired: an update that must name the version it
 	// replaces (If-Match) came without it; nothing was written.
 	KindPreconditionRequired Kind = "precondition_required"
+	// KindToolChanged: a tool's system no longer offers the tool with the
+	// input schema the catalog pinned (another schema, or not at all), so
+	// its call was not sent and the run ended; the envelope's tool_change
+	// gives both hashes.
+	KindToolChanged Kind = "tool_changed"
 )
 
 var allKinds = []Kind{
@@ -82,7 +87,7 @@ var allKinds = []Kind{
 	KindInternal, KindSelfApproval, KindWorkerLost, KindWarrantExpired,
 	KindPolicyDenied, KindPolicyChanged,
 	KindFirmBudgetExceeded, KindLogDiverged, KindModelAnswerLost,
-	KindPreconditionFailed, KindPreconditionRequired,
+	KindPreconditionFailed, KindPreconditionRequired, KindToolChanged,
 }
 
 // AllKinds returns every kind; the caller may modify the returned slice.

@@ -96,7 +96,7 @@ func (l *Logger) Log(ctx context.Context, env Envelope) {
 	if err != nil {
 		ts = time.Now()
 	}
-	sl.LogAttrs(ctx, slog.LevelError, "failure",
+	attrs := []slog.Attr{
 		slog.String("schema_version", env.SchemaVersion),
 		slog.String("failure_id", env.FailureID),
 		slog.String("run_id", env.RunID),
@@ -113,6 +113,11 @@ func (l *Logger) Log(ctx context.Context, env Envelope) {
 		slog.String("user_visible_message", env.UserVisibleMessage),
 		slog.String("internal_debug_ref", env.InternalDebugRef),
 		slog.String("created_at", env.CreatedAt),
+	}
+	if tc := env.ToolChange; tc != nil {
+		attrs = append(attrs, slog.Any("tool_change", *tc))
+	}
+	attrs = append(attrs,
 		slog.Any("_aws", emfMetadata{
 			Timestamp: ts.UnixMilli(),
 			CloudWatchMetrics: []emfDirective{{
@@ -123,6 +128,7 @@ func (l *Logger) Log(ctx context.Context, env Envelope) {
 		}),
 		slog.Int(MetricName, 1),
 	)
+	sl.LogAttrs(ctx, slog.LevelError, "failure", attrs...)
 }
 
 // Metric writes one EMF line: the metric name's value, with dimensions

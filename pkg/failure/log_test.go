@@ -126,3 +126,26 @@ func TestLogConcurrent(t *testing.T) {
 		checkEMF(t, line)
 	}
 }
+
+// Issue 25 item 1: a tool_changed envelope logs its tool_change (the
+// tool, its server, both schema hashes, the warrant) on the same line as
+// the metric; an envelope without one logs no such member.
+func TestLogCarriesToolChange(t *testing.T) {
+	env := fixed.Build(failure.New(failure.KindToolChanged, ""), failure.StageResume, "agent", ident)
+	env.ToolChange = &failure.ToolChange{Tool: "file_court_document", Server: "dms", PinnedSchemaSHA256: strings.Repeat("a1", 32),
+		CurrentSchemaSHA256: strings.Repeat("b2", 32), ApprovalRequestID: "7d444840-9dc0-4d5c-a4a1-1e2b3c4d5e6f"}
+	var buf bytes.Buffer
+	failure.NewLogger(&buf).Log(context.Background(), env)
+	root := checkEMF(t, buf.String())
+	raw, _ := json.Marshal(root["tool_change"])
+	var got failure.ToolChange
+	if err := json.Unmarshal(raw, &got); err != nil || got != *env.ToolChange || root["failure_kind"] != "tool_changed" {
+		t.Fatalf("logged tool_change %s (kind %v), want %+v", raw, root["failure_kind"], *env.ToolChange)
+	}
+	buf.Reset()
+	env.ToolChange = nil
+	failure.NewLogger(&buf).Log(context.Background(), env)
+	if root := checkEMF(t, buf.String()); root["tool_change"] != nil {
+		t.Fatalf("an envelope without a tool change logged one: %s", buf.String())
+	}
+}

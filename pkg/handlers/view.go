@@ -51,7 +51,16 @@ type FailureView struct {
 	Kind               string `json:"kind"`
 	Stage              string `json:"stage"`
 	UserVisibleMessage string `json:"user_visible_message"`
+	// ToolChange is the tool a run that failed tool_changed stopped at: its
+	// catalog name and server, the catalog's pin of its input schema and
+	// the schema's hash as the server lists it now (absent: no longer
+	// listed), and the warrant whose signed call was refused, if any.
+	ToolChange *ToolChangeView `json:"tool_change,omitempty"`
 }
+
+// ToolChangeView is a tool_changed failure's record of the tool, as
+// run.failed and the failure envelope carry it.
+type ToolChangeView = failure.ToolChange
 
 // WarrantView is a warrant as counsel sees it before and after signing.
 type WarrantView struct {
@@ -111,7 +120,8 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 	}
 	v.UnreconciledEffects = st.Unreconciled
 	if st.FailureKind != "" {
-		v.Failure = &FailureView{Kind: st.FailureKind, Stage: st.FailureStage, UserVisibleMessage: failure.UserMessage(failure.Kind(st.FailureKind))}
+		v.Failure = &FailureView{Kind: st.FailureKind, Stage: st.FailureStage, UserVisibleMessage: failure.UserMessage(failure.Kind(st.FailureKind)),
+			ToolChange: st.ToolChange}
 	}
 	if p := st.PendingApproval; p != nil {
 		v.PendingApproval = &WarrantView{ApprovalRequestID: p.ApprovalRequestID, ToolName: p.ToolName, ToolInput: p.ToolInput,

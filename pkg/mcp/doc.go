@@ -7,6 +7,27 @@
 // reads of an answer before the SDK decodes it (MaxResponseBytes), and keeps
 // tokens out of its errors and results.
 //
+// # The pin and the age of the list it is checked against
+//
+// A call is sent only for a tool the server lists with the schema the catalog
+// pinned; otherwise it is refused, nothing sent, with a ToolChangedError
+// giving both hashes (the brain then ends the run tool_changed). How old a
+// tools/list may be depends on what the call can do:
+//
+//   - an effect (agent.TargetCall.Effect: its catalog class is not read) is
+//     checked against a tools/list made for that call, right before it is
+//     sent: a server that changed a tool and told nobody (a stateless server
+//     cannot tell) is caught before the filing leaves;
+//   - a read may be checked against the session's list, at most ToolsMaxAge
+//     old (a minute), listed again sooner on a new session or after
+//     notifications/tools/list_changed: a read changes nothing, and a list
+//     round trip before every search would double its cost;
+//   - a refusal from a kept list is always checked against a new one (the
+//     server may have changed the tool back);
+//   - CheckPin (agent.PinChecker), which the brain asks before counsel is
+//     shown a warrant and before a signed call's claim is taken, always
+//     lists anew and calls nothing.
+//
 // # What an answer means
 //
 // A tools/call is sent once at most (pkg/remote's Transport: no HTTP/1 or
@@ -22,7 +43,8 @@
 //	  ToolsMaxAge, which is how a session the server       |   when the session was kept
 //	  forgot is found before the call), a write that       |   from before)
 //	  failed part way, a deadline before the write
-//	the tool not listed as pinned (ToolChangedError)     | ErrTargetUnreachable
+//	the tool not listed as pinned                        | *ToolChangedError (matches
+//	                                                     |   ErrTargetUnreachable)
 //	a result                                             | TargetResult
 //	a result with isError: the tool's own refusal        | TargetResult{IsError: true}
 //	input_required (the server asks for input)           | TargetResult{IsError: true}

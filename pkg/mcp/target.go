@@ -115,8 +115,10 @@ func New(cfg Config) (*Target, error) {
 
 // Call runs c on the server (see agent.Target for what its errors mean).
 // It refuses, without calling, a tool the server does not list with the
-// schema c pins. Arguments are c.Input as they are; _meta carries the
-// effect's and the run's ids. The tools/call is sent once at most.
+// schema c pins (ToolChangedError): an effect's (c.Effect) as listed for
+// this call, a read's as listed at most ToolsMaxAge ago. Arguments are
+// c.Input as they are; _meta carries the effect's and the run's ids. The
+// tools/call is sent once at most.
 //
 // Its errors match warrant.ErrTargetUnreachable when the tools/call never
 // left (no session, no token, a refused connection, a write that failed part
@@ -152,6 +154,41 @@ func (t *Target) Call(ctx context.Context, c agent.TargetCall) (agent.TargetResu
 // Tools lists the server's tools now (for `warrant tools check`), sorted by
 // name. Its errors match warrant.ErrTargetUnreachable.
 func (t *Target) Tools(ctx context.Context) ([]RemoteTool, error) {
+	tools, err := t.listNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RemoteTool, 0, len(tools))
+	for _, rt := range tools {
+		out = append(out, rt)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// CheckPin reports whether the server offers c's tool with the schema c
+// pins, from a tools/list made now (agent.PinChecker): nil when it does, a
+// *ToolChangedError when it lists the tool with another schema or not at
+// all, and an error matching warrant.ErrTargetUnreachable when the server
+// could not be asked. It calls nothing; the new list is the session's from
+// then on.
+func (t *Target) CheckPin(ctx context.Context, c agent.TargetCall) error {
+	if c.Tool == "" || !contracts.IsHash(c.SchemaSHA256) {
+		return t.fail(ctx, warrant.ErrTargetUnreachable, "invalid pin check", errors.New("a pin check names a tool and its schema's lowercase hex SHA-256"))
+	}
+	tools, err := t.listNow(ctx)
+	if err != nil {
+		return err
+	}
+	if rt, ok := tools[c.Tool]; !ok || rt.SchemaSHA256 != c.SchemaSHA256 {
+		return &ToolChangedError{Server: t.name, Tool: c.Tool, Pinned: c.SchemaSHA256, Current: rt.SchemaSHA256}
+	}
+	return nil
+}
+
+// listNow lists the server's tools now, on the current session, or once
+// more on a new one when a session kept from before failed.
+func (t *Target) listNow(ctx context.Context) (map[string]RemoteTool, error) {
 	for attempt := 0; ; attempt++ {
 		s, fresh, err := t.acquire(ctx)
 		if err != nil {
@@ -165,12 +202,7 @@ func (t *Target) Tools(ctx context.Context) ([]RemoteTool, error) {
 			}
 			return nil, err
 		}
-		out := make([]RemoteTool, 0, len(tools))
-		for _, rt := range tools {
-			out = append(out, rt)
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-		return out, nil
+		return tools, nil
 	}
 }
 
@@ -255,10 +287,12 @@ func (t *Target) callOn(ctx context.Context, s *session, c agent.TargetCall) (ag
 }
 
 // checkPin refuses c unless the server lists its tool with the pinned
-// schema. A refusal from a cached list is checked against a new one first:
-// the server may have changed the tool back, or the cache be old.
+// schema. An effect's pin is checked against a list made for it; a read's
+// may be checked against the session's list (at most ToolsMaxAge old). A
+// refusal from a kept list is checked against a new one first: the server
+// may have changed the tool back, or the list be old.
 func (t *Target) checkPin(ctx context.Context, s *session, c agent.TargetCall) (outcome, bool) {
-	for force := false; ; force = true {
+	for force := c.Effect; ; force = true {
 		tools, err := t.listTools(ctx, s, force)
 		if err != nil {
 			return outcome{err: err, broken: true, again: true}, false

@@ -51,6 +51,9 @@ type RunState struct {
 	FinalText    string `json:"final_text"`
 	FailureKind  string `json:"failure_kind"`
 	FailureStage string `json:"failure_stage"`
+	// ToolChange is what a run that failed tool_changed stopped at: the
+	// tool, both schema hashes, the warrant whose call was refused.
+	ToolChange *failure.ToolChange `json:"tool_change,omitempty"`
 
 	ToolsRequested int64 `json:"tools_requested"`
 	ToolsSucceeded int64 `json:"tools_succeeded"`
@@ -304,7 +307,7 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		// Allowed while held: a warrant can expire or its resume can fail.
 		// The pre-flight cost check fails the run before the cap is crossed,
 		// so cost_cap_exceeded here is a failure, not an abort.
-		s.Status, s.FailureKind, s.FailureStage = warrant.RunFailed, ev.FailureKind, ev.FailureStage
+		s.Status, s.FailureKind, s.FailureStage, s.ToolChange = warrant.RunFailed, ev.FailureKind, ev.FailureStage, ev.ToolChange
 		s.HeldOn, s.PendingApproval, s.Decided = "", nil, ""
 
 	default:

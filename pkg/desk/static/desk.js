@@ -1917,6 +1917,8 @@
         failure.append(h('strong', { class: 'failure-kind', text: str(f.kind) || 'failed' }),
           str(f.stage) ? ` (${str(f.stage)})` : '',
           str(f.user_visible_message) ? `: ${str(f.user_visible_message)}` : '');
+        const changed = toolChangeText(f.tool_change);
+        if (changed) failure.append(appendVisible(h('span', { id: 'run-tool-change', class: 'tool-change' }), changed));
       }
     };
 
@@ -2246,6 +2248,23 @@
     return s === 'approve' ? 'approved' : s === 'deny' ? 'denied' : s || 'decided';
   }
 
+  /**
+   * What a tool_changed failure (the run view's failure.tool_change, or
+   * run.failed's) says of the tool, in words: its system no longer offers
+   * it with the input schema the catalog pinned, both hashes in full, and
+   * the warrant whose signed call was refused. null when there is none.
+   */
+  function toolChangeText(tc) {
+    if (!tc || typeof tc !== 'object') return null;
+    const where = [str(tc.tool_name) || 'a tool', str(tc.tool_server) && `on ${str(tc.tool_server)}`].filter(Boolean).join(' ');
+    const now = str(tc.current_schema_sha256) || 'no longer offered';
+    let text = `${where}: the tool changed: pinned ${str(tc.pinned_schema_sha256) || '(none)'}, now ${now}. Nothing was sent.`;
+    if (str(tc.approval_request_id)) {
+      text += ` Warrant ${str(tc.approval_request_id)} was signed, and its call was refused: it will not run.`;
+    }
+    return text;
+  }
+
   /** A one-line summary of a ledger line; every payload field may be absent. */
   function summarize(ev) {
     const p = ev.payload && typeof ev.payload === 'object' ? ev.payload : {};
@@ -2291,7 +2310,7 @@
       case 'run.failed': {
         const kind = str(p.failure_kind) || str(p.kind) || str(p.failure?.kind) || 'failed';
         const msg = str(p.user_visible_message) || str(p.failure?.user_visible_message);
-        return { summary: `${kind}${msg ? ` \u2014 ${msg}` : ''}` };
+        return { summary: `${kind}${msg ? ` \u2014 ${msg}` : ''}`, note: toolChangeText(p.tool_change) || '' };
       }
       case 'effect.reconciled':
         return {
