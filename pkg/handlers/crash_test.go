@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,17 @@ type crashWalk struct {
 	runID  string
 	crash  string // the step in which the fault fired
 	sweeps int
+	// steps names, for each write so far, the step that made it (invoke,
+	// approve, resume, worker(<reason>), sweep).
+	steps []string
+}
+
+// track runs step and names the writes it made.
+func (c *crashWalk) track(step string, fn func()) {
+	fn()
+	for n := len(c.f.Ops()); len(c.steps) < n; {
+		c.steps = append(c.steps, step)
+	}
 }
 
 func newCrashWalk(t *testing.T, ep *dynamotest.Endpoint, system string) *crashWalk {
@@ -57,11 +69,13 @@ func (c *crashWalk) revive(step string) bool {
 // (never a 5xx).
 func (c *crashWalk) http(step string, ev *event) events.APIGatewayV2HTTPResponse {
 	c.t.Helper()
-	resp := c.s.post(ev)
+	var resp events.APIGatewayV2HTTPResponse
+	c.track(step, func() { resp = c.s.post(ev) })
 	if !c.revive(step) {
 		return resp
 	}
-	retry := c.s.post(ev)
+	var retry events.APIGatewayV2HTTPResponse
+	c.track(step, func() { retry = c.s.post(ev) })
 	switch {
 	case retry.StatusCode == 409:
 		if p := decode[problem](c.t, retry); p.Kind != "conflict" {
@@ -82,9 +96,10 @@ func (c *crashWalk) work() {
 			return
 		}
 		for _, m := range msgs {
-			c.s.work(m, 1)
-			if c.revive("worker(" + m.Reason + ")") {
-				c.s.work(m, 2)
+			step := "worker(" + m.Reason + ")"
+			c.track(step, func() { c.s.work(m, 1) })
+			if c.revive(step) {
+				c.track(step, func() { c.s.work(m, 2) })
 			}
 		}
 	}
@@ -126,9 +141,11 @@ func (c *crashWalk) walk() {
 				return
 			}
 			c.s.clock.Advance(10 * time.Minute)
-			if rep := c.s.sweep(); rep.Errors != 0 {
-				c.t.Errorf("sweep: %+v", rep)
-			}
+			c.track("sweep", func() {
+				if rep := c.s.sweep(); rep.Errors != 0 {
+					c.t.Errorf("sweep: %+v", rep)
+				}
+			})
 			c.sweeps++
 		default:
 			c.t.Fatalf("run status %q", v.Status)
@@ -210,12 +227,20 @@ func (c *crashWalk) budgetSettled() {
 // TestCrashInjection kills the process at every write of the walk, in both
 // ways a write can die (failed before it applied; applied with its answer
 // lost), and refuses every write once, transiently (a throttle that outlasts
-// the SDK's retries, the process living on), on minidyn and on moto, with
-// the reference tools run in process and on their MCP server, and on
-// minidyn with them on their HTTPS endpoint and their Lambda function. Every time: no effect executes twice, the
-// run settles (completed, failed or held) after at most one sweeper pass,
-// its chain verifies against the signed head and audits, and a retried
-// request gets its answer or a precise 409.
+// the SDK's retries, the process living on), on minidyn and on moto with the
+// reference tools run in process. With the tools on the firm's systems (their
+// MCP server on minidyn and moto, their HTTPS endpoint and their Lambda
+// function on minidyn) it does the same at every write from counsel's
+// approval on: the writes before it (the run's start, its turns, the hold)
+// are the same store calls whatever serves the tools, and are walked by the
+// in-process variants; from the approval on, the claim, the call on the
+// firm's system and its completion meet. Every time: no effect executes
+// twice, the run settles (completed, failed or held) after at most one
+// sweeper pass, its chain verifies against the signed head and audits, and a
+// retried request gets its answer or a precise 409.
+//
+// The variants run in parallel: each has its own tables (moto's requests are
+// serialized by dynamotest), and moto's time is mostly its own process's.
 func TestCrashInjection(t *testing.T) {
 	for _, ep := range []struct {
 		name   string
@@ -225,6 +250,7 @@ func TestCrashInjection(t *testing.T) {
 		{"moto-mcp", dynamotest.Moto, catalog.TargetMCP}, {"minidyn-https", dynamotest.Minidyn, catalog.TargetHTTPS},
 		{"minidyn-lambda", dynamotest.Minidyn, catalog.TargetLambda}} {
 		t.Run(ep.name, func(t *testing.T) {
+			t.Parallel()
 			clean := newCrashWalk(t, ep.new(t), ep.system)
 			clean.f.Arm(1<<30, dynamotest.FaultFail) // counts, never fires
 			clean.walk()
@@ -232,8 +258,18 @@ func TestCrashInjection(t *testing.T) {
 			if got := clean.outcome(); got != "completed, 1 effect(s), 0 sweep(s)" || clean.crash != "" {
 				t.Fatalf("the walk without a crash: %s", got)
 			}
-			t.Logf("%s: %d writes in the walk, %d injection points: %s", ep.name, len(ops), 3*len(ops), strings.Join(ops, " "))
-			for k := 1; k <= len(ops); k++ {
+			if len(clean.steps) != len(ops) {
+				t.Fatalf("%d writes named by step, %d made", len(clean.steps), len(ops))
+			}
+			from := 1
+			if ep.system != "" {
+				from = slices.Index(clean.steps, "approve") + 1
+				if from == 0 {
+					t.Fatalf("no write in counsel's approval: %v", clean.steps)
+				}
+			}
+			t.Logf("%s: %d writes in the walk, %d injection points from write %d: %s", ep.name, len(ops), 3*(len(ops)-from+1), from, strings.Join(ops, " "))
+			for k := from; k <= len(ops); k++ {
 				for _, mode := range []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose, dynamotest.FaultTransient} {
 					t.Run(fmt.Sprintf("%02d-%s-%s", k, ops[k-1], mode), func(t *testing.T) {
 						c := newCrashWalk(t, ep.new(t), ep.system)
