@@ -127,9 +127,15 @@ deploy: validate
 # ---- Local stack (docs/LOCAL.md): no Docker, no AWS account ----
 .PHONY: run demo invoke localapi
 
-# Built with the bootstraps' flags so both builds share the Go build cache.
+# One `go build` of the stack and every binary it runs (each package
+# compiled once, on both cores), into .localapi/bin where the stack's own
+# build finds them up to date; the flags are the stack's (internal/rie's
+# goBuild), so nothing is compiled or linked twice (BENCHMARKS.md, make run).
+LOCAL_GOBUILD = CGO_ENABLED=0 $(GO) build -tags lambda.norpc -ldflags='-s -w'
 localapi:
-	CGO_ENABLED=0 $(GO) build -trimpath -tags lambda.norpc -o bin/localapi ./cmd/localapi
+	@mkdir -p bin .localapi/bin
+	$(LOCAL_GOBUILD) -o .localapi/bin/ ./cmd/localapi ./cmd/toolserver ./cmd/toolfn $(addprefix ./functions/,$(FUNCTIONS))
+	@ln -f .localapi/bin/localapi bin/localapi 2>/dev/null || cp -f .localapi/bin/localapi bin/localapi
 
 # The whole stack on loopback, walking the demo, then serving on 127.0.0.1:3000 until Ctrl-C.
 run: localapi

@@ -198,17 +198,6 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.Template = tpl
-	// The emulator binary builds (once, into the Go build cache) while the
-	// rest starts and the functions build.
-	rieErr := make(chan error, 1)
-	rieCtx, cancelRIE := context.WithCancel(ctx)
-	go func() { _, err := rie.Binary(rieCtx); rieErr <- err }()
-	defer func() {
-		cancelRIE()
-		if rieErr != nil {
-			<-rieErr // never leave it running past a failed start
-		}
-	}()
 	funcs := tpl.Functions
 	if len(cfg.Only) > 0 {
 		funcs = nil
@@ -298,9 +287,11 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if err := s.startFunctions(ctx, bins["toolfn"]); err != nil {
 		return nil, err
 	}
-	err = <-rieErr
-	rieErr = nil
-	if err != nil {
+	// The emulator builds (once, into the Go build cache) after the
+	// functions, not beside them: on an empty cache the two builds would
+	// compile the same standard packages at once; one after the other, the
+	// emulator's reuses them (BENCHMARKS.md, make run).
+	if _, err := rie.Binary(ctx); err != nil {
 		return nil, err
 	}
 	names := make([]string, len(funcs))
@@ -633,7 +624,8 @@ func (s *Stack) Stop() error {
 }
 
 // buildAll builds the functions' bootstraps into dir/<name>/bootstrap with
-// one `go build`. A failure is one line naming the function, with the full
+// one `go build` into the module's .localapi/bin (where `make localapi`
+// built them already, so an unchanged one is not even linked again). A failure is one line naming the function, with the full
 // compiler output in dir/build.log.
 func buildAll(ctx context.Context, funcs []*Function, dir, module string) (map[string]string, error) {
 	pkgs := map[string]string{"toolserver": filepath.Join(module, "cmd", "toolserver"), "toolfn": filepath.Join(module, "cmd", "toolfn")}
@@ -642,7 +634,7 @@ func buildAll(ctx context.Context, funcs []*Function, dir, module string) (map[s
 		pkgs[f.Name] = f.Dir
 		byDir[f.Dir] = f.Name
 	}
-	out, err := rie.BuildAll(ctx, pkgs, dir)
+	out, err := rie.BuildAllShared(ctx, pkgs, dir, filepath.Join(module, ".localapi", "bin"))
 	if err == nil {
 		return out, nil
 	}

@@ -32,6 +32,9 @@ func Binary(ctx context.Context) (string, error) {
 		return binary.path, nil
 	}
 	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
+	// CGO off, as the bootstraps build (goBuild): on an empty cache the
+	// emulator then reuses their compiled standard library.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.SysProcAttr = proc.Group() // its compiler processes die with it
 	cmd.Cancel = func() error { proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
 	cmd.WaitDelay = 5 * time.Second
