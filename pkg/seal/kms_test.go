@@ -20,6 +20,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
+var _ seal.KMSClient = (*kms.Client)(nil)
+
 // motoKMS is a KMS client on the shared moto_server.
 func motoKMS(t *testing.T) *kms.Client {
 	t.Helper()
