@@ -237,22 +237,21 @@ func IsSealed(raw json.RawMessage) bool {
 
 func parse(raw []byte) (Sealed, bool) {
 	// The form MarshalJSON writes is read without a JSON decoder; anything
-	// else (other order, spaces, escapes) goes through one.
+	// else (other order, spaces, escapes) goes through one. Base64 decoding
+	// refuses every byte outside its alphabet (a quote or a backslash
+	// included) but skips line breaks, so those are kept out first.
 	if mid, ok := bytes.CutPrefix(raw, []byte(formHead)); ok {
-		if mid, ok := bytes.CutSuffix(mid, []byte(formTail)); ok && isBase64(mid) {
-			return decode(mid)
+		if mid, ok := bytes.CutSuffix(mid, []byte(formTail)); ok && !hasLineBreak(mid) {
+			if s, ok := decode(mid); ok {
+				return s, true
+			}
 		}
 	}
 	return parseSlow(raw)
 }
 
-func isBase64(b []byte) bool {
-	for _, c := range b {
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
-			return false
-		}
-	}
-	return true
+func hasLineBreak(b []byte) bool {
+	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
 }
 
 func decode(b64text []byte) (Sealed, bool) {
@@ -296,7 +295,7 @@ func parseSlow(raw []byte) (Sealed, bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, false // trailing data
 	}
-	if !haveVersion || !haveCT || version != Version || !isBase64([]byte(ct)) {
+	if !haveVersion || !haveCT || version != Version || hasLineBreak([]byte(ct)) {
 		return nil, false
 	}
 	return decode([]byte(ct))
