@@ -205,8 +205,12 @@ const (
 var b64 = base64.StdEncoding.Strict()
 
 // MarshalJSON writes the stored form, {"sealed":"v1","ct":"<base64>"}, with
-// no spaces and the members in that order.
+// no spaces and the members in that order. A Sealed too short to be one
+// (a zero Sealed in a struct) is an error, not a form that cannot open.
 func (s Sealed) MarshalJSON() ([]byte, error) {
+	if len(s) < overhead {
+		return nil, errors.New("seal: an empty Sealed has no stored form")
+	}
 	n := b64.EncodedLen(len(s))
 	out := make([]byte, len(formHead)+n+len(formTail))
 	copy(out, formHead)

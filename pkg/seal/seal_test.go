@@ -276,6 +276,9 @@ func TestSealedJSON(t *testing.T) {
 	if err := json.Unmarshal(line, &back); err != nil || !bytes.Equal(back.Note, s) {
 		t.Fatalf("Sealed round trip through %s: %v", line, err)
 	}
+	if out, err := json.Marshal(struct{ Note seal.Sealed }{}); err == nil {
+		t.Fatalf("a zero Sealed marshals as %s", out)
+	}
 	if err := json.Unmarshal([]byte(`{"note":"remember the deadline"}`), &back); !errors.Is(err, seal.ErrCannotOpen) {
 		t.Fatalf("Unmarshal of a plain value = %v", err)
 	}
