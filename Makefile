@@ -13,7 +13,8 @@ FUZZ_TARGETS := \
 	./pkg/pricing:FuzzParseUSD \
 	./pkg/reducer:FuzzApply \
 	./pkg/remote:FuzzRedactJSON \
-	./pkg/notify:FuzzEscape
+	./pkg/notify:FuzzEscape \
+	./pkg/seal:FuzzOpen
 
 .PHONY: test lint fmt-check vet mod-tidy gotest fuzz bench
 

@@ -29,6 +29,7 @@ var layers = []struct {
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
 	{"evidence", []string{"pkg/evidence", "pkg/notify"}},
+	{"sealing", []string{"pkg/seal"}},
 	{"tool calls", []string{"pkg/tools/serve"}},
 	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/eventbus", "pkg/eventbus/eventbustest", "pkg/secrets", "pkg/remote", "pkg/remote/remotetest", "pkg/tools/mcpserver", "pkg/tools/httpserver", "pkg/tools/lambdafn"}},
 	{"targets", []string{"pkg/mcp", "pkg/httpstarget", "pkg/lambdatarget"}},
