@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
 // FuzzParseEventLine: parsing never panics; a line it accepts re-encodes to
@@ -12,11 +14,38 @@ func FuzzParseEventLine(f *testing.F) {
 	for _, l := range sampleLedger(f) {
 		f.Add(l.Raw)
 	}
+	key := runKey(f)
+	c := fixedChain()
+	c.Sealer = key
+	evs, _ := sealedSample()
+	for _, e := range evs {
+		l, err := c.Append(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(l.Raw)
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		l, err := ParseEventLine(raw)
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnknownEvent) && !errors.Is(err, ErrHashMismatch) {
 				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		if l.SchemaVersion == SchemaVersionSealed {
+			// Sealed content cannot be re-encoded to the same bytes (each
+			// value has a random nonce); opening either fails with a
+			// typed error or yields a line whose event is valid.
+			o, err := OpenLine(l, key)
+			if err != nil {
+				if !errors.Is(err, ErrInvalid) && !errors.Is(err, seal.ErrCannotOpen) {
+					t.Fatalf("untyped open error %T: %v", err, err)
+				}
+				return
+			}
+			if err := o.Event.validate(); err != nil || o.Sealed {
+				t.Fatalf("an opened line is not a valid event: %v", err)
 			}
 			return
 		}

@@ -28,6 +28,9 @@ type Line struct {
 	Hash          string
 	Event         Event
 	Raw           []byte
+	// Sealed: the line is schema 2 and its privileged members were not
+	// opened, so Event holds them empty (OpenLine fills them in).
+	Sealed bool
 }
 
 type lineWire struct {
@@ -67,7 +70,7 @@ func ParseEventLine(raw []byte) (Line, error) {
 		v := root.vals[i]
 		switch k {
 		case "schema_version":
-			if v.kind == '"' && string(raw[v.start+1:v.end-1]) != SchemaVersion {
+			if v.kind == '"' && string(raw[v.start+1:v.end-1]) != SchemaVersion && string(raw[v.start+1:v.end-1]) != SchemaVersionSealed {
 				return Line{}, unknownEvent("schema_version %s", raw[v.start:v.end])
 			}
 		case "type":
@@ -89,15 +92,23 @@ func ParseEventLine(raw []byte) (Line, error) {
 	if err != nil {
 		return Line{}, err
 	}
-	ev := reflect.New(eventTypes[l.Type]).Interface().(Event)
-	if err := checkNode(payload, reflect.TypeOf(ev).Elem(), "payload"); err != nil {
-		return Line{}, err
-	}
-	if err := json.Unmarshal(raw[payload.start:payload.end], ev); err != nil {
-		return Line{}, fieldErr("payload", "a value has an invalid form")
-	}
-	if err := ev.validate(); err != nil {
-		return Line{}, err
+	var ev Event
+	if l.SchemaVersion == SchemaVersionSealed {
+		if ev, err = parseSealedPayload(raw, payload, l.Type); err != nil {
+			return Line{}, err
+		}
+		l.Sealed = len(SealedMembers[l.Type]) > 0
+	} else {
+		ev = reflect.New(eventTypes[l.Type]).Interface().(Event)
+		if err := checkNode(payload, reflect.TypeOf(ev).Elem(), "payload"); err != nil {
+			return Line{}, err
+		}
+		if err := json.Unmarshal(raw[payload.start:payload.end], ev); err != nil {
+			return Line{}, fieldErr("payload", "a value has an invalid form")
+		}
+		if err := ev.validate(); err != nil {
+			return Line{}, err
+		}
 	}
 	l.Event = ev
 	var sum string
@@ -113,8 +124,9 @@ func ParseEventLine(raw []byte) (Line, error) {
 	}
 	// Digests the line states about its own payload are re-derived, never
 	// trusted: a resealed line passes the check above, but it cannot make
-	// an edited input hash to the digest counsel signed.
-	if d, ok := ev.(digester); ok {
+	// an edited input hash to the digest counsel signed. A sealed line's
+	// are re-derived when it is opened (OpenLine).
+	if d, ok := ev.(digester); ok && !l.Sealed {
 		if err := d.checkDigests(); err != nil {
 			return Line{}, err
 		}
@@ -377,6 +389,9 @@ type Chain struct {
 	Seq           int64  // seq of the last line (0 before line 1)
 	Head          string // hash of the last line (ZeroHash before line 1)
 	Now           func() time.Time
+	// Sealer, when set, seals each line's privileged members (schema 2,
+	// EncodeSealedLine); nil writes schema 1 lines.
+	Sealer Sealer
 }
 
 // NewChain starts a run's ledger at seq 0.
@@ -396,8 +411,11 @@ func (c *Chain) Next(e Event) (Line, error) {
 	if c.Now != nil {
 		now = c.Now
 	}
-	return EncodeLine(Line{Seq: c.Seq + 1, RunID: c.RunID, FirmID: c.FirmID,
-		CreatedAt: FormatTime(now()), PrevHash: c.Head}, e)
+	l := Line{Seq: c.Seq + 1, RunID: c.RunID, FirmID: c.FirmID, CreatedAt: FormatTime(now()), PrevHash: c.Head}
+	if c.Sealer != nil {
+		return EncodeSealedLine(l, e, c.Sealer)
+	}
+	return EncodeLine(l, e)
 }
 
 // Advance moves the chain past a line that was stored.

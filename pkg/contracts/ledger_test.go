@@ -103,7 +103,7 @@ func TestParseEventLineRejects(t *testing.T) {
 		hash    bool
 	}{
 		{"unknown type", replace(`"type":"tool.requested"`, `"type":"tool.exploded"`), true, "", false},
-		{"unknown schema", replace(`"schema_version":"1"`, `"schema_version":"2"`), true, "", false},
+		{"unknown schema", replace(`"schema_version":"1"`, `"schema_version":"3"`), true, "", false},
 		{"tampered payload", replace(`Superior Court`, `Inferior Court`), false, "", true},
 		{"unknown header field", replace(`{"created_at"`, `{"extra":1,"created_at"`), false, "extra", false},
 		{"unknown payload field", replace(`"payload":{`, `"payload":{"x":1,`), false, "payload.x", false},

@@ -85,6 +85,11 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 		blocked: map[string]*contracts.BlockedApproval{}, edits: map[string]*contracts.ApprovalDecided{}}
 	var out []Redecision
 	for _, l := range lines {
+		if l.Sealed {
+			// The decision was made on the plaintext: re-deriving it from
+			// a sealed line's empty members would misreport it.
+			return out, fmt.Errorf("seq %d (%s): %w: re-deriving a decision needs the run's content, opened with its data key", l.Seq, l.Type, contracts.ErrNotOpened)
+		}
 		var got *Redecision
 		var err error
 		switch e := l.Event.(type) {
