@@ -46,6 +46,11 @@ type Run struct {
 	// Restarts counts the sweeper's hand-overs of a run whose worker was
 	// lost with nothing pending.
 	Restarts int
+	// DataKey is the run's data key as stored: wrapped under the firm's
+	// key (pkg/seal), the only form of it that is kept. Empty: the run's
+	// content is in the clear (a run from before sealing, or a deployment
+	// without a data key).
+	DataKey []byte
 }
 
 // RunRef names a run.

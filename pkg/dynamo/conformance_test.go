@@ -189,6 +189,7 @@ func (e *env) newRun(firm string) *run {
 	must(e.t, e.store.CreateRun(e.ctx, warrant.Run{
 		FirmID: firm, RunID: r.id, MatterID: r.matter, UserID: r.user, AgentKey: "drafting",
 		ModelID: "model-x", PromptVersion: "p1", CorrelationID: "corr-1", CostCapUSD: "1.00",
+		DataKey: []byte("wrapped-data-key"),
 	}, first))
 	return r
 }

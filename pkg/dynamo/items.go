@@ -47,6 +47,8 @@ type runItem struct {
 	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
 	Restarts   int    `dynamodbav:"restarts,omitempty"`
 	LeaseEpoch int64  `dynamodbav:"lease_epoch,omitempty"`
+	// The run's data key, wrapped (warrant.Run.DataKey).
+	DataKey []byte `dynamodbav:"data_key,omitempty"`
 }
 
 type projItem struct {
@@ -70,6 +72,7 @@ func (r runItem) run() warrant.Run {
 		out.HeldOn = r.HeldOn
 	}
 	out.Head = warrant.LedgerHead{Seq: r.HeadSeq, Hash: r.HeadHash, MAC: r.HeadMAC, KeyID: r.HeadKey}
+	out.DataKey = r.DataKey
 	out.Lease, out.Restarts = warrant.Lease{Until: parseTime(r.LeaseUntil), Epoch: r.LeaseEpoch}, r.Restarts
 	if r.LeaseOwner != noOwner {
 		out.Lease.Owner = r.LeaseOwner

@@ -19,7 +19,7 @@ func testCreateAndGetRun(t *testing.T, ep *dynamotest.Endpoint) {
 	must(t, err)
 	if got.Status != warrant.RunRunning || got.FirmID != r.firm || got.RunID != r.id || got.MatterID != r.matter ||
 		got.UserID != r.user || got.AgentKey != "drafting" || got.ModelID != "model-x" || got.PromptVersion != "p1" ||
-		got.CorrelationID != "corr-1" || got.CostCapUSD != "1.00" || got.HeldOn != "" || !got.CreatedAt.Equal(e.clock.Now()) {
+		got.CorrelationID != "corr-1" || got.CostCapUSD != "1.00" || got.HeldOn != "" || string(got.DataKey) != "wrapped-data-key" || !got.CreatedAt.Equal(e.clock.Now()) {
 		t.Errorf("GetRun = %+v", got)
 	}
 	if l := e.ledger(r); len(l) != 1 || l[0].Seq != 1 {

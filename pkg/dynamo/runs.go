@@ -50,7 +50,7 @@ func (s *Store) CreateRun(ctx context.Context, r warrant.Run, first contracts.Li
 	item, err := marshal(runItem{
 		PK: pk, SK: skRun, FirmID: r.FirmID, RunID: r.RunID, MatterID: r.MatterID, UserID: r.UserID,
 		AgentKey: r.AgentKey, ModelID: r.ModelID, PromptVersion: r.PromptVersion,
-		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD,
+		CorrelationID: r.CorrelationID, CostCapUSD: r.CostCapUSD, DataKey: r.DataKey,
 		Status: string(warrant.RunRunning), CreatedAt: fmtTime(r.CreatedAt), UpdatedAt: fmtTime(now),
 		HeadSeq: h.seq, HeadHash: h.hash, HeadMAC: h.mac, HeadKey: h.keyID,
 		// Waiting for a worker until r.Lease.Until (or holding it, when the
