@@ -263,9 +263,10 @@ func TestPortInUse(t *testing.T) {
 func TestTemplate(t *testing.T) {
 	const key = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	const queueURL = "http://127.0.0.1:9324/000000000000/WorkerQueue"
+	const dataKey = "aes:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key,
 		"RECEIPT_KEY": "p256:00", "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "EVENT_BUS_NAME": "warrant-local-notifications",
-		"DESK_URL": "http://127.0.0.1:3000/desk", "!Ref WorkerQueue": queueURL})
+		"DESK_URL": "http://127.0.0.1:3000/desk", "!Ref WorkerQueue": queueURL, "DATA_KEY": dataKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,6 +316,14 @@ func TestTemplate(t *testing.T) {
 	}
 	if inv.Timeout < 10*time.Second {
 		t.Errorf("invoke timeout %s", inv.Timeout)
+	}
+	// The local data key goes to the functions that read content, and to
+	// no other (stream-reduce and the sweeper never read it).
+	for _, f := range tpl.Functions {
+		want := f.Name != "stream-reduce" && f.Name != "sweeper"
+		if got := slices.Contains(f.Env, "DATA_KEY="+dataKey); got != want {
+			t.Errorf("%s: DATA_KEY set %v, want %v (env %v)", f.Name, got, want, f.Env)
+		}
 	}
 	sr := tpl.Function("StreamReduceFunction")
 	if !sr.Stream || sr.BatchSize != 100 || len(sr.Routes) != 0 {
