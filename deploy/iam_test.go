@@ -180,11 +180,26 @@ func TestIAMLeastPrivilege(t *testing.T) {
 	// Notifications (issue 21): stream-reduce and the sweeper publish to the
 	// stack's bus, and nowhere else (TestNotificationPublishers).
 	publish := on("NotificationBus.Arn", "events:PutEvents")
+	// The firm's key (issue 26 item 1), one key whose uses the conditions
+	// keep apart (TestDataKeyGrants checks each condition exactly): a
+	// grant on it is written "if:CreateDataKey <use>", the use being
+	// "content" (Warrant's encryption context, called directly) or "via
+	// <service> <resource>" (kms:ViaService and that resource's encryption
+	// context). Every role touches the table, so every role may Decrypt
+	// through DynamoDB for it; the senders to an encrypted queue may
+	// GenerateDataKey and Decrypt through SQS for it (the worker receives
+	// too), the sweeper through S3 for the checkpoint bucket. Content: invoke
+	// alone generates a run's data key; the functions that read or write
+	// content open it; stream-reduce and the sweeper have no content use.
+	viaTable := on("if:CreateDataKey via dynamodb Table", "kms:Decrypt")
+	viaWorkerQueue := on("if:CreateDataKey via sqs WorkerQueue", "kms:GenerateDataKey", "kms:Decrypt")
+	openRunKeys := on("if:CreateDataKey content", "kms:Decrypt")
+	makeRunKeys := on("if:CreateDataKey content", "kms:GenerateDataKey", "kms:Decrypt")
 	// The only grants on "*": actions that take no resource-level permission.
 	starOnly := map[string]bool{"ec2:DescribeNetworkInterfaces": true, "ec2:DescribeSubnets": true}
 	want := map[string][]grant{
-		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, documents),
-		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, documents),
+		"InvokeFunction": slices.Concat(logs("InvokeFunction"), runItems, enqueue, sign, documents, viaTable, viaWorkerQueue, makeRunKeys),
+		"ResumeFunction": slices.Concat(logs("ResumeFunction"), runItems, enqueue, sign, toolPolicy, documents, viaTable, viaWorkerQueue, openRunKeys),
 		// The worker runs the brain: the only function that calls the model.
 		// Its queue permissions are what Lambda's SQS event source mapping
 		// uses on its behalf, and the hand-over of a run to a new
@@ -192,18 +207,22 @@ func TestIAMLeastPrivilege(t *testing.T) {
 		"WorkerFunction": slices.Concat(logs("WorkerFunction"), runItems, reservations,
 			on("WorkerQueue.Arn", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"),
 			enqueue,
-			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions, vpc),
+			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions, vpc,
+			viaTable, viaWorkerQueue, openRunKeys),
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
-			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints, publish),
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints, publish,
+			viaTable, viaWorkerQueue, on("if:CreateDataKey via s3 CheckpointBucket", "kms:GenerateDataKey", "kms:Decrypt")),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, documents),
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, documents,
+			viaTable, openRunKeys),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),
-			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify, receiptKeys),
+			on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), verify, receiptKeys, viaTable, openRunKeys),
 		"StreamReduceFunction": slices.Concat(logs("StreamReduceFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on("Table.StreamArn", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify, receiptSign, receiptKeys, publish),
+			on("StreamDeadLetterQueue.Arn", "sqs:SendMessage"), verify, receiptSign, receiptKeys, publish,
+			viaTable, on("if:CreateDataKey via sqs StreamDeadLetterQueue", "kms:GenerateDataKey", "kms:Decrypt")),
 	}
 	// Who may touch which queue at all (beyond the exact grants above):
 	// the worker queue is the run hand-over, the stream's dead-letter queue
@@ -233,7 +252,7 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				if fnID != "WorkerFunction" && strings.HasPrefix(la, "bedrock:") {
 					t.Errorf("%s (%s): grants %s; only the worker calls the model (requests answer 202 and hand the run over)", fnID, roleID, a)
 				}
-				if fnID != "WorkerFunction" && (strings.HasPrefix(la, "secretsmanager:") || la == "kms:decrypt") {
+				if fnID != "WorkerFunction" && strings.HasPrefix(la, "secretsmanager:") {
 					t.Errorf("%s (%s): grants %s; only the worker calls tools, so only it reads their credentials", fnID, roleID, a)
 				}
 				if fnID != "WorkerFunction" && strings.HasPrefix(la, "lambda:") {
@@ -262,6 +281,21 @@ func TestIAMLeastPrivilege(t *testing.T) {
 				}
 				for _, r := range st.resources {
 					key := resourceKey(r)
+					// Decrypt and data keys: on the firm's key in use (each
+					// use told apart by its conditions), or, for the worker
+					// alone, on the tool servers' secrets' key.
+					if la == "kms:decrypt" || strings.HasPrefix(la, "kms:generatedatakey") || la == "kms:encrypt" || strings.HasPrefix(la, "kms:reencrypt") {
+						switch {
+						case key == "ref:ToolSecretsKeyArn" && la == "kms:decrypt":
+							if fnID != "WorkerFunction" {
+								t.Errorf("%s (%s): grants %s on the tool secrets' key; only the worker calls tools, so only it reads their credentials", fnID, roleID, a)
+							}
+						case key == "if:CreateDataKey" && (la == "kms:decrypt" || la == "kms:generatedatakey"):
+							key += " " + dataKeyUse(st)
+						default:
+							t.Errorf("%s (%s): grants %s on %s, which is neither the firm's key in use (kms:Decrypt, kms:GenerateDataKey) nor, for the worker, its tools' secrets' key (kms:Decrypt)", fnID, roleID, a, key)
+						}
+					}
 					if s, ok := r.(string); ok && strings.Contains(s, "*") && (isDynamo || s == "*" && !starOnly[a]) {
 						t.Errorf("%s (%s): %s on wildcard resource %q", fnID, roleID, a, s)
 					}
@@ -347,7 +381,8 @@ func intrinsicOf(m object) (string, bool) {
 // no GetAtt, and never reports the ARN a policy ends up with (limit 2).
 func evalIntrinsic(t *testing.T, raw object, v any, params map[string]string) any {
 	t.Helper()
-	pseudo := map[string]string{"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"}
+	pseudo := map[string]string{"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012",
+		"AWS::StackId": testStackID}
 	lookup := func(name string) string {
 		if v, ok := pseudo[name]; ok {
 			return v

@@ -272,49 +272,66 @@ func TestNotifyCounselRule(t *testing.T) {
 	}
 }
 
-// TestNotificationTopic: the topic is encrypted with the stack's own key
+// TestNotificationTopic: the topic is encrypted with the firm's key
 // (EventBridge cannot publish to one encrypted with alias/aws/sns), whose
-// policy lets EventBridge use it for this topic only; the topic's policy lets
-// EventBridge publish for NotifyCounselRule only, and the rule's dead-letter
-// queue takes messages from that rule only.
+// policy (when the stack creates it) lets EventBridge use it for this topic
+// and the rule's dead-letter queue only, each statement held to its
+// resource by the encryption context; the topic's policy lets EventBridge
+// publish for NotifyCounselRule only, and the rule's dead-letter queue takes
+// messages from that rule only. TestDataKeyPolicy evaluates the key's
+// statements; docs/DEPLOY.md gives the same two for a key of the firm's own.
 func TestNotificationTopic(t *testing.T) {
 	raw := rawTemplate(t)
 	topic := mustResource(t, raw, "NotificationTopic", "AWS::SNS::Topic")
 	tp, _ := topic["Properties"].(object)
-	if refOf(tp["KmsMasterKeyId"]) != "NotificationKey" {
-		t.Errorf("NotificationTopic: KmsMasterKeyId %v, want !Ref NotificationKey (EventBridge cannot use alias/aws/sns)", tp["KmsMasterKeyId"])
+	if !reflect.DeepEqual(tp["KmsMasterKeyId"], dataKeyInUse) {
+		t.Errorf("NotificationTopic: KmsMasterKeyId %v, want the firm's key %v (EventBridge cannot use alias/aws/sns)", tp["KmsMasterKeyId"], dataKeyInUse)
 	}
-	key := mustResource(t, raw, "NotificationKey", "AWS::KMS::Key")
+	key := mustResource(t, raw, "DataKey", "AWS::KMS::Key")
 	stack := map[string]string{"AWS::StackName": "warrant-prod"}
 	topicArn := "arn:aws:sns:us-east-1:123456789012:" + str(evalIntrinsic(t, raw, tp["TopicName"], stack))
-	var eventsStatements int
+	dlqArn := "arn:aws:sqs:us-east-1:123456789012:" + str(evalIntrinsic(t, raw, get(resourcesOf(raw)["NotificationDeadLetterQueue"], "Properties", "QueueName"), stack))
+	// The context key each EventBridge statement is held by, the value it
+	// must name and the actions it may take.
+	want := map[string]struct {
+		arn     string
+		actions []any
+	}{
+		"kms:EncryptionContext:aws:sns:topicArn": {topicArn, []any{"kms:Decrypt", "kms:GenerateDataKey*"}},
+		"kms:EncryptionContext:aws:sqs:arn":      {dlqArn, []any{"kms:Decrypt", "kms:GenerateDataKey"}},
+	}
+	seen := map[string]int{}
 	for _, st := range list(get(key, "Properties", "KeyPolicy", "Statement")) {
-		principal := get(st, "Principal")
-		if get(principal, "AWS") != nil {
-			if get(principal, "AWS", "Fn::Sub") != "arn:${AWS::Partition}:iam::${AWS::AccountId}:root" {
-				t.Errorf("NotificationKey: statement %v names an AWS principal other than this account", get(st, "Sid"))
-			}
+		if str(get(st, "Principal", "Service")) != "events.amazonaws.com" {
 			continue
-		}
-		if str(get(principal, "Service")) != "events.amazonaws.com" {
-			t.Errorf("NotificationKey: statement %v lets %v in; only the account and EventBridge use the key", get(st, "Sid"), principal)
-			continue
-		}
-		eventsStatements++
-		actions := list(get(st, "Action"))
-		slices.SortFunc(actions, func(a, b any) int { return strings.Compare(str(a), str(b)) })
-		if !reflect.DeepEqual(actions, []any{"kms:Decrypt", "kms:GenerateDataKey*"}) {
-			t.Errorf("NotificationKey: EventBridge may %v; publishing to an encrypted topic needs kms:GenerateDataKey* and kms:Decrypt only", actions)
 		}
 		cond, _ := get(st, "Condition").(object)
 		equals, _ := get(cond, "StringEquals").(object)
-		ctx := evalIntrinsic(t, raw, equals["kms:EncryptionContext:aws:sns:topicArn"], stack)
-		if len(cond) != 1 || len(equals) != 1 || ctx != topicArn {
-			t.Errorf("NotificationKey: EventBridge's statement has condition %v (%v); want StringEquals kms:EncryptionContext:aws:sns:topicArn = %s alone (SNS refuses aws:SourceArn/aws:SourceAccount in the key policy for EventBridge)", cond, ctx, topicArn)
+		if len(cond) != 1 || len(equals) != 1 {
+			t.Errorf("DataKey: EventBridge's statement %v has condition %v; want StringEquals on one encryption context key alone (SNS refuses aws:SourceArn/aws:SourceAccount in the key policy for EventBridge)", get(st, "Sid"), cond)
+			continue
+		}
+		for ctxKey, v := range equals {
+			w, ok := want[ctxKey]
+			if !ok {
+				t.Errorf("DataKey: EventBridge's statement %v is held by %s; want the topic's or the dead-letter queue's context", get(st, "Sid"), ctxKey)
+				continue
+			}
+			seen[ctxKey]++
+			if got := evalIntrinsic(t, raw, v, stack); got != w.arn {
+				t.Errorf("DataKey: EventBridge's statement %v names %v, want %s", get(st, "Sid"), got, w.arn)
+			}
+			actions := list(get(st, "Action"))
+			slices.SortFunc(actions, func(a, b any) int { return strings.Compare(str(a), str(b)) })
+			if !reflect.DeepEqual(actions, w.actions) {
+				t.Errorf("DataKey: EventBridge may %v under %s; want %v only", actions, ctxKey, w.actions)
+			}
 		}
 	}
-	if eventsStatements != 1 {
-		t.Errorf("NotificationKey: %d statements for events.amazonaws.com, want one", eventsStatements)
+	for ctxKey := range want {
+		if seen[ctxKey] != 1 {
+			t.Errorf("DataKey: %d statements let EventBridge use the key under %s, want one", seen[ctxKey], ctxKey)
+		}
 	}
 
 	// Resource policies that let EventBridge in: each for the rule alone.

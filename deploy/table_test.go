@@ -3,6 +3,7 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -180,8 +181,9 @@ func TestStreamMapping(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !aws.ToBool(queue.SqsManagedSseEnabled) && queue.KmsMasterKeyId == nil {
-			t.Errorf("%s: dead-letter queue must be encrypted", q)
+		// Read raw: goformation resolves the key's !GetAtt to nothing.
+		if kmsKey := get(resourcesOf(raw)[q], "Properties", "KmsMasterKeyId"); !reflect.DeepEqual(kmsKey, dataKeyInUse) {
+			t.Errorf("%s: dead-letter queue must be encrypted with the firm's key, got %v", q, kmsKey)
 		}
 		if aws.ToInt(queue.MessageRetentionPeriod) != 14*24*3600 {
 			t.Errorf("%s: MessageRetentionPeriod = %d, want 14 days", q, aws.ToInt(queue.MessageRetentionPeriod))

@@ -171,6 +171,10 @@ def is_ref(value, logical_id):
     return value == {"Ref": logical_id}
 
 
+# The firm's key in use: the DataKey the stack created, or DataKeyArn.
+DATA_KEY = {"Fn::If": ["CreateDataKey", {"Fn::GetAtt": ["DataKey", "Arn"]}, {"Ref": "DataKeyArn"}]}
+
+
 def check(out):
     """Returns a list of failures (empty when everything holds) and a summary."""
     problems = []
@@ -357,7 +361,8 @@ def check(out):
                         tls_only.add(q["Ref"])
     for name, q in queues.items():
         p = q.get("Properties", {})
-        need(p.get("SqsManagedSseEnabled") is True or "KmsMasterKeyId" in p, f"{name}: not encrypted")
+        need(p.get("KmsMasterKeyId") == DATA_KEY and "SqsManagedSseEnabled" not in p,
+             f"{name}: KmsMasterKeyId {p.get('KmsMasterKeyId')!r}, want the firm's key (issue 26)")
         need(name in tls_only, f"{name}: no queue policy denies it to requests without TLS")
     watched = set()
     for name, al in of_type(res, "AWS::CloudWatch::Alarm").items():
@@ -418,7 +423,7 @@ def check(out):
              f"NotifyCounselRule: RetryPolicy {rp!r} (an expiring warrant's notice is stale within the hour)")
         need("RoleArn" not in tg, "NotifyCounselRule: a RoleArn on an SNS target (EventBridge uses the topic policy)")
     topic = res.get("NotificationTopic", {}).get("Properties", {})
-    need(topic.get("KmsMasterKeyId") == {"Ref": "NotificationKey"}, f"NotificationTopic: KmsMasterKeyId {topic.get('KmsMasterKeyId')!r}")
+    need(topic.get("KmsMasterKeyId") == DATA_KEY, f"NotificationTopic: KmsMasterKeyId {topic.get('KmsMasterKeyId')!r}, want the firm's key")
     rule_arn = {"Fn::GetAtt": ["NotifyCounselRule", "Arn"]}
     for pol_type, target in (("AWS::SNS::TopicPolicy", "NotificationTopic"), ("AWS::SQS::QueuePolicy", "NotificationDeadLetterQueue")):
         for name, pol in of_type(res, pol_type).items():
@@ -471,7 +476,34 @@ def check(out):
     pab = bp.get("PublicAccessBlockConfiguration") or {}
     need(all(pab.get(k) is True for k in ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets")),
          f"CheckpointBucket: PublicAccessBlockConfiguration {pab!r}")
-    need(bool((bp.get("BucketEncryption") or {}).get("ServerSideEncryptionConfiguration")), "CheckpointBucket: not encrypted")
+    sse = (bp.get("BucketEncryption") or {}).get("ServerSideEncryptionConfiguration") or [{}]
+    need(sse == [{"ServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": DATA_KEY}, "BucketKeyEnabled": True}],
+         f"CheckpointBucket: encryption {sse!r}, want SSE-KMS with the firm's key and a bucket key")
+
+    # The firm's key (issue 26, item 1): created unless the stack names one,
+    # symmetric, rotated, retained; the table and every log group under it;
+    # stream-reduce and the sweeper may use it only through a service.
+    dkey = res.get("DataKey", {})
+    dp = dkey.get("Properties", {})
+    need(dkey.get("Type") == "AWS::KMS::Key" and dkey.get("Condition") == "CreateDataKey"
+         and dp.get("KeyUsage") == "ENCRYPT_DECRYPT" and dp.get("EnableKeyRotation") is True
+         and dkey.get("DeletionPolicy") == "Retain" and dkey.get("UpdateReplacePolicy") == "Retain",
+         f"DataKey: {dkey.get('Type')!r} under {dkey.get('Condition')!r}, KeyUsage {dp.get('KeyUsage')!r}, "
+         f"rotation {dp.get('EnableKeyRotation')!r}, {dkey.get('DeletionPolicy')!r}/{dkey.get('UpdateReplacePolicy')!r}")
+    sse_table = (res.get("Table", {}).get("Properties", {}).get("SSESpecification")) or {}
+    need(sse_table == {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": DATA_KEY}, f"Table: SSESpecification {sse_table!r}")
+    for name, lg in of_type(res, "AWS::Logs::LogGroup").items():
+        need(lg.get("Properties", {}).get("KmsKeyId") == DATA_KEY, f"{name}: KmsKeyId {lg.get('Properties', {}).get('KmsKeyId')!r}")
+    for name in ("StreamReduceRole", "SweeperRole"):
+        for pol in res.get(name, {}).get("Properties", {}).get("Policies", []):
+            for st in pol.get("PolicyDocument", {}).get("Statement", []):
+                if isinstance(st, dict) and "Fn::If" in st:
+                    st = st["Fn::If"][1]
+                acts = st.get("Action")
+                acts = acts if isinstance(acts, list) else [acts]
+                if st.get("Resource") == DATA_KEY and any(a in ("kms:Decrypt", "kms:GenerateDataKey") for a in acts):
+                    via = ((st.get("Condition") or {}).get("StringEquals") or {}).get("kms:ViaService")
+                    need(via is not None, f"{name}: {acts} on the firm's key outside a service (it never reads content)")
     need((bp.get("OwnershipControls") or {}).get("Rules") == [{"ObjectOwnership": "BucketOwnerEnforced"}],
          f"CheckpointBucket: OwnershipControls {bp.get('OwnershipControls')!r}")
     tls_buckets = set()

@@ -22,9 +22,11 @@ failed=()
 # with Lambda tools, tool secrets under their own key, documents from SSM and
 # from the bundle, and a receipt key of the firm's own (no ReceiptKey created)
 # after a rotation (RetiredReceiptKeys, one kms: and one spki: key) with
-# checkpoints locked in COMPLIANCE mode, and counsel's notifications mailed
-# to an address (NotificationEmail) with names (NotificationEmailNames). The defaults turn them all off (and
-# create the receipt key).
+# checkpoints locked in COMPLIANCE mode, counsel's notifications mailed
+# to an address (NotificationEmail) with names (NotificationEmailNames), and
+# the firm's own key for data, in another account (DataKeyArn: no DataKey
+# created). The defaults turn them all off (and create the receipt key and
+# the data key).
 PRIVATE_NETWORK=(
 	JwtIssuer=https://issuer.example.com/ JwtAudience=warrant-api
 	WorkerSubnetIds=subnet-0a1b2c3d4e5f60718,subnet-0f1e2d3c4b5a69788
@@ -36,6 +38,7 @@ PRIVATE_NETWORK=(
 	ReceiptKeyArn=arn:aws:kms:us-east-1:123456789012:key/5b2f8c1e-4a7d-4e3b-9c6f-0d1e2f3a4b5c
 	RetiredReceiptKeys=kms:arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab,spki:MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEntgHM8aOooQ1WMgaV2VPY2RYYqkNbigMJJOkg4+ajDQHOrMqORGA0A6wiV2Li34fwSxHScmckcxwsfPs4XMp7A==
 	CheckpointRetentionMode=COMPLIANCE CheckpointRetentionDays=2557
+	DataKeyArn=arn:aws:kms:us-east-1:210987654321:key/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d
 	NotificationEmail=counsel-desk@firm.example NotificationEmailNames=names
 )
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
 // TestMain lets the tests run this binary as localapi itself: with
@@ -114,6 +116,49 @@ func TestSlowModelFastAPI(t *testing.T) {
 	}
 }
 
+// checkDataKey: the stack kept its local DATA_KEY in <logDir>/data.key,
+// mode 0600, a key pkg/seal reads as a local key.
+func checkDataKey(t *testing.T, logDir string) {
+	t.Helper()
+	path := filepath.Join(logDir, "data.key")
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no data.key in the log directory: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("data.key has mode %v, want 0600", st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := seal.ParseKeySpec(strings.TrimSpace(string(b)))
+	if err != nil || !spec.Local() {
+		t.Errorf("data.key does not hold a local key pkg/seal reads: %v", err)
+	}
+}
+
+// TestNewDataKey: a fresh aes: key per call, pkg/seal's local key form,
+// kept in the log directory (0600) when there is one.
+func TestNewDataKey(t *testing.T) {
+	dir := t.TempDir()
+	a, err := newDataKey(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDataKey(t, dir)
+	if b, _ := os.ReadFile(filepath.Join(dir, "data.key")); strings.TrimSpace(string(b)) != a {
+		t.Errorf("data.key holds another key than the one returned")
+	}
+	b, err := newDataKey("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b || !regexp.MustCompile(`^aes:[0-9a-f]{64}$`).MatchString(b) {
+		t.Errorf("newDataKey gave %q then %q, want two fresh aes:<64 hex> keys", a, b)
+	}
+}
+
 // demoHeadless runs localapi -demo -headless with extra env and arguments,
 // checks the exit and the processes, and returns its stderr.
 func demoHeadless(t *testing.T, env []string, args ...string) string {
@@ -134,6 +179,7 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	if !strings.Contains(stdout.String(), "checks passed") {
 		t.Fatalf("no walkthrough summary:\n%s", stdout.String())
 	}
+	checkDataKey(t, logDir)
 	b, err := os.ReadFile(filepath.Join(logDir, "pids"))
 	if err != nil {
 		t.Fatal(err)
@@ -217,9 +263,10 @@ func TestPortInUse(t *testing.T) {
 func TestTemplate(t *testing.T) {
 	const key = "hmac:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	const queueURL = "http://127.0.0.1:9324/000000000000/WorkerQueue"
+	const dataKey = "aes:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	tpl, err := LoadTemplate(filepath.Join(repo, "template.yaml"), Locals{"TABLE_NAME": "warrant-local", "MODEL_ID": DefaultModelID, "LEDGER_KEY": key,
 		"RECEIPT_KEY": "p256:00", "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "EVENT_BUS_NAME": "warrant-local-notifications",
-		"DESK_URL": "http://127.0.0.1:3000/desk", "!Ref WorkerQueue": queueURL})
+		"DESK_URL": "http://127.0.0.1:3000/desk", "!Ref WorkerQueue": queueURL, "DATA_KEY": dataKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +316,14 @@ func TestTemplate(t *testing.T) {
 	}
 	if inv.Timeout < 10*time.Second {
 		t.Errorf("invoke timeout %s", inv.Timeout)
+	}
+	// The local data key goes to the functions that read content, and to
+	// no other (stream-reduce and the sweeper never read it).
+	for _, f := range tpl.Functions {
+		want := f.Name != "stream-reduce" && f.Name != "sweeper"
+		if got := slices.Contains(f.Env, "DATA_KEY="+dataKey); got != want {
+			t.Errorf("%s: DATA_KEY set %v, want %v (env %v)", f.Name, got, want, f.Env)
+		}
 	}
 	sr := tpl.Function("StreamReduceFunction")
 	if !sr.Stream || sr.BatchSize != 100 || len(sr.Routes) != 0 {

@@ -131,7 +131,8 @@ TOOL_CATALOG, AGENTS and TOOL_POLICY (file:PATH: the functions' tool catalog, ag
 default: the reference tools on the local MCP server, the matter assistant, the embedded policy),
 LEDGER_KEY (hmac:<hex>; default a fresh key per start, saved as <log dir>/ledger.key),
 RECEIPT_KEY (p256:<hex>; default a fresh key per start, saved as <log dir>/receipt.key, its public
-key as <log dir>/receipt-public.pem).
+key as <log dir>/receipt-public.pem), DATA_KEY (aes:<64 hex>; default a fresh key per start, saved as
+<log dir>/data.key).
 Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles, X-Dev-Name. See docs/LOCAL.md.
 
 `)
@@ -198,6 +199,7 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		ModelID:        os.Getenv("MODEL_ID"),
 		LedgerKey:      os.Getenv("LEDGER_KEY"),
 		ReceiptKey:     os.Getenv("RECEIPT_KEY"),
+		DataKey:        os.Getenv("DATA_KEY"),
 
 		VisibilityTimeout: o.visibilityTimeout,
 		ModelLatency:      o.modelLatency,

@@ -62,6 +62,11 @@ type StackConfig struct {
 	// start, written to <LogDir>/receipt.key, its public half to
 	// <LogDir>/receipt-public.pem for `warrant evidence verify --public-key`.
 	ReceiptKey string
+	// DataKey is the content functions' DATA_KEY (the key each run's data
+	// key is made and opened under, pkg/seal). Empty: a fresh local
+	// aes:<64 hex> master key for this start, written to <LogDir>/data.key
+	// (0600); on AWS it is the firm's KMS key and never leaves KMS.
+	DataKey string
 	// DeskURL is the desk's URL the notifications link to (default
 	// http://127.0.0.1:3000/desk; serve sets the gateway's).
 	DeskURL string
@@ -168,6 +173,12 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 		s.cfg.ReceiptKey = cfg.ReceiptKey
 	}
+	if cfg.DataKey == "" {
+		if cfg.DataKey, err = newDataKey(cfg.LogDir); err != nil {
+			return nil, err
+		}
+		s.cfg.DataKey = cfg.DataKey
+	}
 	// The checkpoints are kept outside the table as on AWS, in a directory
 	// standing in for the checkpoint bucket (there is no S3 here).
 	if cfg.LogDir != "" {
@@ -188,7 +199,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	s.Bus = eventbustest.New()
 	s.Bus.Out = &eventPrinter{s: s}
 	locals := Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey,
-		"RECEIPT_KEY": cfg.ReceiptKey, "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "",
+		"RECEIPT_KEY": cfg.ReceiptKey, "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "DATA_KEY": cfg.DataKey,
 		"EVENT_BUS_NAME": "warrant-local-notifications", "DESK_URL": cfg.DeskURL}
 	if err := s.startQueues(locals); err != nil {
 		return nil, err
@@ -478,6 +489,27 @@ func newLedgerKey(logDir string) (string, error) {
 	key := "hmac:" + hex.EncodeToString(b[:])
 	if logDir != "" {
 		if err := os.WriteFile(filepath.Join(logDir, "ledger.key"), []byte(key+"\n"), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return key, nil
+}
+
+// DataKey is the content functions' DATA_KEY: a local AES-256 master key
+// (aes:<64 hex>). Local only; on AWS the firm's key is in KMS.
+func (s *Stack) DataKey() string { return s.cfg.DataKey }
+
+// newDataKey makes a local data master key, "aes:" and 64 hex digits (what
+// pkg/seal.ParseKeySpec reads as a LocalKeyring's key), and keeps it in
+// logDir as data.key (0600), like the ledger key.
+func newDataKey(logDir string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	key := "aes:" + hex.EncodeToString(b[:])
+	if logDir != "" {
+		if err := os.WriteFile(filepath.Join(logDir, "data.key"), []byte(key+"\n"), 0o600); err != nil {
 			return "", err
 		}
 	}

@@ -55,23 +55,30 @@ var (
 	// notify: the functions that publish notifications (stream-reduce, the
 	// sweeper): the event bus, and the desk's URL for the events' links.
 	notify = []string{"EVENT_BUS_NAME", "DESK_URL"}
+	// data: the functions that read or write a run's content (issue 26):
+	// DATA_KEY names the firm's key each run's data key is generated
+	// (invoke) or opened (all of them) under (pkg/seal). Stream-reduce and
+	// the sweeper never read content, so they are not told of the key.
+	data = []string{"DATA_KEY"}
 )
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
-	Invoke:       slices.Concat(base, brain, queue, catalog),
-	Resume:       slices.Concat(base, brain, queue, policy, catalog),
-	Worker:       slices.Concat(base, brain, queue, policy, budget, catalog),
-	Approve:      slices.Concat(base, policy, catalog),
-	Runs:         slices.Concat(base, budget, desk, receipts),
+	Invoke:       slices.Concat(base, brain, queue, catalog, data),
+	Resume:       slices.Concat(base, brain, queue, policy, catalog, data),
+	Worker:       slices.Concat(base, brain, queue, policy, budget, catalog, data),
+	Approve:      slices.Concat(base, policy, catalog, data),
+	Runs:         slices.Concat(base, budget, desk, receipts, data),
 	StreamReduce: slices.Concat(base, receipts, notify),
 	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints, notify),
 }
 
-// Optional variables may be left unset in the template.
+// Optional variables may be left unset in the template. DATA_KEY is among
+// them until the functions seal content with it: the template always sets it
+// for the functions that will (deploy/env_test.go holds it to FunctionVars).
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true,
-	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true}
+	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "DATA_KEY": true}
 
 var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
 
@@ -97,6 +104,11 @@ type Config struct {
 	// rotated-out keys whose receipts still verify ("kms:<key>" or
 	// "spki:<base64 DER>", comma-separated). Never logged.
 	ReceiptKey, RetiredReceiptKeys string
+	// DataKey names the firm's key each run's data key is made and opened
+	// under: "kms:<key ARN>" on AWS, "aes:<64 hex>" on the local stack
+	// (pkg/seal.ParseKeySpec reads it fully; Load checks only its scheme).
+	// Empty when unset. It may hold key material, so it is never logged.
+	DataKey string
 	// CheckpointBucket is the S3 bucket (Object Lock) the sweeper keeps
 	// each checkpoint in, outside the table, and reads the last one back
 	// from before it signs the next; CheckpointDir (the local stack only)
@@ -185,6 +197,11 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			return Config{}, invalid("RECEIPT_KEY", `must be "kms:<key ARN or alias>" or, on the local stack only, "p256:<hex>"`)
 		}
 		c.RetiredReceiptKeys = get("RECEIPT_RETIRED_KEYS", "")
+	}
+	if slices.Contains(vars, "DATA_KEY") {
+		if c.DataKey = get("DATA_KEY", ""); c.DataKey != "" && !strings.HasPrefix(c.DataKey, "kms:") && !strings.HasPrefix(c.DataKey, "aes:") {
+			return Config{}, invalid("DATA_KEY", `must be "kms:<key ARN>" or, on the local stack only, "aes:<64 hex digits>"`)
+		}
 	}
 	if slices.Contains(vars, "EVENT_BUS_NAME") {
 		if c.EventBus = get("EVENT_BUS_NAME", ""); !eventBusName.MatchString(c.EventBus) {

@@ -24,6 +24,10 @@ var functions = []string{config.Invoke, config.Approve, config.Resume, config.Ru
 // runs shows it (GET /v1/budget).
 var budgetFns = []string{config.Worker, config.Runs}
 
+// contentFns read DATA_KEY: the functions that read or write a run's
+// content (issue 26). Stream-reduce and the sweeper never do.
+var contentFns = []string{config.Invoke, config.Approve, config.Resume, config.Runs, config.Worker}
+
 func brainFn(fn string) bool {
 	return fn == config.Invoke || fn == config.Resume || fn == config.Worker
 }
@@ -145,6 +149,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "DESK_URL over http", fns: []string{config.StreamReduce, config.Sweeper}, env: map[string]string{"DESK_URL": "http://desk.example/desk"}, want: "DESK_URL"},
 		{name: "DESK_URL with a fragment", fns: []string{config.StreamReduce, config.Sweeper}, env: map[string]string{"DESK_URL": "https://desk.example/desk#x"}, want: "DESK_URL"},
 		{name: "RECEIPT_KEY an HMAC key", fns: []string{config.Runs, config.StreamReduce, config.Sweeper}, env: map[string]string{"RECEIPT_KEY": testLedgerKey}, want: "RECEIPT_KEY"},
+		{name: "DATA_KEY an HMAC key", fns: contentFns, env: map[string]string{"DATA_KEY": testLedgerKey}, want: "DATA_KEY"},
+		{name: "DATA_KEY a bare ARN", fns: contentFns, env: map[string]string{"DATA_KEY": "arn:aws:kms:us-east-1:111122223333:key/5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b"}, want: "DATA_KEY"},
 		{name: "QUEUE_URL missing", fns: []string{config.Invoke, config.Resume, config.Sweeper}, env: map[string]string{"QUEUE_URL": ""}, want: "QUEUE_URL"},
 		{name: "MODEL_ID missing", env: map[string]string{"MODEL_ID": ""}, want: "MODEL_ID"},
 		{name: "MODEL_ID unknown", env: map[string]string{"MODEL_ID": "anthropic.claude-9-v1:0"}, want: "MODEL_ID", kind: failure.KindUnknownModel},
@@ -232,6 +238,39 @@ func TestLoadBrainVarsIgnoredElsewhere(t *testing.T) {
 	}
 }
 
+// TestDataKey: the functions that read or write content read DATA_KEY (a
+// kms: or, locally, an aes: key; unset until they seal with it), and
+// stream-reduce and the sweeper never do, whatever it holds.
+func TestDataKey(t *testing.T) {
+	const kmsKey = "kms:arn:aws:kms:us-east-1:210987654321:key/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	const localKey = "aes:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	for _, fn := range functions {
+		reads := slices.Contains(contentFns, fn)
+		if slices.Contains(config.FunctionVars[fn], "DATA_KEY") != reads {
+			t.Errorf("%s: FunctionVars lists DATA_KEY %v, want %v", fn, !reads, reads)
+		}
+		for _, v := range []string{kmsKey, localKey, ""} {
+			env := minimal(fn)
+			env["DATA_KEY"] = v
+			c, err := config.Load(fn, lookup(env))
+			if err != nil {
+				t.Errorf("%s DATA_KEY=%q: %v", fn, v, err)
+				continue
+			}
+			if want := map[bool]string{true: v}[reads]; c.DataKey != want {
+				t.Errorf("%s DATA_KEY=%q: DataKey %q, want %q", fn, v, c.DataKey, want)
+			}
+		}
+		if !reads {
+			env := minimal(fn)
+			env["DATA_KEY"] = "not a key"
+			if _, err := config.Load(fn, lookup(env)); err != nil {
+				t.Errorf("%s read DATA_KEY: %v", fn, err)
+			}
+		}
+	}
+}
+
 func TestLoadUnknownFunction(t *testing.T) {
 	if _, err := config.Load("billing", lookup(map[string]string{"TABLE_NAME": "t"})); err == nil {
 		t.Fatal("Load of an unknown function succeeded")
@@ -294,6 +333,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
+		"DATA_KEY":                "kms:arn:aws:kms:us-east-1:111122223333:key/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
 		"TOOL_POLICY":             "ssm:/warrant/prod/tool-policy",
 		"TOOL_CATALOG":            "ssm:/warrant/prod/tool-catalog",
 		"AGENTS":                  "file:agents.json",
