@@ -42,6 +42,16 @@ type FoldOptions struct {
 	// Keys verifies the signed head's MAC (nil: its seq and hash are still
 	// held to, not its MAC).
 	Keys HeadVerifier
+	// Open, when set, gives the opener of the run's sealed content (schema
+	// 2 lines, issue 26) from its run item (its wrapped data key): called
+	// once, after the lines verified to the signed head, and only when a
+	// line read is sealed. Each sealed line is opened (its digests
+	// re-checked on the plaintext) and the lines are folded again, so the
+	// state, Last and Lines carry the content. A nil opener leaves the
+	// lines sealed (a reader that may not or cannot open them: the state
+	// then has no content, e.g. no final_text). Its error is returned as it
+	// is; a line that does not open under it is ledger_corrupt.
+	Open func(ctx context.Context, r warrant.Run) (contracts.Opener, error)
 }
 
 var (
@@ -69,6 +79,13 @@ type Folded struct {
 	// nil when it read to the end.
 	Halt    error
 	HaltSeq int64
+	// Opener is what FoldOptions.Open gave (nil when not called or when it
+	// gave none): a writer seals the lines it appends with the same key.
+	Opener contracts.Opener
+	// applied are the lines applied after From, kept for Open's re-fold.
+	applied []contracts.Line
+	// sealed counts the sealed lines among them.
+	sealed int
 }
 
 // Fold reads a run's ledger after opt.From, parses every line
@@ -127,7 +144,7 @@ func Fold(ctx context.Context, src Source, firm, run string, opt FoldOptions) (F
 					return out, err
 				}
 			}
-			return out, nil
+			return out, out.open(ctx, opt)
 		case h.Seq < opt.From.LastSeq:
 			return out, headMismatch(errHeadMismatch, "the signed head (seq %d) is behind a state already folded to %d", h.Seq, opt.From.LastSeq)
 		case h.Seq > tip.Seq && len(items) == 0 && round > 1:
@@ -165,6 +182,12 @@ func (out *Folded) fold(it warrant.LedgerItem, tip contracts.Line, opt FoldOptio
 			if opt.KeepLines {
 				out.Lines = append(out.Lines, l)
 			}
+			if opt.Open != nil {
+				out.applied = append(out.applied, l)
+				if l.Sealed {
+					out.sealed++
+				}
+			}
 			return l, nil
 		}
 	}
@@ -176,6 +199,38 @@ func (out *Folded) fold(it warrant.LedgerItem, tip contracts.Line, opt FoldOptio
 		return tip, failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", fmt.Errorf("seq %d: %w", it.Seq, err))
 	}
 	return l, nil
+}
+
+// open opens the sealed lines folded (FoldOptions.Open) and folds them
+// again from opt.From with their content. Nothing to open, or no opener
+// given, leaves the fold as it is.
+func (out *Folded) open(ctx context.Context, opt FoldOptions) error {
+	applied := out.applied
+	out.applied = nil
+	if opt.Open == nil || out.sealed == 0 {
+		return nil
+	}
+	o, err := opt.Open(ctx, out.Run)
+	if err != nil || o == nil {
+		return err
+	}
+	st := opt.From
+	for i, l := range applied {
+		if l.Sealed {
+			if l, err = contracts.OpenLine(l, o); err != nil {
+				return failure.Wrap(failure.KindLedgerCorrupt, "the run's content does not open under its key", err)
+			}
+			applied[i] = l
+		}
+		if st, err = Apply(st, l); err != nil {
+			return failure.Wrap(failure.KindLedgerCorrupt, "the run's ledger does not verify", err)
+		}
+	}
+	out.State, out.Last, out.Opener = st, applied[len(applied)-1], o
+	if opt.KeepLines {
+		out.Lines = applied
+	}
+	return nil
 }
 
 func headMismatch(sentinel error, format string, args ...any) error {
