@@ -45,6 +45,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/remote"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/secrets"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
@@ -79,8 +80,11 @@ type Deps struct {
 	Config config.Config
 	// Keys signs and verifies ledger heads (LEDGER_KEY); the Store signs
 	// with the same keyring (dynamo.WithHeadSigner).
-	Keys  *anchor.Keyring
-	Store *dynamo.Store
+	Keys *anchor.Keyring
+	// DataKeys makes and opens the runs' data keys under the firm's key
+	// (DATA_KEY, issue 26); nil: runs are written in the clear.
+	DataKeys seal.Keyring
+	Store    *dynamo.Store
 	// Model is the brain's model; nil for functions that call no model
 	// (only the worker does).
 	Model agent.Converser
@@ -171,6 +175,24 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	return d, nil
 }
 
+// DataKeys is the keyring of DATA_KEY (issue 26): the firm's KMS key
+// ("kms:<ARN>", through newKMS, called only then) or, on the local stack, a
+// local master key ("aes:<64 hex>"). Empty: nil, runs in the clear.
+func DataKeys(spec string, newKMS func() seal.KMSClient) (seal.Keyring, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	ks, err := seal.ParseKeySpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	var client seal.KMSClient
+	if !ks.Local() {
+		client = newKMS()
+	}
+	return ks.Keyring(client)
+}
+
 // loadAWS is the SDK's default configuration, which every client here is
 // built from.
 func loadAWS(ctx context.Context) (aws.Config, error) {
@@ -227,7 +249,7 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 	}
 	brain, err := agent.New(d.Store, d.Model, policy, c.Prices, d.Logger,
 		agent.Config{ModelID: c.ModelID, MaxTokens: c.MaxTokens, StepLimit: c.StepLimit, WarrantTTL: c.WarrantTTL,
-			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget(),
+			Now: d.Now, NewID: d.NewID, Heads: d.verifier(), FirmBudget: c.DefaultFirmBudget(), Keys: d.DataKeys,
 			AgentsVersion: agentsDoc.Version, CatalogVersion: cat.Version},
 		toolset, agents...)
 	if err != nil {
@@ -391,8 +413,8 @@ func Approve(d Deps) (*handlers.Approve, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain},
-		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now}, Matters: d.Store, Tools: brain,
+	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain, Keys: d.DataKeys},
+		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now, Keys: d.DataKeys}, Matters: d.Store, Tools: brain,
 		HTTP: d.http(), Resp: d.responder(config.Approve)}, nil
 }
 

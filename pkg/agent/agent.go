@@ -16,6 +16,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -174,6 +175,12 @@ type Config struct {
 	// OutcomeBackoff are the pauses between the retries of an executed
 	// effect's outcome write (nil: 50 ms, 200 ms, 800 ms).
 	OutcomeBackoff []time.Duration
+	// Keys makes and opens the runs' data keys under the firm's key
+	// (DATA_KEY; issue 26): each new run gets its own, wrapped in its run
+	// item, and its ledger's privileged members are sealed under it
+	// (schema 2). nil: new runs are written in the clear (schema 1), and a
+	// sealed run cannot be continued (config_invalid).
+	Keys seal.Keyring
 }
 
 // Brain runs agents. Build it with New; it is safe for concurrent use.

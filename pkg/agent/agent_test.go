@@ -509,7 +509,7 @@ func TestResumeWithAToolNoLongerRegistered(t *testing.T) {
 	prices, _ := pricing.Embedded()
 	trimmed := agent.MatterAssistant
 	trimmed.Tools = []string{"search_matter_documents", "get_matter_summary"}
-	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()},
+	brain, err := agent.New(h.store, nil, policy, prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget()},
 		h.reference(), trimmed)
 	if err != nil {
 		t.Fatal(err)

@@ -241,7 +241,7 @@ func TestLoweredBudgetHoldsWorkersAlreadyRunning(t *testing.T) {
 	model := &hookModel{Converser: h.model}
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(h.store, model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, h.reference(), agent.MatterAssistant)
+		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget()}, h.reference(), agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,11 +46,17 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	// another worker or the sweeper takes the run over, nothing of it is
 	// this worker's to write (warrant.ErrLeaseHeld).
 	ctx = warrant.NewFenceContext(ctx, warrant.Fence{Owner: owner, Epoch: run.Lease.Epoch})
-	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads})
+	rk := newRunKey(b.cfg.Keys)
+	defer rk.close()
+	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads, Open: rk.open})
 	if err != nil {
 		return Result{}, err
 	}
 	run = folded.Run
+	sealer, err := rk.sealer(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
 	lines := folded.Lines
 	view, err := rebuild(lines)
 	if err != nil {
@@ -66,7 +72,7 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	s := b.newSession(ctx, def, meta)
 	s.owner, s.lease, s.roles, s.userName, s.restarts = owner, lease, view.started.UserRoles, view.started.UserName, run.Restarts
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
-	s.chain.Now = b.cfg.Now
+	s.chain.Now, s.chain.Sealer = b.cfg.Now, sealer
 	s.state, s.msgs = folded.State, view.msgs
 	if s.state.Status != warrant.RunRunning {
 		return s.result(run), nil
@@ -126,7 +132,9 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 
 // standing is the Result of a run Continue had nothing to do for.
 func (b *Brain) standing(ctx context.Context, firm, runID string) (Result, error) {
-	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{Keys: b.cfg.Heads})
+	rk := newRunKey(b.cfg.Keys)
+	defer rk.close()
+	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{Keys: b.cfg.Heads, Open: rk.open})
 	if err != nil {
 		return Result{}, err
 	}

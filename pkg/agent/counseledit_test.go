@@ -38,7 +38,7 @@ func (h *harness) decideEdit(res agent.Result, d warrant.CounselDecision) (warra
 		d.DecidedBy = uuid.NewString()
 	}
 	d.DecidedAs = contracts.RoleCounsel
-	return agent.Decider{Store: h.store, Heads: h.keys, Edits: h.brain}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID, d)
+	return agent.Decider{Store: h.store, Heads: h.keys, Edits: h.brain, Keys: h.dataKeys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID, d)
 }
 
 func firedIDs(rules []contracts.FiredRule) []string {
@@ -162,7 +162,7 @@ func TestCounselEditRefusals(t *testing.T) {
 		t.Fatalf("warrant after refusals: %+v %v", w, err)
 	}
 	// Without an edit checker, an edit is refused, never silently dropped.
-	_, err = agent.Decider{Store: h.store, Heads: h.keys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID,
+	_, err = agent.Decider{Store: h.store, Heads: h.keys, Keys: h.dataKeys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID,
 		warrant.CounselDecision{Decision: warrant.DecisionApproved, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString(), EditedInput: h.emailEdit()})
 	if failureKind(err) != failure.KindInvalidRequest {
 		t.Fatalf("edit without a checker: %v", err)
@@ -217,7 +217,7 @@ func TestPolicyChangedAtDispatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			denying := policytest.Denying(t, "2026-12-04", "email.recipient_outside_client")
-			stricter, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model,
+			stricter, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, DataKeys: h.dataKeys, Store: h.store, Model: h.model,
 				Logger: failure.NewLogger(h.logs), Policy: denying})
 			if err != nil {
 				t.Fatal(err)
@@ -288,7 +288,7 @@ func TestRolesAreRuleMetadata(t *testing.T) {
 	policy := policytest.WithRule(t, "2026-12-04", `{"id": "search.no_paralegals", "tools": ["search_matter_documents"],
 		"when": [{"meta": "roles", "op": "in", "value": ["paralegal"]}], "then": "deny",
 		"reason": "Paralegals do not search matter documents through the agent."}`)
-	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: h.model, Logger: failure.NewLogger(h.logs), Policy: policy})
+	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, DataKeys: h.dataKeys, Store: h.store, Model: h.model, Logger: failure.NewLogger(h.logs), Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
 // DecideStore is what counsel's decision needs of the store.
@@ -33,6 +34,10 @@ type Decider struct {
 	// Edits decides counsel's edit of a call (the Brain's CheckEdit); nil:
 	// edits are refused.
 	Edits EditChecker
+	// Keys opens the run's data key (DATA_KEY): counsel's note and edit
+	// are sealed under it in a run whose content is sealed. nil: such a
+	// run's warrant cannot be decided here (config_invalid).
+	Keys seal.Keyring
 }
 
 // EditChecker validates an edited call and runs the risk policy on it.
@@ -93,7 +98,12 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 				"separation of duties: the counsel who decides a warrant must not be the user who started the run")
 		}
 	}
+	rk := newRunKey(dc.Keys)
+	defer rk.close()
 	chain := contracts.ChainAfter(folded.Last)
+	if chain.Sealer, err = rk.sealer(ctx, folded.Run); err != nil {
+		return warrant.Warrant{}, err
+	}
 	if dc.Now != nil {
 		chain.Now = dc.Now
 	}

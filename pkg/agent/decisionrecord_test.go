@@ -67,13 +67,16 @@ func (h *harness) payloads(runID string, typ contracts.EventType) []map[string]j
 		if l.Type != typ {
 			continue
 		}
-		var line struct {
-			Payload map[string]json.RawMessage `json:"payload"`
-		}
-		if err := json.Unmarshal(l.Raw, &line); err != nil {
+		// The payload as written (opened, when the line is sealed).
+		raw, err := json.Marshal(l.Event)
+		if err != nil {
 			h.t.Fatal(err)
 		}
-		out = append(out, line.Payload)
+		var payload map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &payload); err != nil {
+			h.t.Fatal(err)
+		}
+		out = append(out, payload)
 	}
 	return out
 }

@@ -89,7 +89,7 @@ func TestLostEditedEffectIsRecovered(t *testing.T) {
 		if err != nil || st.State.FailureKind != string(failure.KindEffectOutcomeUnknown) {
 			t.Fatalf("restarts %d: run %+v %v", restarts, st.State, err)
 		}
-		rec, err := agent.Reconciler{Store: h.store, Heads: h.keys}.Reconcile(ctx, h.firm, runID, last.EffectRef,
+		rec, err := agent.Reconciler{Store: h.store, Heads: h.keys, Keys: h.dataKeys}.Reconcile(ctx, h.firm, runID, last.EffectRef,
 			warrant.Reconciliation{Outcome: warrant.OutcomeExecuted, ExternalRef: "MSG-1", By: uuid.NewString()})
 		if err != nil || rec.InputSHA256 != edited {
 			t.Fatalf("restarts %d: reconcile: %+v %v", restarts, rec, err)
@@ -182,7 +182,7 @@ func TestReconciliationSeparationOfDuties(t *testing.T) {
 	}
 	tcs := h.completions(runID)
 	ref := tcs[len(tcs)-1].EffectRef
-	rc := agent.Reconciler{Store: h.store, Heads: h.keys}
+	rc := agent.Reconciler{Store: h.store, Heads: h.keys, Keys: h.dataKeys}
 	before := len(h.ledger(runID))
 	_, err := rc.Reconcile(ctx, h.firm, runID, ref, warrant.Reconciliation{Outcome: warrant.OutcomeNotExecuted, By: h.user})
 	if failureKind(err) != failure.KindSelfApproval {

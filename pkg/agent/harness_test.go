@@ -24,6 +24,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -45,7 +46,13 @@ type harness struct {
 	model  agent.Converser
 	cfg    config.Config
 	keys   *anchor.Keyring
+	// dataKeys makes and opens the runs' data keys (DATA_KEY): the
+	// harness's runs are sealed (schema 2) unless options.plain.
+	dataKeys seal.Keyring
 }
+
+// harnessDataKey is the harness's DATA_KEY, a local master key.
+var harnessDataKey = "aes:" + hex.EncodeToString([]byte("agent-harness-data-master-key-32"))
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -61,6 +68,8 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 type options struct {
 	stream bool
+	// plain: no DATA_KEY, the runs' content in the clear (schema 1).
+	plain bool
 	env    map[string]string // the function's environment beyond TABLE_NAME and MODEL_ID
 }
 
@@ -85,6 +94,9 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	env := map[string]string{"TABLE_NAME": table, "MODEL_ID": testModel, "LEDGER_KEY": "hmac:" + hex.EncodeToString([]byte("agent-harness-ledger-head-key-32b")),
 		"FIRM_MONTHLY_BUDGET_USD": "100.00",                                       // the template's default
 		"QUEUE_URL":               "http://sqs.local/000000000000/warrant-worker"} // the worker hands over through it; unused here
+	if !opt.plain {
+		env["DATA_KEY"] = harnessDataKey
+	}
 	for k, v := range opt.env {
 		env[k] = v
 	}
@@ -93,12 +105,17 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
+	dataKeys, err := wire.DataKeys(fnCfg.DataKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The brain the worker function builds (internal/wire).
-	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, Store: store, Model: model, Logger: failure.NewLogger(logs)})
+	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Logger: failure.NewLogger(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.ep, h.store, h.table, h.fake, h.brain, h.logs, h.model, h.cfg, h.keys = ep, store, table, fake, brain, logs, model, fnCfg, keys
+	h.dataKeys = dataKeys
 	return h
 }
 
@@ -132,7 +149,7 @@ func (h *harness) decide(res agent.Result, decision warrant.Decision) {
 	if p == nil {
 		h.t.Fatalf("run is not held: %+v", res.State)
 	}
-	_, err := agent.Decider{Store: h.store, Heads: h.keys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID,
+	_, err := agent.Decider{Store: h.store, Heads: h.keys, Keys: h.dataKeys}.Decide(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID,
 		warrant.CounselDecision{Decision: decision, PresentedHash: p.ToolInputHash, DecidedBy: uuid.NewString()})
 	if err != nil {
 		h.t.Fatalf("decide: %v", err)
@@ -153,17 +170,47 @@ func (h *harness) outbound(runID string) []warrant.Outbound {
 	return out
 }
 
-func (h *harness) ledger(runID string) []contracts.Line {
+// runKey is the run's data key (nil for a run in the clear).
+func (h *harness) runKey(runID string) *seal.RunKey {
 	h.t.Helper()
-	items, _, err := h.store.ReadLedger(context.Background(), h.firm, runID, 0, 0)
+	ctx := context.Background()
+	run, err := h.store.GetRun(ctx, h.firm, runID)
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	if len(run.DataKey) == 0 {
+		return nil
+	}
+	key, err := h.dataKeys.OpenRunKey(ctx, h.firm, runID, run.DataKey)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return key
+}
+
+// ledger is the run's ledger as stored, its sealed lines opened with the
+// run's data key.
+func (h *harness) ledger(runID string) []contracts.Line {
+	h.t.Helper()
+	ctx := context.Background()
+	items, _, err := h.store.ReadLedger(ctx, h.firm, runID, 0, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var key *seal.RunKey
 	var lines []contracts.Line
 	for _, it := range items {
 		l, err := contracts.ParseEventLine(it.Raw)
 		if err != nil {
 			h.t.Fatal(err)
+		}
+		if l.Sealed {
+			if key == nil {
+				key = h.runKey(runID)
+			}
+			if l, err = contracts.OpenLine(l, key); err != nil {
+				h.t.Fatal(err)
+			}
 		}
 		lines = append(lines, l)
 	}
@@ -224,7 +271,7 @@ func lastRequestHasToolResult(req bedrocktest.Request, status, contains string) 
 // brainWith is the harness's brain (the worker's wiring) on another model.
 func (h *harness) brainWith(model agent.Converser) *agent.Brain {
 	h.t.Helper()
-	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, Store: h.store, Model: model, Logger: failure.NewLogger(h.logs)})
+	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, DataKeys: h.dataKeys, Store: h.store, Model: model, Logger: failure.NewLogger(h.logs)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

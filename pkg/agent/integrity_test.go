@@ -130,7 +130,7 @@ func TestFailedWarrantedCallIsRetriedOnANewWarrant(t *testing.T) {
 		}
 	}
 	policy, _ := toolpolicy.Embedded()
-	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, set, agent.MatterAssistant)
+	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget()}, set, agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestToolErrorTextStaysOut(t *testing.T) {
 		}
 	}
 	policy, _ := toolpolicy.Embedded()
-	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget()}, set, agent.MatterAssistant)
+	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs), agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget()}, set, agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestToolErrorTextStaysOut(t *testing.T) {
 func (h *harness) forge(runID, approvalID string, edited json.RawMessage, sealHead bool) {
 	h.t.Helper()
 	newHash := mustHash(h.t, edited)
-	f := dynamotest.RechainLedger(h.t, h.ep.Client, h.table, h.firm, runID, func(e contracts.Event) {
+	f := dynamotest.RechainSealedLedger(h.t, h.ep.Client, h.table, h.firm, runID, h.runKey(runID), func(e contracts.Event) {
 		switch ev := e.(type) {
 		case *contracts.TurnCompleted:
 			for i := range ev.Content {
@@ -352,7 +352,7 @@ func TestRechainedLedgerIsRefused(t *testing.T) {
 			edited, _ := json.Marshal(h.filing("Motion to Dismiss With Prejudice"))
 			h.forge(res.State.RunID, p.ApprovalRequestID, edited, tc.sealHead)
 			if !tc.decided {
-				_, err := agent.Decider{Store: h.store, Heads: h.keys}.Decide(context.Background(), h.firm, res.State.RunID,
+				_, err := agent.Decider{Store: h.store, Heads: h.keys, Keys: h.dataKeys}.Decide(context.Background(), h.firm, res.State.RunID,
 					p.ApprovalRequestID, warrant.CounselDecision{Decision: warrant.DecisionApproved, PresentedHash: mustHash(t, edited), DecidedBy: uuid.NewString()})
 				if failureKind(err) != failure.KindLedgerCorrupt {
 					t.Fatalf("counsel's decision on a forged ledger: %v", err)

@@ -232,7 +232,7 @@ func TestSettledModelCallIsNeverMadeAgain(t *testing.T) {
 			store := &lostTurn{Store: h.store, turn: tc.turn}
 			policy, _ := toolpolicy.Embedded()
 			brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-				agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys,
+				agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys,
 					OutcomeBackoff: []time.Duration{time.Millisecond, time.Millisecond}},
 				h.reference(), agent.MatterAssistant)
 			if err != nil {

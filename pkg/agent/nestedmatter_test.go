@@ -105,7 +105,7 @@ func TestMatterWallFailsClosed(t *testing.T) {
 	}
 	def := agent.Definition{Key: "records_assistant", SystemPrompt: "You keep records.", PromptVersion: "records/1", Tools: cat.Names()}
 	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, def)
+		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestCounselEditHeldToTheMatterWall(t *testing.T) {
 	}
 	def := agent.Definition{Key: "records_assistant", SystemPrompt: "You keep records.", PromptVersion: "records/1", Tools: cat.Names()}
 	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, def)
+		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, def)
 	if err != nil {
 		t.Fatal(err)
 	}

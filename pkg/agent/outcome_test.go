@@ -59,7 +59,7 @@ func TestExecutedEffectsOutcomeIsNeverHidden(t *testing.T) {
 			store := &throttledOutcomes{Store: h.store, failUnknown: tc.failUnknown}
 			policy, _ := toolpolicy.Embedded()
 			brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-				agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys,
+				agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys,
 					OutcomeBackoff: []time.Duration{time.Millisecond, time.Millisecond}},
 				h.reference(), agent.MatterAssistant)
 			if err != nil {
@@ -127,7 +127,7 @@ func TestBilledCallIsCountedAfterAThrottle(t *testing.T) {
 	store.fails.Store(1)
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, OutcomeBackoff: []time.Duration{time.Millisecond}},
+		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, OutcomeBackoff: []time.Duration{time.Millisecond}},
 		h.reference(), agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestTransientStoreFailureDefersTheRun(t *testing.T) {
 	store := &throttledReserve{Store: h.store}
 	policy, _ := toolpolicy.Embedded()
 	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, h.reference(), agent.MatterAssistant)
+		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, h.reference(), agent.MatterAssistant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
 // ReconcileStore is what counsel's reconciliation needs of the store.
@@ -28,6 +29,10 @@ type Reconciler struct {
 	// the ledger (nil: seq and hash only).
 	Heads reducer.HeadVerifier
 	Now   func() time.Time // the line's clock (nil: time.Now)
+	// Keys opens the run's data key (DATA_KEY): counsel's note is sealed
+	// under it in a run whose content is sealed. nil: such a run's
+	// effects cannot be reconciled here (config_invalid).
+	Keys seal.Keyring
 }
 
 // Limits of a reconciliation's free text.
@@ -127,7 +132,12 @@ func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string,
 	ev := contracts.EffectReconciled{EffectRef: effectRef, ToolName: unknown.ToolName, InputSHA256: executed,
 		Outcome: r.Outcome, ExternalRef: r.ExternalRef, ReconciledBy: r.By, Note: r.Note,
 		RequestedBy: folded.State.UserID, Separation: separation}
+	rk := newRunKey(rc.Keys)
+	defer rk.close()
 	chain := contracts.ChainAfter(folded.Last)
+	if chain.Sealer, err = rk.sealer(ctx, folded.Run); err != nil {
+		return zero, err
+	}
 	if rc.Now != nil {
 		chain.Now = rc.Now
 	}

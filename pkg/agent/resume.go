@@ -50,11 +50,17 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	}
 	// The ledger must be the one the store signed: a rewritten, re-chained
 	// ledger (or one cut short) does not fold, so nothing below acts on it.
-	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads})
+	rk := newRunKey(b.cfg.Keys)
+	defer rk.close()
+	folded, err := reducer.Fold(ctx, b.store, r.FirmID, r.RunID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads, Open: rk.open})
 	if err != nil {
 		return Result{}, err
 	}
 	state, lines, run := folded.State, folded.Lines, folded.Run
+	sealer, err := rk.sealer(ctx, run)
+	if err != nil {
+		return Result{}, err
+	}
 	if state.Status != warrant.RunHeld || state.HeldOn != w.ApprovalID || run.Status != warrant.RunHeld || run.HeldOn != w.ApprovalID {
 		return Result{}, failure.New(failure.KindConflict, "the run's ledger is not held on this warrant")
 	}
@@ -80,7 +86,7 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	s := b.newSession(ctx, def, meta)
 	s.roles, s.userName = view.started.UserRoles, view.started.UserName
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
-	s.chain.Now = b.cfg.Now
+	s.chain.Now, s.chain.Sealer = b.cfg.Now, sealer
 	s.state = state
 	execInput, execHash := w.Executes()
 	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}

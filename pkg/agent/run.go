@@ -93,6 +93,18 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 		AgentsVersion: b.cfg.AgentsVersion, CatalogVersion: b.cfg.CatalogVersion, PolicySHA256: b.policy.Digest()}
 	s := b.newSession(ctx, def, inv.Meta)
 	s.roles, s.userName = started.UserRoles, started.UserName
+	var dataKey []byte
+	if b.cfg.Keys != nil {
+		// The run's own data key, made now and kept only wrapped in its run
+		// item: every privileged member of its ledger is sealed under it.
+		// No key, no run: content is never written in the clear instead.
+		key, wrapped, err := b.cfg.Keys.NewRunKey(ctx, inv.Meta.FirmID, inv.Meta.RunID)
+		if err != nil {
+			return Result{}, err
+		}
+		defer key.Destroy()
+		s.chain.Sealer, dataKey = key, wrapped
+	}
 	first, err := s.chain.Next(started)
 	if err != nil {
 		return Result{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
@@ -101,7 +113,7 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 	run := warrant.Run{FirmID: inv.Meta.FirmID, RunID: inv.Meta.RunID, MatterID: inv.Meta.MatterID, UserID: inv.Meta.UserID,
 		AgentKey: def.Key, ModelID: def.ModelID, PromptVersion: def.PromptVersion, CorrelationID: inv.Meta.CorrelationID,
 		CostCapUSD: opts.CostCapUSD, Status: warrant.RunRunning, CreatedAt: now, UpdatedAt: now,
-		Lease: warrant.Lease{Until: now.Add(b.cfg.Pickup)}}
+		Lease: warrant.Lease{Until: now.Add(b.cfg.Pickup)}, DataKey: dataKey}
 	if err := b.store.CreateRun(ctx, run, first); err != nil {
 		return Result{}, err
 	}

@@ -147,7 +147,10 @@ func (s *session) openEffect(ctx context.Context, view ledgerView) (*contracts.T
 			return nil, nil, err
 		}
 		// A replayable read's claim is no effect: a new worker reads again.
-		if c != nil && c.Taken() && !s.replayable(ctx, req) {
+		// Whether it is replayable is decided on its input; a sealed run's
+		// input is not read here (the sweeper has no key), so its claim is
+		// an effect: flagged for counsel, never read again (fail closed).
+		if c != nil && c.Taken() && (view.sealed || !s.replayable(ctx, req)) {
 			return req, c, nil
 		}
 	}

@@ -95,7 +95,7 @@ func (h *harness) dmsBrain(target agent.Target) *agent.Brain {
 	}
 	def := agent.Definition{Key: "dms_assistant", SystemPrompt: "You file.", PromptVersion: "dms/1", Tools: cat.Names()}
 	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, CatalogVersion: cat.Version, AgentsVersion: "agents-v"},
+		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, CatalogVersion: cat.Version, AgentsVersion: "agents-v"},
 		set, def)
 	if err != nil {
 		h.t.Fatal(err)

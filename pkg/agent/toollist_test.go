@@ -49,7 +49,7 @@ func TestToolTheAgentDoesNotListIsDenied(t *testing.T) {
 			narrow.Key, narrow.Tools = "summary_only", []string{"get_matter_summary"}
 			policy, _ := toolpolicy.Embedded()
 			brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-				agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, narrow)
+				agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys}, set, narrow)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -189,6 +189,11 @@ type ledgerView struct {
 	// whose answer (its turn.completed) is not on the ledger: the worker
 	// was lost, or the turn's write failed, after the usage was settled.
 	unanswered *contracts.ModelUsage
+	// sealed: some line's content was not opened (the sweeper reads a
+	// sealed run without its key). Its ids, hashes and statuses are all
+	// here; msgs and the calls' inputs are not, so nothing may be sent to
+	// the model or re-decided on them.
+	sealed bool
 }
 
 // claimedHash is the input hash under which req's effect was claimed: the
@@ -222,14 +227,28 @@ func rebuild(lines []contracts.Line) (ledgerView, error) {
 		}
 	}
 	for _, l := range lines {
+		if l.Sealed {
+			v.sealed = true
+			v.msgs = nil
+		}
 		switch e := l.Event.(type) {
 		case *contracts.RunStarted:
+			if l.Sealed {
+				v.started = e
+				continue
+			}
 			msgs, err := openingMessages(e.History, e.CounselMessage)
 			if err != nil {
 				return v, err
 			}
 			v.started, v.msgs = e, msgs
 		case *contracts.TurnCompleted:
+			if v.sealed {
+				v.lastTurn, v.unanswered = e, nil
+				v.requested = map[string]*contracts.ToolRequested{}
+				v.done = map[string]*contracts.ToolCompleted{}
+				continue
+			}
 			flush()
 			content, err := contentToModel(e.Content)
 			if err != nil {

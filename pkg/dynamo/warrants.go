@@ -139,9 +139,11 @@ func (s *Store) DecideWarrant(ctx context.Context, firm, run, approvalID string,
 	if err != nil {
 		return warrant.Warrant{}, err
 	}
+	// A sealed line's edit is held to the decision by its hash, which is in
+	// the clear (contracts.OpenLine re-derives it from the plaintext).
 	ev, ok := parsed[0].Event.(*contracts.ApprovalDecided)
 	if !ok || ev.ApprovalRequestID != approvalID || ev.Decision != d.Decision || ev.ToolInputHash != d.PresentedHash ||
-		ev.EditedInputSHA256 != d.EditedHash || !bytes.Equal(ev.EditedInput, d.EditedInput) {
+		ev.EditedInputSHA256 != d.EditedHash || (!parsed[0].Sealed && !bytes.Equal(ev.EditedInput, d.EditedInput)) {
 		return warrant.Warrant{}, invalid(op, "the line must be the approval.decided of this approval, decision, hash and edit")
 	}
 	if d.EditedHash != "" && d.Decision != warrant.DecisionApproved {

@@ -27,6 +27,21 @@ type Forgery struct {
 // the run's signed head (see SetHead).
 func RechainLedger(t testing.TB, client *dynamodb.Client, table, firm, run string, edit func(contracts.Event)) Forgery {
 	t.Helper()
+	return RechainSealedLedger(t, client, table, firm, run, nil, edit)
+}
+
+// RunKey opens and seals a run's content (*seal.RunKey is one).
+type RunKey interface {
+	contracts.Opener
+	contracts.Sealer
+}
+
+// RechainSealedLedger is RechainLedger for a forger who also holds the
+// run's data key (key; nil: none): each sealed line is opened, edited and
+// sealed again. Without the ledger key the forgery still cannot sign the
+// run's head.
+func RechainSealedLedger(t testing.TB, client *dynamodb.Client, table, firm, run string, key RunKey, edit func(contracts.Event)) Forgery {
+	t.Helper()
 	ctx := context.Background()
 	pk := dynamo.RunKey(firm, run)
 	out, err := client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(table),
@@ -45,6 +60,16 @@ func RechainLedger(t testing.TB, client *dynamodb.Client, table, firm, run strin
 		l, err := contracts.ParseEventLine([]byte(raw.Value))
 		if err != nil {
 			t.Fatalf("forge: parse: %v", err)
+		}
+		chain.Sealer = nil
+		if l.Sealed {
+			if key == nil {
+				t.Fatalf("forge: seq %d is sealed and the forger has no data key", l.Seq)
+			}
+			if l, err = contracts.OpenLine(l, key); err != nil {
+				t.Fatalf("forge: open seq %d: %v", l.Seq, err)
+			}
+			chain.Sealer = key
 		}
 		edit(l.Event)
 		at, _ := time.Parse(contracts.TimeLayout, l.CreatedAt)
