@@ -314,3 +314,47 @@ func completionOf(h *harness, res agent.Result, tool string) *contracts.ToolComp
 	}
 	return out
 }
+
+// Issue 31, item 1: a target's error that is neither "unreachable" nor
+// "outcome unknown" (here a plain errors.New) is read as unknown, the safe
+// reading agent.Target documents: the effect's call is recorded unknown,
+// the run ends effect_outcome_unknown, its claim stays held (taken, never
+// completed or failed) and flagged, and the system saw the call once.
+//
+// Checked: with outcomeUnknown returning errors.Is(err,
+// warrant.ErrTargetOutcomeUnknown) instead of !errors.Is(err,
+// warrant.ErrTargetUnreachable), this test fails with "run {...
+// Status:completed ... FailureKind: ...}, answer status error: want failed
+// effect_outcome_unknown, unknown" (the boom read as "did not run": the
+// claim failed, the model told, the run completed); without it, it passes.
+func TestUnclassifiedTargetErrorIsOutcomeUnknown(t *testing.T) {
+	h := newHarness(t, searchThenFile(func(*harness) string { return "" }), options{})
+	target := &fakeTarget{answer: func(c agent.TargetCall, _ int) (agent.TargetResult, error) {
+		if c.Tool == "file" {
+			return agent.TargetResult{}, errors.New("boom")
+		}
+		return agent.TargetResult{Content: json.RawMessage(`{"ok":true}`)}, nil
+	}}
+	brain := h.dmsBrain(target)
+	res := h.startWith(brain, "File the motion.")
+	if res.State.PendingApproval == nil || res.State.PendingApproval.ToolName != "dms_file" {
+		t.Fatalf("not held on the filing: %+v", res.State)
+	}
+	h.decide(res, warrant.DecisionApproved)
+	res, err := brain.Resume(context.Background(), agent.ResumeRequest{FirmID: h.firm, RunID: res.State.RunID,
+		ApprovalID: res.State.PendingApproval.ApprovalRequestID, UserID: h.user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := completionOf(h, res, "dms_file")
+	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindEffectOutcomeUnknown) || c.Status != contracts.ToolUnknown {
+		t.Fatalf("run %+v, answer status %s: want failed effect_outcome_unknown, unknown", res.State, c.Status)
+	}
+	if n := len(target.of("file")); n != 1 {
+		t.Fatalf("the system saw %d filings, want 1", n)
+	}
+	claim, err := h.store.LatestEffect(context.Background(), h.firm, res.State.RunID, "dms_file", c.InputSHA256)
+	if err != nil || claim == nil || claim.State != warrant.ClaimClaimed || !claim.Taken() || !claim.NeedsReconciliation || claim.EffectRef != c.EffectRef {
+		t.Fatalf("claim %+v %v: want it still held (taken, open), flagged, under the answer's effect_ref", claim, err)
+	}
+}
