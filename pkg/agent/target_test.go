@@ -83,9 +83,16 @@ func dmsCatalog(t *testing.T) *catalog.Catalog {
 // reached through target.
 func (h *harness) dmsBrain(target agent.Target) *agent.Brain {
 	h.t.Helper()
+	return h.dmsBrainOn(h.store, target, `{"dms_search":{"tier":"low","reason":"reads","replayable":true},"dms_file":{"tier":"high","reason":"files with a court"}}`)
+}
+
+// dmsBrainOn is dmsBrain over store, under a policy whose tools member is
+// tools (JSON).
+func (h *harness) dmsBrainOn(store agent.Store, target agent.Target, tools string) *agent.Brain {
+	h.t.Helper()
 	cat := dmsCatalog(h.t)
 	policy, err := toolpolicy.LoadDocument([]byte(`{"version":"dms-1","default":{"tier":"prohibited","reason":"unlisted"},
-		"tools":{"dms_search":{"tier":"low","reason":"reads","replayable":true},"dms_file":{"tier":"high","reason":"files with a court"}}}`))
+		"tools":` + tools + `}`))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -94,7 +101,7 @@ func (h *harness) dmsBrain(target agent.Target) *agent.Brain {
 		set = append(set, agent.Tool{Tool: cat.Tools[name], System: target, Server: "dms"})
 	}
 	def := agent.Definition{Key: "dms_assistant", SystemPrompt: "You file.", PromptVersion: "dms/1", Tools: cat.Names()}
-	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
+	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
 		agent.Config{ModelID: testModel, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, CatalogVersion: cat.Version, AgentsVersion: "agents-v"},
 		set, def)
 	if err != nil {
