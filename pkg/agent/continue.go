@@ -224,7 +224,7 @@ func (s *session) inFlight(ctx context.Context, req *contracts.ToolRequested, cl
 		// claim, so the ledger and the claims disagree.
 		return nil, staged(failure.StageEffectClaim, failure.New(failure.KindLedgerCorrupt, "a requested call has no claim"))
 	}
-	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.replayable(ctx, req))
+	tc, _, err := s.reuse(ctx, req, s.b.tools[req.ToolName], c, s.replayable(ctx, req, false))
 	return tc, err
 }
 

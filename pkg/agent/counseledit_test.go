@@ -327,3 +327,77 @@ func TestRolesAreRuleMetadata(t *testing.T) {
 		t.Fatalf("folded roles %v, %v", st.UserRoles, err)
 	}
 }
+
+// Issue 31, item 11: what the policy decides again at dispatch is the call
+// that would run, counsel's edit, not the call as the model requested it.
+// A rule added after the approval that denies only the edited body (the
+// requested body does not match it) refuses the resume with policy_changed,
+// and nothing is sent.
+//
+// Checked: with PrepareResume deciding w.Input (the requested input)
+// instead of execInput, this test fails with "resume under the rule added
+// after the approval: <nil>" (the e-mail then goes out); without that bug
+// it passes.
+func TestPolicyChangedAtDispatchDecidesCounselsEdit(t *testing.T) {
+	h := newHarness(t, demo, options{})
+	res := h.start("Please e-mail the client an update.", "")
+	p := res.State.PendingApproval
+	if res.State.Status != warrant.RunHeld || p == nil || p.ToolName != "send_client_email" {
+		t.Fatalf("not held on the e-mail: %+v", res.State)
+	}
+	if _, err := h.decideEdit(res, warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: h.emailEdit()}); err != nil {
+		t.Fatal(err)
+	}
+	const rule = "email.no_promised_calls"
+	later := policytest.WithRule(t, "2026-12-05", `{"id": "`+rule+`", "tools": ["send_client_email"],
+		"when": [{"input": "/body", "op": "matches", "value": "call you"}], "then": "deny",
+		"reason": "Promises of a call are made by counsel in person."}`)
+	// The premise: the new rule fires on the edit and not on the requested call.
+	editInput, editHash, _ := contracts.CanonicalInput(h.emailEdit())
+	meta := toolpolicy.Metadata{FirmID: h.firm, MatterID: h.matter, AgentKey: "matter_assistant", UserID: h.user}
+	onEdit := later.DecideOrDeny(toolpolicy.Call{Tool: p.ToolName, Input: editInput, Meta: meta})
+	onRequested := later.DecideOrDeny(toolpolicy.Call{Tool: p.ToolName, Input: p.ToolInput, Meta: meta})
+	if !slices.Contains(firedIDsOf(onEdit.FiredRules), rule) || slices.Contains(firedIDsOf(onRequested.FiredRules), rule) ||
+		onRequested.Action == toolpolicy.ActionDeny {
+		t.Fatalf("the rule must deny the edit only: on the edit %v, on the request %s %v", firedIDsOf(onEdit.FiredRules),
+			onRequested.Action, firedIDsOf(onRequested.FiredRules))
+	}
+	brain, err := wire.NewBrain(wire.Deps{Config: h.cfg, Keys: h.keys, DataKeys: h.dataKeys, Store: h.store, Model: h.model,
+		Logger: failure.NewLogger(h.logs), Policy: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := agent.ResumeRequest{FirmID: h.firm, RunID: res.State.RunID, ApprovalID: p.ApprovalRequestID, UserID: h.user}
+	_, err = brain.Resume(context.Background(), req)
+	if failureKind(err) != failure.KindPolicyChanged || !strings.Contains(err.Error(), rule) {
+		t.Fatalf("resume under the rule added after the approval: %v", err)
+	}
+	if n := len(h.outbound(res.State.RunID)); n != 0 {
+		t.Fatalf("%d effects", n)
+	}
+	for _, tc := range h.completions(res.State.RunID) {
+		if tc.Status == contracts.ToolSuccess || tc.EffectRef != "" {
+			t.Fatalf("the e-mail was answered %+v", tc)
+		}
+	}
+	failed := h.payloads(res.State.RunID, contracts.TypeRunFailed)
+	var check struct {
+		InputSHA256 string `json:"input_sha256"`
+		Action      string `json:"action"`
+	}
+	if len(failed) != 1 || json.Unmarshal(failed[0]["policy_check"], &check) != nil || check.Action != "deny" || check.InputSHA256 != editHash {
+		t.Fatalf("run.failed's policy_check = %+v (%d run.failed), want deny of the edit %s", check, len(failed), editHash)
+	}
+	w, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID)
+	if err != nil || w.Status != warrant.WarrantRefused {
+		t.Fatalf("warrant = %+v, %v", w, err)
+	}
+}
+
+func firedIDsOf(rules []toolpolicy.FiredRule) []string {
+	var ids []string
+	for _, r := range rules {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}

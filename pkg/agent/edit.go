@@ -122,11 +122,33 @@ func (s *session) policyMeta(ctx context.Context) (toolpolicy.Metadata, error) {
 	return *s.pmeta, nil
 }
 
-// replayable reports whether the policy lets a recorded call run again (a
-// read with no effect, nothing fired), deciding it anew on its input.
-func (s *session) replayable(ctx context.Context, req *contracts.ToolRequested) bool {
+// replayable reports whether a recorded call may run again after its
+// answer was lost: the policy's decision d on it says replayable (a
+// low-tier tool with no rule fired) and the catalog says the tool is a read.
+// Both must hold: a policy that marks an effect replayable does not make it
+// safe to send twice, and a read the policy does not mark replayable is
+// not re-read. This is the one place the rule is computed (a call's first
+// attempt, a lost worker's call answered by its successor, the sweep).
+func (b *Brain) replayable(tool string, d toolpolicy.Decision) bool {
+	t, ok := b.tools[tool]
+	return ok && d.Replayable && t.Class == catalog.ClassRead
+}
+
+// replayable is Brain.replayable on a recorded call, the policy deciding it
+// anew on its input. A sealed call (the sweeper reads a sealed run without
+// its key) is decided without its input: on an empty one, and only if its
+// recorded decision was a plain allow that no rule touched, since a rule
+// that fired on the real input takes replayable away (fail closed).
+func (s *session) replayable(ctx context.Context, req *contracts.ToolRequested, sealed bool) bool {
 	meta, err := s.policyMeta(ctx)
-	return err == nil && s.b.decide(req.ToolName, req.Input, meta).Replayable && s.b.tools[req.ToolName].Class == catalog.ClassRead
+	if err != nil {
+		return false
+	}
+	if sealed {
+		return req.Action == string(toolpolicy.ActionAllow) && len(req.FiredRules) == 0 &&
+			s.b.replayable(req.ToolName, s.b.decide(req.ToolName, json.RawMessage(`{}`), meta))
+	}
+	return s.b.replayable(req.ToolName, s.b.decide(req.ToolName, req.Input, meta))
 }
 
 // metadata is what the policy's rules weigh beyond a call's input (fs: the

@@ -147,10 +147,9 @@ func (s *session) openEffect(ctx context.Context, view ledgerView) (*contracts.T
 			return nil, nil, err
 		}
 		// A replayable read's claim is no effect: a new worker reads again.
-		// Whether it is replayable is decided on its input; a sealed run's
-		// input is not read here (the sweeper has no key), so its claim is
-		// an effect: flagged for counsel, never read again (fail closed).
-		if c != nil && c.Taken() && (view.sealed || !s.replayable(ctx, req)) {
+		// A sealed run's input is not read here (the sweeper has no key):
+		// see session.replayable.
+		if c != nil && c.Taken() && !s.replayable(ctx, req, view.sealed) {
 			return req, c, nil
 		}
 	}

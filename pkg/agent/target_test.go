@@ -16,6 +16,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -83,9 +84,23 @@ func dmsCatalog(t *testing.T) *catalog.Catalog {
 // reached through target.
 func (h *harness) dmsBrain(target agent.Target) *agent.Brain {
 	h.t.Helper()
+	return h.dmsBrainOn(h.store, target, `{"dms_search":{"tier":"low","reason":"reads","replayable":true},"dms_file":{"tier":"high","reason":"files with a court"}}`)
+}
+
+// dmsBrainOn is dmsBrain over store, under a policy whose tools member is
+// tools (JSON).
+func (h *harness) dmsBrainOn(store agent.Store, target agent.Target, tools string) *agent.Brain {
+	h.t.Helper()
+	return h.dmsBrainKeys(store, target, tools, h.dataKeys)
+}
+
+// dmsBrainKeys is dmsBrainOn with the data keys given (nil: none, as the
+// sweeper runs).
+func (h *harness) dmsBrainKeys(store agent.Store, target agent.Target, tools string, keys seal.Keyring) *agent.Brain {
+	h.t.Helper()
 	cat := dmsCatalog(h.t)
 	policy, err := toolpolicy.LoadDocument([]byte(`{"version":"dms-1","default":{"tier":"prohibited","reason":"unlisted"},
-		"tools":{"dms_search":{"tier":"low","reason":"reads","replayable":true},"dms_file":{"tier":"high","reason":"files with a court"}}}`))
+		"tools":` + tools + `}`))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -94,8 +109,8 @@ func (h *harness) dmsBrain(target agent.Target) *agent.Brain {
 		set = append(set, agent.Tool{Tool: cat.Tools[name], System: target, Server: "dms"})
 	}
 	def := agent.Definition{Key: "dms_assistant", SystemPrompt: "You file.", PromptVersion: "dms/1", Tools: cat.Names()}
-	brain, err := agent.New(h.store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
-		agent.Config{ModelID: testModel, Keys: h.dataKeys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, CatalogVersion: cat.Version, AgentsVersion: "agents-v"},
+	brain, err := agent.New(store, h.model, policy, h.cfg.Prices, failure.NewLogger(h.logs),
+		agent.Config{ModelID: testModel, Keys: keys, FirmBudget: h.cfg.DefaultFirmBudget(), Heads: h.keys, CatalogVersion: cat.Version, AgentsVersion: "agents-v"},
 		set, def)
 	if err != nil {
 		h.t.Fatal(err)
@@ -313,4 +328,48 @@ func completionOf(h *harness, res agent.Result, tool string) *contracts.ToolComp
 		h.t.Fatalf("no tool.completed of %s", tool)
 	}
 	return out
+}
+
+// Issue 31, item 1: a target's error that is neither "unreachable" nor
+// "outcome unknown" (here a plain errors.New) is read as unknown, the safe
+// reading agent.Target documents: the effect's call is recorded unknown,
+// the run ends effect_outcome_unknown, its claim stays held (taken, never
+// completed or failed) and flagged, and the system saw the call once.
+//
+// Checked: with outcomeUnknown returning errors.Is(err,
+// warrant.ErrTargetOutcomeUnknown) instead of !errors.Is(err,
+// warrant.ErrTargetUnreachable), this test fails with "run {...
+// Status:completed ... FailureKind: ...}, answer status error: want failed
+// effect_outcome_unknown, unknown" (the boom read as "did not run": the
+// claim failed, the model told, the run completed); without it, it passes.
+func TestUnclassifiedTargetErrorIsOutcomeUnknown(t *testing.T) {
+	h := newHarness(t, searchThenFile(func(*harness) string { return "" }), options{})
+	target := &fakeTarget{answer: func(c agent.TargetCall, _ int) (agent.TargetResult, error) {
+		if c.Tool == "file" {
+			return agent.TargetResult{}, errors.New("boom")
+		}
+		return agent.TargetResult{Content: json.RawMessage(`{"ok":true}`)}, nil
+	}}
+	brain := h.dmsBrain(target)
+	res := h.startWith(brain, "File the motion.")
+	if res.State.PendingApproval == nil || res.State.PendingApproval.ToolName != "dms_file" {
+		t.Fatalf("not held on the filing: %+v", res.State)
+	}
+	h.decide(res, warrant.DecisionApproved)
+	res, err := brain.Resume(context.Background(), agent.ResumeRequest{FirmID: h.firm, RunID: res.State.RunID,
+		ApprovalID: res.State.PendingApproval.ApprovalRequestID, UserID: h.user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := completionOf(h, res, "dms_file")
+	if res.State.Status != warrant.RunFailed || res.State.FailureKind != string(failure.KindEffectOutcomeUnknown) || c.Status != contracts.ToolUnknown {
+		t.Fatalf("run %+v, answer status %s: want failed effect_outcome_unknown, unknown", res.State, c.Status)
+	}
+	if n := len(target.of("file")); n != 1 {
+		t.Fatalf("the system saw %d filings, want 1", n)
+	}
+	claim, err := h.store.LatestEffect(context.Background(), h.firm, res.State.RunID, "dms_file", c.InputSHA256)
+	if err != nil || claim == nil || claim.State != warrant.ClaimClaimed || !claim.Taken() || !claim.NeedsReconciliation || claim.EffectRef != c.EffectRef {
+		t.Fatalf("claim %+v %v: want it still held (taken, open), flagged, under the answer's effect_ref", claim, err)
+	}
 }

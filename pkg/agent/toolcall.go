@@ -110,7 +110,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	case decision.Action == toolpolicy.ActionRequireApproval:
 		return s.warranted(ctx, req, tool, finish)
 	case decision.Action == toolpolicy.ActionAllow:
-		return s.execute(ctx, req, tool, decision.Replayable && tool.Class == catalog.ClassRead)
+		return s.execute(ctx, req, tool, s.b.replayable(b.Name, decision))
 	}
 	return finish(contracts.ToolDenied, "denied by policy: unknown action")
 }

@@ -55,6 +55,7 @@ var suite = []struct {
 	{"ListPendingWarrants", testListPendingWarrants},
 	{"PendingWarrantsPaged", testPendingWarrantsPaged},
 	{"ClaimOnceAndComplete", testClaimOnceAndComplete},
+	{"ClaimOwnNeedsItsRef", testClaimOwnNeedsItsRef},
 	{"ClaimLease", testClaimLease},
 	{"EffectAttempts", testEffectAttempts},
 	{"FirmSettings", testFirmSettings},

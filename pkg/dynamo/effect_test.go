@@ -150,3 +150,47 @@ func testOutbound(t *testing.T, ep *dynamotest.Endpoint) {
 		}
 	}
 }
+
+// testClaimOwnNeedsItsRef (issue 31, item 12): "our own claim", which
+// ClaimToolEffectOnce reports as claimed, is the same owner with the same
+// fresh effect_ref (a put whose answer was lost, sent again). The same
+// owner claiming the same call again with a fresh effect_ref (a model
+// repeating a call in one session) is refused and gets the first claim;
+// nothing of its transaction is written.
+//
+// Checked: with the condition reduced to existing.Owner == c.Owner (the
+// effect_ref dropped), this case fails with "same owner, fresh effect_ref
+// (1 lines): claimed=true existing=<nil>" on minidyn and moto; without
+// that bug it passes.
+func testClaimOwnNeedsItsRef(t *testing.T, ep *dynamotest.Endpoint) {
+	e := newEnv(t, ep)
+	r := e.newRun(id())
+	tc := newToolCall(t, "draft_document")
+	in := e.claimInput(r, tc, "worker-a")
+	req := e.line(r, requested(tc, "allow"))
+	claimed, existing, err := e.store.ClaimToolEffectOnce(e.ctx, in, req)
+	must(t, err)
+	if !claimed || existing != nil {
+		t.Fatalf("first claim: claimed=%v existing=%+v", claimed, existing)
+	}
+	before := e.partition(r.firm, r.id)
+	// The very same claim again (its answer lost): ours, and nothing new.
+	claimed, existing, err = e.store.ClaimToolEffectOnce(e.ctx, in, req)
+	must(t, err)
+	if !claimed || existing != nil {
+		t.Fatalf("the same claim sent again: claimed=%v existing=%+v", claimed, existing)
+	}
+	e.unchanged(before, r.firm, r.id, "the same claim sent again")
+	// The same owner, a fresh effect_ref: a second effect, refused; the
+	// first claim answers it. With its own tool.requested line and without.
+	again := in
+	again.EffectRef = id()
+	for _, lines := range [][]contracts.Line{{e.next(r, requested(tc, "allow"))}, nil} {
+		claimed, existing, err = e.store.ClaimToolEffectOnce(e.ctx, again, lines...)
+		must(t, err)
+		if claimed || existing == nil || existing.EffectRef != in.EffectRef || existing.Owner != in.Owner || existing.State != warrant.ClaimClaimed {
+			t.Fatalf("same owner, fresh effect_ref (%d lines): claimed=%v existing=%+v", len(lines), claimed, existing)
+		}
+	}
+	e.unchanged(before, r.firm, r.id, "the same owner's second claim")
+}
