@@ -70,7 +70,7 @@ type options struct {
 	stream bool
 	// plain: no DATA_KEY, the runs' content in the clear (schema 1).
 	plain bool
-	env    map[string]string // the function's environment beyond TABLE_NAME and MODEL_ID
+	env   map[string]string // the function's environment beyond TABLE_NAME and MODEL_ID
 }
 
 // newHarness builds the brain; script gets the harness so rules can name its matter.
