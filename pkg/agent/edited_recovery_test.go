@@ -172,6 +172,11 @@ func TestSameEditOnASecondWarrantIsRefused(t *testing.T) {
 // duties. The user who started the run, holding counsel, cannot record
 // what became of its effect (403 self_approval, nothing written); where the
 // firm waived separation, the line says so.
+//
+// Checked (issue 31 item 14): with the Reconciler's own check removed this
+// fails with "invalid_request: field payload.reconciled_by: ..., want
+// self_approval" (the contract refuses the line, nothing is written; before
+// it did, with "<nil>": the self-reconciliation was stored).
 func TestReconciliationSeparationOfDuties(t *testing.T) {
 	h := newHarness(t, demo, options{})
 	res, _ := h.lostWhileEditRuns(0)

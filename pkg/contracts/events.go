@@ -557,7 +557,16 @@ func (e *EffectReconciled) validate() error {
 			return err
 		}
 	}
-	return mustNotEmpty("payload.reconciled_by", e.ReconciledBy)
+	if err := mustNotEmpty("payload.reconciled_by", e.ReconciledBy); err != nil {
+		return err
+	}
+	// As for a decision: under separation of duties the user who started
+	// the run does not record what became of its effect. Refused when the
+	// line is made and whenever it is read (a store among its readers).
+	if e.Separation == SeparationEnforced && e.RequestedBy == e.ReconciledBy {
+		return fieldErr("payload.reconciled_by", "separation of duties: the requester cannot reconcile")
+	}
+	return nil
 }
 
 func (e *RunBlocked) validate() error {

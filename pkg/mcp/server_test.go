@@ -227,6 +227,16 @@ func newServer(t testing.TB, o serverOptions) *testServer {
 	s.addTool("internal_error", anySchema, nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return nil, errors.New("the filing system failed half way")
 	})
+	// rpc_internal_error and rpc_server_error act, then answer a JSON-RPC
+	// error with the code in their name's place: -32603 (internal error)
+	// and -32000 (the first of the implementation's server errors). The
+	// SDK sends a *jsonrpc.Error's code as it is (a plain Go error, as
+	// internal_error's, goes as code 0).
+	for name, code := range map[string]int64{"rpc_internal_error": jsonrpc.CodeInternalError, "rpc_server_error": -32000} {
+		s.addTool(name, anySchema, nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: code, Message: "the filing system failed after filing"}
+		})
+	}
 	// whoami echoes the Authorization header it was sent, as a careless
 	// server does: in a text block, in JSON inside one (escaped), and as
 	// a member's name and value of its structured content (when the

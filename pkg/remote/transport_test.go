@@ -143,3 +143,63 @@ func TestRedactJSON(t *testing.T) {
 		t.Errorf("no credentials: %s", got)
 	}
 }
+
+// readThenFail is a round tripper that reads a request's body (all of it,
+// or its first half) and then fails without an answer, as a connection
+// does that breaks after the server read the call. It runs no httptrace
+// hook: the probe has only what was read of the body to go by.
+type readThenFail struct{ half bool }
+
+func (rt readThenFail) RoundTrip(req *http.Request) (*http.Response, error) {
+	defer req.Body.Close()
+	if rt.half {
+		buf := make([]byte, req.ContentLength/2)
+		if _, err := io.ReadFull(req.Body, buf); err != nil {
+			return nil, err
+		}
+	} else if _, err := io.ReadAll(req.Body); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("connection reset by peer")
+}
+
+// Issue 31 item 7: a call whose body the transport read in full and whose
+// write then failed may have reached the server: the verdict is Sent, with
+// no answer, whether the body's length was known or not. A body read only
+// in part is not (the server cannot have the call). Deterministic: the
+// round tripper is a fake, no connection's timing is involved.
+//
+// Checked: with Seal judging by the finished write alone (Sent: p.wrote),
+// this fails with "verdict {Sent:false ...}, want sent true" for both
+// bodies read whole; so it does with watchedBody no longer marking a body
+// read to its end (fullRead not set).
+func TestBodyReadWholeThenFailedIsSent(t *testing.T) {
+	const body = `{"file":"motion","court":"Superior Court"}`
+	for name, c := range map[string]struct {
+		body     io.Reader
+		half     bool
+		wantSent bool
+	}{
+		"length known, read whole":   {strings.NewReader(body), false, true},
+		"length unknown, read whole": {io.MultiReader(strings.NewReader(body)), false, true},
+		"length known, read in part": {strings.NewReader(body), true, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			origin, _ := url.Parse("http://docs.example")
+			hc := &http.Client{Transport: &remote.Transport{Base: readThenFail{half: c.half}, Origin: origin}, CheckRedirect: remote.NoRedirect}
+			p := &remote.Probe{}
+			req, _ := http.NewRequestWithContext(remote.WithProbe(context.Background(), p), http.MethodPost, "http://docs.example/call", c.body)
+			if _, isLen := c.body.(*strings.Reader); isLen != (req.ContentLength > 0) {
+				t.Fatalf("content length %d: the case is not what it says", req.ContentLength)
+			}
+			resp, err := hc.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("the round trip succeeded")
+			}
+			if v := p.Seal(); v.Sent != c.wantSent || v.Status != 0 {
+				t.Fatalf("verdict %+v, want sent %v and no answer (err %v)", v, c.wantSent, err)
+			}
+		})
+	}
+}
