@@ -191,7 +191,7 @@ func completedBundle(t testing.TB, k evidence.Signer, lines []contracts.Line, rs
 	return l.bundle(t, k, lines, 2, lineAt(fxSeqEnd).Add(time.Minute))
 }
 
-// newKey is a fresh local signing key and the set that trusts it.
+// newKey is a fresh local signing key and its public half.
 func newKey(t testing.TB) (*evidence.P256, evidence.PublicKey) {
 	t.Helper()
 	k, err := evidence.GenerateP256()
