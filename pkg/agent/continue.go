@@ -72,7 +72,7 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	s := b.newSession(ctx, def, meta)
 	s.owner, s.lease, s.roles, s.userName, s.restarts = owner, lease, view.started.UserRoles, view.started.UserName, run.Restarts
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
-	s.chain.Now, s.chain.Sealer = b.cfg.Now, sealer
+	s.chain.Now, s.chain.Sealer, s.key = b.cfg.Now, sealer, rk.key
 	s.state, s.msgs = folded.State, view.msgs
 	if s.state.Status != warrant.RunRunning {
 		return s.result(run), nil

@@ -107,6 +107,10 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	if dc.Now != nil {
 		chain.Now = dc.Now
 	}
+	stored, err := sealDecision(rk.key, approvalID, d)
+	if err != nil {
+		return warrant.Warrant{}, err
+	}
 	line, err := chain.Next(&contracts.ApprovalDecided{ApprovalRequestID: approvalID, Decision: d.Decision,
 		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
 		RequestedBy: folded.State.UserID, Separation: separation, DecidedAs: d.DecidedAs, DecidedByName: d.DecidedByName,
@@ -115,7 +119,11 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}
-	return dc.Store.DecideWarrant(ctx, firm, run, approvalID, d, line)
+	w, err := dc.Store.DecideWarrant(ctx, firm, run, approvalID, stored, line)
+	if err != nil {
+		return w, err
+	}
+	return OpenWarrant(rk.key, w)
 }
 
 func claimWord(s warrant.ClaimState) string {

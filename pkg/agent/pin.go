@@ -90,7 +90,11 @@ func (s *session) toolChanged(ctx context.Context, stage failure.Stage, req *con
 		// run a later worker would go on with.
 		done := warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError,
 			Result: errorResult("refused: the tool changed on its system since the catalog pinned it; nothing was sent")}
-		err := s.retryWrite(ctx, func() error {
+		var err error
+		if done.Result, err = sealResult(s.key, *taken, done.Result); err != nil {
+			return err
+		}
+		err = s.retryWrite(ctx, func() error {
 			return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, *taken, s.owner, done)
 		})
 		if err != nil {

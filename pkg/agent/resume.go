@@ -61,6 +61,11 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	// The warrant's content opened, its input held to the hash counsel
+	// signed, before anything compares or runs it.
+	if w, err = OpenWarrant(rk.key, w); err != nil {
+		return Result{}, err
+	}
 	if state.Status != warrant.RunHeld || state.HeldOn != w.ApprovalID || run.Status != warrant.RunHeld || run.HeldOn != w.ApprovalID {
 		return Result{}, failure.New(failure.KindConflict, "the run's ledger is not held on this warrant")
 	}
@@ -86,7 +91,7 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	s := b.newSession(ctx, def, meta)
 	s.roles, s.userName = view.started.UserRoles, view.started.UserName
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
-	s.chain.Now, s.chain.Sealer = b.cfg.Now, sealer
+	s.chain.Now, s.chain.Sealer, s.key = b.cfg.Now, sealer, rk.key
 	s.state = state
 	execInput, execHash := w.Executes()
 	released := &contracts.RunReleased{ApprovalRequestID: w.ApprovalID, Decision: w.Decision}

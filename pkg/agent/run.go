@@ -19,6 +19,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
 
@@ -103,7 +104,7 @@ func (b *Brain) Start(ctx context.Context, inv contracts.AgentInvoke, opts Start
 			return Result{}, err
 		}
 		defer key.Destroy()
-		s.chain.Sealer, dataKey = key, wrapped
+		s.chain.Sealer, s.key, dataKey = key, key, wrapped
 	}
 	first, err := s.chain.Next(started)
 	if err != nil {
@@ -154,6 +155,10 @@ type session struct {
 	// worker when this session took it (the run item's count): it bounds
 	// the deferrals of a model fault.
 	restarts int
+	// key is the run's data key (nil: its content is in the clear, or the
+	// session is the sweeper's): the ledger's members (chain.Sealer) and
+	// the items that copy content are sealed under it.
+	key *seal.RunKey
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {

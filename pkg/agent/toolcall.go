@@ -167,7 +167,11 @@ func (s *session) answerFromRecord(ctx context.Context, req *contracts.ToolReque
 	if c.State == warrant.ClaimDeclined {
 		tc.Status, tc.Result = contracts.ToolDeclined, errorResult(ReasonDeclinedByCounsel)
 	} else {
-		tc.Status, tc.Result, tc.EffectRef = c.ToolStatus, c.Result, c.EffectRef
+		result, err := openResult(s.key, c)
+		if err != nil {
+			return nil, false, err
+		}
+		tc.Status, tc.Result, tc.EffectRef = c.ToolStatus, result, c.EffectRef
 		if tc.Status == "" {
 			tc.Status = contracts.ToolSuccess
 		}
@@ -285,6 +289,11 @@ func (s *session) recordOutcome(ctx context.Context, req *contracts.ToolRequeste
 	if err != nil {
 		return staged(failure.StageToolExecute, err)
 	}
+	// Sealed once: every retry below writes the same bytes, so a write
+	// that landed and is retried is recognised as the same completion.
+	if completion.Result, err = sealResult(s.key, k, completion.Result); err != nil {
+		return staged(failure.StageToolExecute, err)
+	}
 	err = s.retryWrite(ctx, func() error {
 		return s.b.store.CompleteEffect(ctx, s.meta.FirmID, s.meta.RunID, k, s.owner, completion, lines...)
 	})
@@ -389,8 +398,12 @@ func (s *session) hold(ctx context.Context, req *contracts.ToolRequested, tool r
 		HumanSummary: w.HumanSummary, ExpiresAt: contracts.FormatTime(w.ExpiresAt),
 		PolicyVersion: req.PolicyVersion, FiredRules: req.FiredRules,
 		ToolServer: w.ToolServer, ToolSchemaSHA256: w.ToolSchemaSHA256}}
-	err := s.commit(ctx, func(lines []contracts.Line) error {
-		return s.b.store.CreateWarrantRequest(ctx, w, lines...)
+	stored, err := sealWarrant(s.key, w)
+	if err != nil {
+		return staged(failure.StageApproval, err)
+	}
+	err = s.commit(ctx, func(lines []contracts.Line) error {
+		return s.b.store.CreateWarrantRequest(ctx, stored, lines...)
 	}, req, blocked)
 	if err != nil {
 		return staged(failure.StageApproval, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
 // CreateWarrantRequest holds a running run on a new warrant in one
@@ -30,8 +31,10 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 		return err
 	}
 	// Counsel reads Input and signs ToolInputHash: they must be the same
-	// call, or the signature would cover something nobody saw.
-	if got, err := contracts.InputHash(w.Input); err != nil || got != w.ToolInputHash {
+	// call, or the signature would cover something nobody saw. A sealed
+	// input (issue 26) is held to it by whoever opens it (agent.OpenWarrant)
+	// and by the run.blocked line stored with it.
+	if got, err := contracts.InputHash(w.Input); !seal.IsSealed(w.Input) && (err != nil || got != w.ToolInputHash) {
 		return fail(warrant.ErrHashMismatch, err, "warrant input does not hash to tool_input_hash")
 	}
 	parsed, err := checkLines(op, w.FirmID, w.RunID, lines)
