@@ -558,6 +558,7 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	var used []string
+	sealed := 0
 	for _, d := range decisions {
 		what := d.ToolName
 		if d.Type == contracts.TypeApprovalDecided {
@@ -567,8 +568,14 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		if len(d.FiredRules) > 0 {
 			fired = ", fired " + strings.Join(d.FiredRules, " ")
 		}
-		fmt.Fprintf(&out, "decision seq %d %s %s: %s (%s%s), input %s, metadata %s, policy version %s: re-derived\n",
-			d.Seq, d.Type, what, d.Action, d.RiskTier, fired, d.InputSHA256[:16], d.MetadataSHA256[:16], d.PolicyVersion)
+		verdict := "re-derived"
+		if d.Sealed {
+			// Issue 26: the input is sealed in the stored ledger; the
+			// decision's record was checked, not decided again.
+			verdict, sealed = "sealed, as recorded (its input is sealed: not decided again)", sealed+1
+		}
+		fmt.Fprintf(&out, "decision seq %d %s %s: %s (%s%s), input %s, metadata %s, policy version %s: %s\n",
+			d.Seq, d.Type, what, d.Action, d.RiskTier, fired, d.InputSHA256[:16], d.MetadataSHA256[:16], d.PolicyVersion, verdict)
 		if !slices.Contains(used, d.PolicyVersion) {
 			used = append(used, d.PolicyVersion)
 		}
@@ -581,8 +588,12 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	default:
 		under = " under policy versions " + strings.Join(used, ", ")
 	}
-	fmt.Fprintf(&out, "audit: %d executed effect(s), every one with provenance; %d decision(s) re-derived%s; ledger verified%s\n",
-		len(effects), len(decisions), under, signed)
+	sealedNote := ""
+	if sealed > 0 {
+		sealedNote = fmt.Sprintf(" and %d sealed (checked as recorded, not decided again)", sealed)
+	}
+	fmt.Fprintf(&out, "audit: %d executed effect(s), every one with provenance; %d decision(s) re-derived%s%s; ledger verified%s\n",
+		len(effects), len(decisions)-sealed, sealedNote, under, signed)
 	_, err = stdout.Write(out.Bytes())
 	return err
 }

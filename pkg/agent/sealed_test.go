@@ -16,6 +16,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
@@ -112,6 +113,7 @@ func TestSealedRunStoresNoPlaintext(t *testing.T) {
 	}
 	// The ledger is sealed (schema 2) and opens to what was written.
 	var sealed, started, completed bool
+	var stored, openedLines []contracts.Line
 	key := h.runKey(res.State.RunID)
 	items, _, err := h.store.ReadLedger(context.Background(), h.firm, res.State.RunID, 0, 0)
 	if err != nil {
@@ -127,6 +129,7 @@ func TestSealedRunStoresNoPlaintext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		stored, openedLines = append(stored, l), append(openedLines, o)
 		switch e := o.Event.(type) {
 		case *contracts.RunStarted:
 			started = e.CounselMessage == asked
@@ -137,15 +140,34 @@ func TestSealedRunStoresNoPlaintext(t *testing.T) {
 	if !sealed || !started || !completed {
 		t.Fatalf("ledger: sealed %v, run.started opens %v, run.completed opens %v", sealed, started, completed)
 	}
-	// The warrant read back opens, its input held to the signed hash.
-	stored, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID)
+	// Without the key the audit reports each decision as recorded and
+	// sealed; opened, it decides every one again.
+	policy, err := toolpolicy.Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !seal.IsSealed(stored.Input) || !seal.IsSealed([]byte(stored.Note)) {
-		t.Fatalf("the warrant item holds input %s, note %q", stored.Input, stored.Note)
+	closed, err := reducer.Rederive(stored, policy)
+	if err != nil || len(closed) < 3 {
+		t.Fatalf("Rederive of the stored ledger: %d decisions, %v", len(closed), err)
 	}
-	opened, err := agent.OpenWarrant(key, stored)
+	again, err := reducer.Rederive(openedLines, policy)
+	if err != nil || len(again) != len(closed) {
+		t.Fatalf("Rederive of the opened ledger: %d decisions, %v", len(again), err)
+	}
+	for i := range closed {
+		if !closed[i].Sealed || again[i].Sealed || closed[i].Seq != again[i].Seq || closed[i].RiskTier != again[i].RiskTier {
+			t.Fatalf("decision %d: stored %+v, opened %+v", i, closed[i], again[i])
+		}
+	}
+	// The warrant read back opens, its input held to the signed hash.
+	w2, err := h.store.GetWarrant(context.Background(), h.firm, res.State.RunID, p.ApprovalRequestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !seal.IsSealed(w2.Input) || !seal.IsSealed([]byte(w2.Note)) {
+		t.Fatalf("the warrant item holds input %s, note %q", w2.Input, w2.Note)
+	}
+	opened, err := agent.OpenWarrant(key, w2)
 	if err != nil || opened.Note != note || opened.HumanSummary != p.HumanSummary {
 		t.Fatalf("opened warrant %+v: %v", opened, err)
 	}
@@ -153,7 +175,7 @@ func TestSealedRunStoresNoPlaintext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := agent.OpenWarrant(other, stored); failureKind(err) != failure.KindLedgerCorrupt {
+	if _, err := agent.OpenWarrant(other, w2); failureKind(err) != failure.KindLedgerCorrupt {
 		t.Fatalf("the warrant under another run's key: %v", err)
 	}
 }

@@ -22,6 +22,11 @@ type Redecision struct {
 	RiskTier, Action      string
 	FiredRules            []string // ids, in the policy's order
 	MetadataSHA256        string   // what it weighed beyond the input
+	// Sealed: the call's input is sealed (issue 26: not opened, or its key
+	// destroyed), so the decision was not made again; the fields are the
+	// recorded decision, whose metadata was checked against the run and
+	// whose policy version is one given.
+	Sealed bool
 }
 
 // PolicyVersionError is a recorded decision made under a policy version
@@ -81,41 +86,37 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 			versions = append(versions, p.Version())
 		}
 	}
-	rd := rederiver{policies: byVersion, versions: versions, inputs: map[string]json.RawMessage{},
+	rd := rederiver{policies: byVersion, versions: versions, inputs: map[string]json.RawMessage{}, sealed: map[string]bool{},
 		blocked: map[string]*contracts.BlockedApproval{}, edits: map[string]*contracts.ApprovalDecided{}}
 	var out []Redecision
 	for _, l := range lines {
-		if l.Sealed {
-			// The decision was made on the plaintext: re-deriving it from
-			// a sealed line's empty members would misreport it.
-			return out, fmt.Errorf("seq %d (%s): %w: re-deriving a decision needs the run's content, opened with its data key", l.Seq, l.Type, contracts.ErrNotOpened)
-		}
 		var got *Redecision
 		var err error
 		switch e := l.Event.(type) {
 		case *contracts.RunStarted:
 			rd.started = e
 		case *contracts.ToolRequested:
-			rd.inputs[e.InputSHA256] = e.Input
+			rd.hold(e.InputSHA256, e.Input, l.Sealed)
 			got, err = rd.redo(l, recordedDecision{tool: e.ToolName, input: e.Input, inputSHA256: e.InputSHA256, version: e.PolicyVersion,
 				meta: e.PolicyMetadata, metaSHA256: e.PolicyMetadataSHA256, tier: e.RiskTier, action: e.Action, reason: &e.Reason,
-				matched: &e.MatchedPolicy, fired: e.FiredRules})
+				matched: &e.MatchedPolicy, fired: e.FiredRules, sealed: l.Sealed})
 		case *contracts.RunBlocked:
 			a := e.Approval
 			rd.blocked[a.ApprovalRequestID] = &a
-			rd.inputs[a.ToolInputHash] = a.ToolInput
+			rd.hold(a.ToolInputHash, a.ToolInput, l.Sealed)
 		case *contracts.ApprovalDecided:
-			if len(e.EditedInput) == 0 {
+			if e.EditedInputSHA256 == "" {
 				continue
 			}
 			rd.edits[e.ApprovalRequestID] = e
-			rd.inputs[e.EditedInputSHA256] = e.EditedInput
+			rd.hold(e.EditedInputSHA256, e.EditedInput, l.Sealed)
 			tool := ""
 			if b := rd.blocked[e.ApprovalRequestID]; b != nil {
 				tool = b.ToolName
 			}
 			got, err = rd.redo(l, recordedDecision{tool: tool, input: e.EditedInput, inputSHA256: e.EditedInputSHA256, version: e.EditedPolicyVersion,
-				meta: e.EditedPolicyMetadata, metaSHA256: e.EditedPolicyMetadataSHA256, tier: e.EditedRiskTier, fired: e.EditedFiredRules, edit: true})
+				meta: e.EditedPolicyMetadata, metaSHA256: e.EditedPolicyMetadataSHA256, tier: e.EditedRiskTier, fired: e.EditedFiredRules, edit: true,
+				sealed: l.Sealed})
 		case *contracts.RunReleased:
 			if e.Decision != warrant.DecisionApproved {
 				continue
@@ -153,8 +154,22 @@ type rederiver struct {
 	versions []string
 	started  *contracts.RunStarted
 	inputs   map[string]json.RawMessage            // every call the ledger holds, by input hash
+	sealed   map[string]bool                       // input hashes held only sealed
 	blocked  map[string]*contracts.BlockedApproval // by approval id
 	edits    map[string]*contracts.ApprovalDecided // counsel's edits, by approval id
+}
+
+// hold records a call's input by its hash: sealed, only that it exists
+// (an opened copy elsewhere in the ledger wins).
+func (rd *rederiver) hold(hash string, input json.RawMessage, sealed bool) {
+	if sealed {
+		if _, ok := rd.inputs[hash]; !ok {
+			rd.inputs[hash], rd.sealed[hash] = nil, true
+		}
+		return
+	}
+	rd.inputs[hash] = input
+	delete(rd.sealed, hash)
 }
 
 // executes is the hash of the call a warrant lets run: counsel's edit, or
@@ -174,7 +189,7 @@ func (rd *rederiver) check(l contracts.Line, c *contracts.PolicyCheck) (*Redecis
 	}
 	return rd.redo(l, recordedDecision{tool: c.ToolName, input: input, inputSHA256: c.InputSHA256, version: c.PolicyVersion,
 		meta: c.PolicyMetadata, metaSHA256: c.PolicyMetadataSHA256, tier: c.RiskTier, action: c.Action, reason: &c.Reason,
-		matched: &c.MatchedPolicy, fired: c.FiredRules})
+		matched: &c.MatchedPolicy, fired: c.FiredRules, sealed: rd.sealed[c.InputSHA256]})
 }
 
 // recordedDecision is a decision as a line records it. reason and matched
@@ -189,6 +204,9 @@ type recordedDecision struct {
 	reason, matched            *string
 	fired                      []contracts.FiredRule
 	edit                       bool
+	// sealed: the input is not at hand (sealed); the decision is checked
+	// up to deciding it, and reported as recorded.
+	sealed bool
 }
 
 func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, error) {
@@ -208,6 +226,14 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 	}
 	if err := rd.theRuns(l, meta); err != "" {
 		return nil, fail(": its metadata's %s is not the run's", err)
+	}
+	if r.sealed {
+		got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: r.version,
+			RiskTier: r.tier, Action: r.action, MetadataSHA256: r.metaSHA256, Sealed: true}
+		for _, f := range r.fired {
+			got.FiredRules = append(got.FiredRules, f.ID)
+		}
+		return &got, nil
 	}
 	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta})
 	got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: d.PolicyVersion,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -19,8 +20,9 @@ import (
 // sealed (schema 2) and read back without the key as stream-reduce and the
 // sweeper read it, folds to the state its plain ledger folds to; only the
 // final text, which is content, is not in the state. Audit (hashes and
-// ids) agrees; Rederive, which needs the inputs, refuses rather than
-// re-deciding on empty ones.
+// ids) agrees; Rederive, which needs the inputs, reports every decision as
+// recorded and sealed rather than re-deciding on empty inputs, and
+// re-derives them all once the lines are opened.
 func TestSealedLedgerFoldsWithoutTheKey(t *testing.T) {
 	ring, err := seal.NewLocalKeyring(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
@@ -67,8 +69,29 @@ func TestSealedLedgerFoldsWithoutTheKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := reducer.Rederive(read, policy); !errors.Is(err, contracts.ErrNotOpened) {
-				t.Fatalf("Rederive on sealed lines = %v, want ErrNotOpened", err)
+			plainDecisions, perr := reducer.Rederive(plain, policy)
+			sealedDecisions, serr := reducer.Rederive(read, policy)
+			if (perr == nil) != (serr == nil) || len(plainDecisions) != len(sealedDecisions) {
+				t.Fatalf("Rederive: sealed %d, %v; plain %d, %v", len(sealedDecisions), serr, len(plainDecisions), perr)
+			}
+			for i, d := range sealedDecisions {
+				p := plainDecisions[i]
+				if !d.Sealed || p.Sealed || d.Seq != p.Seq || d.InputSHA256 != p.InputSHA256 || d.RiskTier != p.RiskTier || d.Action != p.Action ||
+					!slices.Equal(d.FiredRules, p.FiredRules) {
+					t.Fatalf("sealed decision %+v, plain %+v", d, p)
+				}
+			}
+			var opened []contracts.Line
+			for _, l := range read {
+				o, err := contracts.OpenLine(l, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opened = append(opened, o)
+			}
+			again, err := reducer.Rederive(opened, policy)
+			if (err == nil) != (perr == nil) || !reflect.DeepEqual(again, plainDecisions) {
+				t.Fatalf("Rederive of the opened lines %+v, %v; plain %+v, %v", again, err, plainDecisions, perr)
 			}
 		})
 	}
