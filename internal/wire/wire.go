@@ -136,11 +136,16 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		return Deps{}, failure.Wrap(failure.KindConfigInvalid, "environment variable LEDGER_KEY does not name a usable key", err)
 	}
 	keys := anchor.NewKeyring(key)
+	dataKeys, err := DataKeys(cfg.DataKey, func() seal.KMSClient { return kms.NewFromConfig(awsCfg) })
+	if err != nil {
+		return Deps{}, err
+	}
 	d := Deps{
-		Config: cfg,
-		Keys:   keys,
-		Store:  dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, dynamo.WithHeadSigner(keys)),
-		Logger: failure.NewLevelLogger(logOut, cfg.LogLevel),
+		DataKeys: dataKeys,
+		Config:   cfg,
+		Keys:     keys,
+		Store:    dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, dynamo.WithHeadSigner(keys)),
+		Logger:   failure.NewLevelLogger(logOut, cfg.LogLevel),
 	}
 	if cfg.QueueURL != "" {
 		d.Queue = sqs.New(awssqs.NewFromConfig(awsCfg), cfg.QueueURL)
@@ -375,7 +380,7 @@ func Invoke(d Deps) (*handlers.Invoke, error) {
 		return nil, err
 	}
 	return &handlers.Invoke{Brain: brain, Queue: d.Queue, Store: d.Store, Keys: d.verifier(), Config: d.Config, HTTP: d.http(),
-		Resp: d.responder(config.Invoke), NewID: d.NewRunID}, nil
+		Resp: d.responder(config.Invoke), NewID: d.NewRunID, DataKeys: d.DataKeys}, nil
 }
 
 // Resume builds the POST /v1/runs/{run_id}/resume handler.
@@ -420,7 +425,7 @@ func Approve(d Deps) (*handlers.Approve, error) {
 
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
-	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs),
+	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs), DataKeys: d.DataKeys,
 		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false), Matters: d.Store,
 		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
 }

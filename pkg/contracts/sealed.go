@@ -336,3 +336,23 @@ func hasPrefixPath(paths []string, prefix string) bool {
 	}
 	return false
 }
+
+// OpenedJSON is a line for a reader of its content (the desk, GET
+// /v1/runs/{id}/events?open=true): its header and hash as stored, its
+// payload the opened event, and "opened": true. It is not the stored line
+// and does not verify (its hash is the stored form's); the stored line is
+// l.Raw. l must have been opened (OpenLine): a sealed one is ErrNotOpened.
+func OpenedJSON(l Line) ([]byte, error) {
+	if l.Sealed {
+		return nil, fmt.Errorf("seq %d: %w", l.Seq, ErrNotOpened)
+	}
+	payload, err := json.Marshal(l.Event)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		lineWire
+		Opened bool `json:"opened"`
+	}{lineWire{SchemaVersion: l.SchemaVersion, Seq: l.Seq, RunID: l.RunID, FirmID: l.FirmID, Type: l.Type,
+		CreatedAt: l.CreatedAt, PrevHash: l.PrevHash, Hash: l.Hash, Payload: payload}, true})
+}

@@ -112,14 +112,15 @@ func TestBigFilingWithABigEdit(t *testing.T) {
 }
 
 // TestFilingTooLargeToPutBeforeCounsel: a filing whose canonical input
-// passes agent.MaxToolInputBytes (it fits a ledger line, but counsel could
-// not send an edit of it in one request) is not held: the model is told
+// passes agent.MaxToolInputBytes (it fits a ledger line, sealed, but counsel
+// could not send an edit of it in one request) is not held: the model is told
 // the input is too large, with its size and the limit, and nothing is held
 // or filed. (The store still refuses a decided warrant too large for its
 // note, 413 naming the note: pkg/dynamo's WarrantDecisionTooLarge.)
 func TestFilingTooLargeToPutBeforeCounsel(t *testing.T) {
-	filing := bigFiling("Motion to Compel", filingText(strings.Repeat("é", 197)+"———", 200_000))
-	if n := canonicalSize(t, filing); n <= agent.MaxToolInputBytes || n > contracts.MaxLineBytes-2048 {
+	// A sealed value is base64: a line holds 3/4 as much content sealed.
+	filing := bigFiling("Motion to Compel", filingText(strings.Repeat("é", 197)+"———", 131_000))
+	if n := canonicalSize(t, filing); n <= agent.MaxToolInputBytes || n > (contracts.MaxLineBytes-2048)*3/4 {
 		t.Fatalf("the filing is %d bytes", n)
 	}
 	for _, ep := range dynamotest.All(t) {

@@ -835,7 +835,9 @@ func TestEvidenceSignerRefusesAFork(t *testing.T) {
 // more than one Lambda answer holds (two 200,000-character filings, each
 // character one that JSON escapes twice on the way out) is answered 413
 // naming how many parts to fetch and how, never a 502; each part fits an
-// answer, and the parts joined verify as the whole.
+// answer, and the parts joined verify as the whole. The run is in the clear
+// (no DATA_KEY): sealed, the escaped characters would be base64, which
+// JSON does not escape, and the bundle would fit.
 func TestEvidenceInParts(t *testing.T) {
 	turns := func(c bedrocktest.Conversation) int {
 		n := 0
@@ -856,7 +858,7 @@ func TestEvidenceInParts(t *testing.T) {
 		{Name: "filed", When: bedrocktest.Always, Reply: bedrocktest.Reply{Text: bedrocktest.DemoFiledText}},
 	}}
 	// The fake model bills each filing's characters as output tokens.
-	s := newStack(t, stackOptions{script: script, env: map[string]string{"MAX_COST_CAP_USD": "100.00", "FIRM_MONTHLY_BUDGET_USD": "1000.00"}})
+	s := newStack(t, stackOptions{plain: true, script: script, env: map[string]string{"MAX_COST_CAP_USD": "100.00", "FIRM_MONTHLY_BUDGET_USD": "1000.00"}})
 	resp := s.call(fixture(t, "invoke.json").editBody(func(m map[string]any) { m["cost_cap_usd"] = "100.00" }))
 	if resp.StatusCode != 200 {
 		t.Fatalf("invoke: %d %.300s", resp.StatusCode, resp.Body)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -40,6 +41,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -107,16 +109,38 @@ func (s *syncBuffer) Reset()         { s.mu.Lock(); defer s.mu.Unlock(); s.b.Res
 
 // stack is the five handlers over one minidyn table and the fake Bedrock,
 // wired as functions/<name>/main.go wires them, with a movable clock.
+// runKey is a run's data key (nil: a run in the clear).
+func (s *stack) runKey(t *testing.T, runID string) *seal.RunKey {
+	t.Helper()
+	run, err := s.store.GetRun(t.Context(), fixFirm, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.DataKey) == 0 {
+		return nil
+	}
+	k, err := s.dataKeys.OpenRunKey(t.Context(), fixFirm, runID, run.DataKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// stackDataKey is the test stack's DATA_KEY, a local master key.
+var stackDataKey = "aes:" + hex.EncodeToString([]byte("handlers-stack-data-master-key32"))
+
 type stack struct {
-	t      *testing.T
-	ep     *dynamotest.Endpoint
-	client *dynamodb.Client
-	table  string
-	store  *dynamo.Store
-	fake   *bedrocktest.Server
-	clock  *clock
-	logs   *syncBuffer
-	cfg    config.Config // invoke's
+	// dataKeys makes and opens the runs' data keys (DATA_KEY).
+	dataKeys seal.Keyring
+	t        *testing.T
+	ep       *dynamotest.Endpoint
+	client   *dynamodb.Client
+	table    string
+	store    *dynamo.Store
+	fake     *bedrocktest.Server
+	clock    *clock
+	logs     *syncBuffer
+	cfg      config.Config // invoke's
 	// runsCfg is the runs function's (it also reads the firm budget).
 	runsCfg config.Config
 
@@ -208,6 +232,9 @@ func envLookup(env map[string]string) func(string) (string, bool) {
 }
 
 type stackOptions struct {
+	// plain: no DATA_KEY, the runs' content in the clear (a deployment
+	// that does not seal; the default stack seals, issue 26).
+	plain  bool
 	newID  func() string // the invoke handler's run id source
 	env    map[string]string
 	script *bedrocktest.Script // the model; nil: bedrocktest.DemoScript
@@ -323,7 +350,14 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	t.Cleanup(bus.Close)
 	ebClient := eventbridge.New(eventbridge.Options{Region: "us-east-1", BaseEndpoint: aws.String(bus.URL()),
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")})
-	d := wire.Deps{Config: cfg, Keys: keys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID,
+	// Runs sealed under a local data key, as on the local stack (issue 26).
+	var dataKeys seal.Keyring
+	if !opt.plain {
+		if dataKeys, err = wire.DataKeys(stackDataKey, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := wire.Deps{Config: cfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Queue: queue, Logger: failure.NewLogger(logs), Now: clk.Now, NewRunID: opt.newID,
 		Evidence: evk, Bus: eventbus.New(ebClient, "warrant-test-notifications"), DeskURL: "https://desk.warrant.example/desk"}
 	if opt.system != "" {
 		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.system, opt.wrap)
@@ -358,7 +392,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	dr.Config = runsCfg
 	runs := wire.Runs(dr)
 	runs.Poll = 10 * time.Millisecond
-	s := &stack{t: t, keys: keys, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
+	s := &stack{t: t, keys: keys, dataKeys: dataKeys, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
 		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
 		worker: worker, sweeper: sweeper, queue: queue, bus: bus}
 	t.Cleanup(func() {

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -45,14 +46,17 @@ type InvokeBody struct {
 // Errors (problem+json): 400 invalid body, 401 missing or invalid claims,
 // 413 body over 256 KiB, 422 unknown agent or model, 503 dependency throttled.
 type Invoke struct {
-	Brain  Runner
-	Queue  Enqueuer
-	Keys   reducer.HeadVerifier // checks a replayed run's signed ledger head
-	Store  RunsStore            // reads a retried request's run
-	Config config.Config
-	HTTP   httpapi.Config
-	Resp   httpapi.Responder
-	NewID  func() string
+	Brain Runner
+	Queue Enqueuer
+	Keys  reducer.HeadVerifier // checks a replayed run's signed ledger head
+	Store RunsStore            // reads a retried request's run
+	// DataKeys opens a retried request's run (DATA_KEY): its run.started
+	// is compared with the request, and its view shows its content.
+	DataKeys seal.Keyring
+	Config   config.Config
+	HTTP     httpapi.Config
+	Resp     httpapi.Responder
+	NewID    func() string
 }
 
 // Handle is the Lambda handler.
@@ -166,9 +170,24 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}
+	c := newContent(h.DataKeys)
+	defer c.close()
 	var started *contracts.RunStarted
 	if len(first) > 0 {
-		if l, err := contracts.ParseEventLine(first[0].Raw); err == nil {
+		l, err := contracts.ParseEventLine(first[0].Raw)
+		if err == nil && l.Sealed {
+			// The request is compared with what was recorded: opened.
+			var run warrant.Run
+			if run, err = h.Store.GetRun(ctx, firm, runID); err != nil {
+				return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
+			}
+			o, err := c.opener(ctx, run)
+			if err != nil {
+				return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
+			}
+			l, err = contracts.OpenLine(l, o)
+		}
+		if err == nil {
 			started, _ = l.Event.(*contracts.RunStarted)
 		}
 	}
@@ -179,7 +198,7 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if !sameRequest(started, inv, opts) {
 		return h.Resp.Error(ctx, reused, failure.StageInvoke, id), nil
 	}
-	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{Keys: h.Keys})
+	folded, err := reducer.Fold(ctx, h.Store, firm, runID, reducer.FoldOptions{Keys: h.Keys, Open: c.opener})
 	if err != nil {
 		return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 	}

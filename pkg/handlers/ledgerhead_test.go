@@ -33,7 +33,7 @@ func TestConsistentViewVerifiesTheLedger(t *testing.T) {
 
 	// The final answer rewritten, every line re-chained, the head moved to
 	// the forgery's last line with the MAC it had.
-	forged := dynamotest.RechainLedger(t, s.client, s.table, fixFirm, done.runID, func(e contracts.Event) {
+	forged := dynamotest.RechainSealedLedger(t, s.client, s.table, fixFirm, done.runID, s.runKey(t, done.runID), func(e contracts.Event) {
 		if c, ok := e.(*contracts.RunCompleted); ok {
 			c.FinalText = "The motion was withdrawn."
 		}

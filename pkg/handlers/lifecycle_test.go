@@ -9,6 +9,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 )
 
 // lose drops every queued worker message: a hand-over that never reached a
@@ -282,11 +283,22 @@ func (s *stack) ledgerLines(runID string) []contracts.Line {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	// Sealed lines opened with the run's data key (Raw and Hash stay the
+	// stored form's).
+	var key *seal.RunKey
 	out := make([]contracts.Line, 0, len(items))
 	for _, it := range items {
 		l, err := contracts.ParseEventLine(it.Raw)
 		if err != nil {
 			s.t.Fatal(err)
+		}
+		if l.Sealed {
+			if key == nil {
+				key = s.runKey(s.t, runID)
+			}
+			if l, err = contracts.OpenLine(l, key); err != nil {
+				s.t.Fatal(err)
+			}
 		}
 		out = append(out, l)
 	}

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,9 @@ func TestApproveNoteLimitIsCharacters(t *testing.T) {
 		t.Fatalf("%+v", w)
 	}
 	w, err := s.store.GetWarrant(t.Context(), fixFirm, h.runID, h.approvalID)
+	if err == nil {
+		w, err = agent.OpenWarrant(s.runKey(t, h.runID), w) // stored sealed
+	}
 	if err != nil || w.Note != note {
 		t.Fatalf("stored note: %d characters, %v", utf8.RuneCountInString(w.Note), err)
 	}

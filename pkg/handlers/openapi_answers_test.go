@@ -227,7 +227,7 @@ func TestReconcile(t *testing.T) {
 // the summary counsel was shown of the held call now says something else.
 func (s *stack) forge(t *testing.T, runID string) {
 	t.Helper()
-	forged := dynamotest.RechainLedger(t, s.client, s.table, fixFirm, runID, func(e contracts.Event) {
+	forged := dynamotest.RechainSealedLedger(t, s.client, s.table, fixFirm, runID, s.runKey(t, runID), func(e contracts.Event) {
 		if b, ok := e.(*contracts.RunBlocked); ok {
 			b.Approval.HumanSummary = "Withdraw the motion to compel."
 		}
@@ -291,7 +291,7 @@ func (s *stack) outage(t *testing.T, url string) {
 	opts := s.client.Options()
 	opts.BaseEndpoint = aws.String(url)
 	store := dynamo.New(dynamodb.New(opts), s.table, dynamo.WithClock(s.clock.Now), dynamo.WithHeadSigner(keys))
-	d := wire.Deps{Config: s.cfg, Keys: keys, Store: store, Queue: s.queue, Logger: failure.NewLogger(s.logs), Now: s.clock.Now}
+	d := wire.Deps{Config: s.cfg, Keys: keys, DataKeys: s.dataKeys, Store: store, Queue: s.queue, Logger: failure.NewLogger(s.logs), Now: s.clock.Now}
 	if s.invoke, err = wire.Invoke(d); err != nil {
 		t.Fatal(err)
 	}

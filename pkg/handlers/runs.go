@@ -18,6 +18,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/httpapi"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -84,6 +85,10 @@ type Runs struct {
 	// Evidence assembles runs' evidence bundles and the firm log, and holds
 	// the public keys GET /v1/keys publishes.
 	Evidence *Evidence
+	// DataKeys opens the runs' data keys (DATA_KEY, issue 26): a sealed
+	// run's content is shown opened. nil: a sealed run's content cannot be
+	// shown (config_invalid).
+	DataKeys seal.Keyring
 }
 
 // Desk routes: the page and its assets, public (API Gateway runs no
@@ -206,16 +211,25 @@ func (h *Runs) run(ctx context.Context, req events.APIGatewayV2HTTPRequest, p ht
 		}
 		consistent = "true"
 	}
-	if consistent == "true" {
+	// A sealed run's projection holds no content (stream-reduce folds
+	// without the key): a view that shows some (the final text, the
+	// warrant the run waits on) is folded from the ledger and opened.
+	sealedContent := len(run.DataKey) > 0 && (run.Status == warrant.RunHeld || run.Status == warrant.RunCompleted)
+	if consistent == "true" || sealedContent {
 		// The ledger itself, folded and held to its signed head: the view
 		// says so, and a ledger that does not match is an error, not a view.
-		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{Keys: h.Keys})
+		c := newContent(h.DataKeys)
+		defer c.close()
+		folded, err := reducer.Fold(ctx, h.Store, p.FirmID, runID, reducer.FoldOptions{Keys: h.Keys, Open: c.opener})
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
 		run = folded.Run
 		v := runView(folded.State, run)
-		v.Ledger = &LedgerView{HeadSeq: run.Head.Seq, HeadHash: run.Head.Hash, KeyID: run.Head.KeyID, Verified: h.Keys != nil}
+		if consistent == "true" {
+			// Asked for: the view says the ledger was checked.
+			v.Ledger = &LedgerView{HeadSeq: run.Head.Seq, HeadHash: run.Head.Hash, KeyID: run.Head.KeyID, Verified: h.Keys != nil}
+		}
 		return httpapi.JSON(200, v, id.CorrelationID), nil
 	}
 	var st reducer.RunState
@@ -268,10 +282,17 @@ func (h *Runs) waitWhileRunning(ctx context.Context, run warrant.Run, d time.Dur
 }
 
 func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	if err := httpapi.RejectUnknownQuery(req, "after_seq", "limit", "head"); err != nil {
+	if err := httpapi.RejectUnknownQuery(req, "after_seq", "limit", "head", "open"); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	withHead, err := httpapi.QueryEnum(req, "head", "false", "true", "false")
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
+	}
+	// open=true shows a sealed line's content (contracts.OpenedJSON), for
+	// a reader; the lines as stored, which verify, are the default and the
+	// export.
+	open, err := httpapi.QueryEnum(req, "open", "false", "true", "false")
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
@@ -290,7 +311,8 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	}
 	// The run item, not the ledger, decides existence: an empty page of a real
 	// run is 200, another firm's run is 404.
-	if _, err := h.Store.GetRun(ctx, p.FirmID, runID); err != nil {
+	run, err := h.Store.GetRun(ctx, p.FirmID, runID)
+	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	items, more, err := h.Store.ReadLedger(ctx, p.FirmID, runID, after, int(limit))
@@ -308,13 +330,21 @@ func (h *Runs) events(ctx context.Context, req events.APIGatewayV2HTTPRequest, p
 	// when one exists.
 	lines := make([][]byte, 0, len(items)+1)
 	size := 0
+	c := newContent(h.DataKeys)
+	defer c.close()
 	for _, it := range items {
-		n := escapedLineLen(it.Raw)
+		line := it.Raw
+		if open == "true" {
+			if line, err = c.openedLine(ctx, run, it.Raw); err != nil {
+				return events.APIGatewayV2HTTPResponse{}, err
+			}
+		}
+		n := escapedLineLen(line)
 		if len(lines) > 0 && size+n > maxEventsBodyBytes {
 			more = true
 			break
 		}
-		lines = append(lines, it.Raw)
+		lines = append(lines, line)
 		size += n
 	}
 	extra := map[string]string{}
@@ -424,8 +454,13 @@ func (h *Runs) approvals(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	// (one more is read to know).
 	views, size, next := []WarrantView{}, 0, ""
 	var last warrant.Warrant
+	c := newContent(h.DataKeys)
+	defer c.close()
 	for w, err := range h.Store.FirmPendingWarrants(ctx, p.FirmID, after, int(limit)+1) {
 		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		if w, err = c.warrant(ctx, h.Store, w); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
 		v := warrantView(w)

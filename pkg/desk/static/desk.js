@@ -1926,7 +1926,9 @@
     const loadEvents = async () => {
       let after = lastSeq;
       for (let page = 0; page < 10_000; page++) {
-        const url = `/v1/runs/${enc(runId)}/events${after > 0 ? `?after_seq=${after}` : ''}`;
+        // open=true: a sealed run's lines with their content opened, to read
+        // (the lines as stored, which verify, are the export's).
+        const url = `/v1/runs/${enc(runId)}/events?open=true${after > 0 ? `&after_seq=${after}` : ''}`;
         const res = await api(url, { signal: ctx.signal, raw: true, accept: 'application/x-ndjson' });
         const lines = String(res.data).split('\n');
         lines.forEach((line, i) => {
