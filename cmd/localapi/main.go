@@ -397,7 +397,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	if o.demo {
 		go func() {
 			fmt.Fprintln(stdout)
-			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey()}
+			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey(), RawItems: st.RawItems}
 			if o.clientTimeout > 0 {
 				wc.Client = &http.Client{Timeout: o.clientTimeout}
 				wc.Poll = o.clientTimeout / 4

@@ -22,6 +22,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/truora/minidyn/server"
 
@@ -249,6 +250,16 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, fmt.Errorf("dynamodb: %w", err)
 	}
 	s.say("dynamodb: table %s", cfg.TableName)
+	// The reference tools stand in for the firm's own systems, which keep
+	// their own records (what a filing or an e-mail said) in their own
+	// store, not in Warrant's table: a table of their own here.
+	tctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	err = dynamo.CreateTable(tctx, s.DDB, s.SystemsTable())
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("dynamodb: %w", err)
+	}
+	s.say("dynamodb: table %s (the reference tools' own records, as a firm's systems keep theirs)", s.SystemsTable())
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	wrote, err := seed(sctx, s.DDB, cfg.TableName)
 	cancel()
@@ -557,6 +568,53 @@ func (s *Stack) DDBURL() string { return s.ddbURL }
 
 // TableName is the local table.
 func (s *Stack) TableName() string { return s.cfg.TableName }
+
+// SystemsTable is where the reference tools (the stand-ins for the firm's
+// systems) keep their own records of what they were sent.
+func (s *Stack) SystemsTable() string { return s.cfg.TableName + "-firm-systems" }
+
+// RawItems is every item of a run's partition in Warrant's table as
+// stored, each item's attribute values as text (walkthrough.Config.RawItems).
+func (s *Stack) RawItems(ctx context.Context, firm, run string) ([]string, error) {
+	var out []string
+	p := dynamodb.NewQueryPaginator(s.DDB, &dynamodb.QueryInput{TableName: aws.String(s.cfg.TableName),
+		KeyConditionExpression:    aws.String("PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: dynamo.RunKey(firm, run)}}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			var b strings.Builder
+			for _, v := range it {
+				attrText(&b, v)
+			}
+			out = append(out, b.String())
+		}
+	}
+	return out, nil
+}
+
+func attrText(b *strings.Builder, v types.AttributeValue) {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		b.WriteString(v.Value + "\n")
+	case *types.AttributeValueMemberB:
+		b.Write(v.Value)
+		b.WriteString("\n")
+	case *types.AttributeValueMemberSS:
+		b.WriteString(strings.Join(v.Value, "\n") + "\n")
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			attrText(b, e)
+		}
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			attrText(b, e)
+		}
+	}
+}
 
 // WritePIDs records every process the stack started (emulators and the
 // bootstraps seen under them) in <log-dir>/pids, one "PID ROLE:NAME" a line.

@@ -41,7 +41,7 @@ func (s *Stack) startToolServer(ctx context.Context, bin, addr string) (*toolSer
 		return nil, fmt.Errorf("toolserver: %w", err)
 	}
 	cmd := exec.Command(bin, "-addr", addr)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TABLE_NAME=" + s.cfg.TableName,
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TABLE_NAME=" + s.SystemsTable(),
 		"AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null",
 		"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
@@ -144,7 +144,7 @@ func (s *Stack) startFunctions(ctx context.Context, bin string) error {
 		return fmt.Errorf("functions: %w", err)
 	}
 	e, err := lambdalocal.Start(ctx, lambdalocal.Options{Functions: fns, Log: logf, Timeout: 5 * time.Minute,
-		Env: []string{"TABLE_NAME=" + s.cfg.TableName, "AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
+		Env: []string{"TABLE_NAME=" + s.SystemsTable(), "AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
 			"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null",
 			"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}})
 	if err != nil {

@@ -93,6 +93,11 @@ type Config struct {
 	// LedgerKey is the stack's LEDGER_KEY (hmac:<hex> locally): with it the
 	// export ends with the run's signed head and its MAC is verified too.
 	LedgerKey string
+	// RawItems, when set, reads every item of a run's partition in the
+	// table as stored (each item's attribute values as text), as an
+	// operator or a backup would: the walk checks the run's content is in
+	// none of them (issue 26). The local stack sets it.
+	RawItems func(ctx context.Context, firm, run string) ([]string, error)
 }
 
 // StepError is a failed expectation.
@@ -475,6 +480,12 @@ func (w *walk) filing(ctx context.Context) error {
 	f := effects[1]
 	w.ok("audit: the filing traces to warrant %s (asked at seq %d, approved at seq %d by %s as %s, released at seq %d)",
 		short(f.ApprovalID), f.BlockedSeq, f.DecidedSeq, short(f.DecidedBy), f.DecidedAs, f.ReleasedSeq)
+
+	// 11a. The run's content is sealed where it is stored: a raw read of
+	// its items finds none of it.
+	if err := w.sealedAtRest(ctx, runID, pending); err != nil {
+		return err
+	}
 
 	// 12. The run's evidence, checked as an outsider would: the published
 	// public key only (warrant evidence verify).
@@ -952,4 +963,38 @@ func verify(ctx context.Context, file, key string) (reducer.RunState, *contracts
 		return reducer.RunState{}, nil, err
 	}
 	return reducer.VerifySigned(ctx, bytes.NewReader(b), anchor.NewKeyring(k))
+}
+
+// sealedAtRest reads the run's items as stored (Config.RawItems) and
+// checks that none holds its content in the clear: counsel's message, the
+// filing's text and title as the model drafted them (the warrant's
+// tool_input, as the API showed it opened). ids and hashes are not content
+// and stay in the clear.
+func (w *walk) sealedAtRest(ctx context.Context, runID string, pending map[string]any) error {
+	if w.RawItems == nil {
+		return nil
+	}
+	items, err := w.RawItems(ctx, Firm, runID)
+	if err != nil {
+		return &StepError{"raw read of the run's items", "the items", err.Error()}
+	}
+	secrets := []string{"Please file the motion to compel discovery in this matter."}
+	input, _ := pending["tool_input"].(map[string]any)
+	for _, k := range []string{"document_title", "document_text"} {
+		if s := str(input, k); s != "" {
+			secrets = append(secrets, s)
+		}
+	}
+	if len(secrets) < 3 {
+		return &StepError{"raw read of the run's items", "the filing's title and text shown opened by the API", fmt.Sprintf("%v", input)}
+	}
+	for _, it := range items {
+		for _, s := range secrets {
+			if strings.Contains(it, s) {
+				return &StepError{"raw read of the run's items", "no content in the clear", fmt.Sprintf("%q in an item", s)}
+			}
+		}
+	}
+	w.ok("a raw read of the run's %d items in the table holds none of its content (counsel's message, the filing's title and text): sealed under the run's data key", len(items))
+	return nil
 }
