@@ -586,34 +586,10 @@ func (s *Stack) RawItems(ctx context.Context, firm, run string) ([]string, error
 			return nil, err
 		}
 		for _, it := range page.Items {
-			var b strings.Builder
-			for _, v := range it {
-				attrText(&b, v)
-			}
-			out = append(out, b.String())
+			out = append(out, dynamo.ItemText(it))
 		}
 	}
 	return out, nil
-}
-
-func attrText(b *strings.Builder, v types.AttributeValue) {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		b.WriteString(v.Value + "\n")
-	case *types.AttributeValueMemberB:
-		b.Write(v.Value)
-		b.WriteString("\n")
-	case *types.AttributeValueMemberSS:
-		b.WriteString(strings.Join(v.Value, "\n") + "\n")
-	case *types.AttributeValueMemberM:
-		for _, e := range v.Value {
-			attrText(b, e)
-		}
-	case *types.AttributeValueMemberL:
-		for _, e := range v.Value {
-			attrText(b, e)
-		}
-	}
 }
 
 // WritePIDs records every process the stack started (emulators and the

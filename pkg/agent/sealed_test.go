@@ -34,33 +34,9 @@ func (h *harness) rawItems(runID string) map[string]string {
 	}
 	items := map[string]string{}
 	for _, it := range out.Items {
-		var b strings.Builder
-		for _, v := range it {
-			flatten(&b, v)
-		}
-		items[it["SK"].(*types.AttributeValueMemberS).Value] = b.String()
+		items[it["SK"].(*types.AttributeValueMemberS).Value] = dynamo.ItemText(it)
 	}
 	return items
-}
-
-func flatten(b *strings.Builder, v types.AttributeValue) {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		b.WriteString(v.Value + "\n")
-	case *types.AttributeValueMemberB:
-		b.Write(v.Value)
-		b.WriteString("\n")
-	case *types.AttributeValueMemberM:
-		for _, e := range v.Value {
-			flatten(b, e)
-		}
-	case *types.AttributeValueMemberL:
-		for _, e := range v.Value {
-			flatten(b, e)
-		}
-	case *types.AttributeValueMemberSS:
-		b.WriteString(strings.Join(v.Value, "\n"))
-	}
 }
 
 // Issue 26, item 2: a run under a data key keeps its privileged content

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -255,4 +256,41 @@ func unmarshal[T any](m map[string]types.AttributeValue) (T, error) {
 // expired reports whether a warrant's signature window has closed at now.
 func expiredAt(expiresAt string, now time.Time) bool {
 	return expiresAt == "" || fmtTime(now) >= expiresAt
+}
+
+// ItemText is every attribute value of a stored item as text, one a line
+// (strings and binaries as they are, maps, lists and sets flattened), in
+// no particular order: what a raw read of the table shows an operator or a
+// backup, for checking that no content is stored in the clear.
+func ItemText(item map[string]types.AttributeValue) string {
+	var b strings.Builder
+	for _, v := range item {
+		attrText(&b, v)
+	}
+	return b.String()
+}
+
+func attrText(b *strings.Builder, v types.AttributeValue) {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		b.WriteString(v.Value + "\n")
+	case *types.AttributeValueMemberB:
+		b.Write(v.Value)
+		b.WriteString("\n")
+	case *types.AttributeValueMemberSS:
+		b.WriteString(strings.Join(v.Value, "\n") + "\n")
+	case *types.AttributeValueMemberBS:
+		for _, e := range v.Value {
+			b.Write(e)
+			b.WriteString("\n")
+		}
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			attrText(b, e)
+		}
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			attrText(b, e)
+		}
+	}
 }
