@@ -26,6 +26,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/mcp"
 	"github.com/seed-f6d3920e/warrant/pkg/pricing"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 	"github.com/seed-f6d3920e/warrant/pkg/tools"
 	"github.com/seed-f6d3920e/warrant/pkg/tools/mcpserver"
@@ -103,13 +104,14 @@ func newMCPBench(b *testing.B) *mcpBench {
 	return m
 }
 
-// brain is a brain on a new table with model.
-func (m *mcpBench) brain(b *testing.B, table string, model agent.Converser) *agent.Brain {
+// brain is a brain on a new table with model, sealing runs under keys
+// (nil: in the clear).
+func (m *mcpBench) brain(b *testing.B, table string, model agent.Converser, keys seal.Keyring) *agent.Brain {
 	policy, _ := toolpolicy.Embedded()
 	prices, _ := pricing.Embedded()
 	budget := int64(1_000_000 * 1_000_000_000) // a million dollars: the budget is not what is measured
 	brain, err := agent.New(dynamo.New(m.ep.Client, table, dynamo.WithHeadSigner(m.keys)), model, policy, prices, failure.NewLogger(nil),
-		agent.Config{ModelID: testModel, FirmBudget: &budget}, m.set, agent.MatterAssistant)
+		agent.Config{ModelID: testModel, FirmBudget: &budget, Keys: keys}, m.set, agent.MatterAssistant)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,16 +166,54 @@ func BenchmarkGovernedMCPCall(b *testing.B) {
 		}
 		report(b, lat)
 	})
-	b.Run("governed", func(b *testing.B) {
+	b.Run("governed", func(b *testing.B) { m.governed(b, perRun, nil) })
+	// The same with every run sealed under its own data key (issue 26), on
+	// a local keyring: the sealing's CPU, and the key requests a run makes
+	// (on AWS each is a KMS request).
+	b.Run("governed-sealed", func(b *testing.B) {
+		ring, err := seal.NewLocalKeyring([]byte("mcp-bench-data-master-key-32byte"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys := &countingKeys{Keyring: ring}
+		m.governed(b, perRun, keys)
+		runs := float64(keys.runs.Load())
+		b.ReportMetric(float64(keys.generated.Load())/runs, "data-keys-generated/run")
+		b.ReportMetric(float64(keys.opened.Load())/runs, "data-keys-opened/run")
+	})
+}
+
+// countingKeys counts the data keys a keyring makes and opens (on AWS: the
+// GenerateDataKey and Decrypt requests).
+type countingKeys struct {
+	seal.Keyring
+	generated, opened, runs atomic.Int64
+}
+
+func (k *countingKeys) NewRunKey(ctx context.Context, firm, run string) (*seal.RunKey, []byte, error) {
+	k.generated.Add(1)
+	k.runs.Add(1)
+	return k.Keyring.NewRunKey(ctx, firm, run)
+}
+
+func (k *countingKeys) OpenRunKey(ctx context.Context, firm, run string, wrapped []byte) (*seal.RunKey, error) {
+	k.opened.Add(1)
+	return k.Keyring.OpenRunKey(ctx, firm, run, wrapped)
+}
+
+// governed times a run of 2·perRun searches against one of perRun, sealed
+// under keys (nil: in the clear); see BenchmarkGovernedMCPCall.
+func (m *mcpBench) governed(b *testing.B, perRun int, keys seal.Keyring) {
+	{
 		// Both runs make the same two model calls; the governed one makes
 		// perRun more searches.
 		more, fewer := &searchesModel{n: 2 * perRun, matter: m.matter}, &searchesModel{n: perRun, matter: m.matter}
-		m.run(b, m.brain(b, dynamotest.NewTable(b, m.ep), more)) // the target's session and tool list in hand
+		m.run(b, m.brain(b, dynamotest.NewTable(b, m.ep), more, keys)) // the target's session and tool list in hand
 		var withCalls, without []time.Duration
 		var tripsWith, tripsWithout, cpuWith, cpuWithout int64
 		for b.Loop() {
 			table := dynamotest.NewTable(b, m.ep)
-			governed, baseline := m.brain(b, table, more), m.brain(b, table, fewer)
+			governed, baseline := m.brain(b, table, more, keys), m.brain(b, table, fewer, keys)
 			t0, c0, r0 := time.Now(), cpuNow(), m.ep.Counter.Count()
 			m.run(b, governed)
 			withCalls = append(withCalls, time.Since(t0))
@@ -189,12 +229,12 @@ func BenchmarkGovernedMCPCall(b *testing.B) {
 		base := median(without)
 		perCall := make([]time.Duration, len(withCalls))
 		for i, d := range withCalls {
-			perCall[i] = (d - base) / perRun
+			perCall[i] = (d - base) / time.Duration(perRun)
 		}
 		report(b, perCall)
-		b.ReportMetric(float64(tripsWith-tripsWithout)/float64(n*perRun), "dynamodb-round-trips/call")
-		b.ReportMetric(float64(cpuWith-cpuWithout)/float64(n*perRun)/1e3, "process-cpu-µs/call")
-	})
+		b.ReportMetric(float64(tripsWith-tripsWithout)/float64(n*int64(perRun)), "dynamodb-round-trips/call")
+		b.ReportMetric(float64(cpuWith-cpuWithout)/float64(n*int64(perRun))/1e3, "process-cpu-µs/call")
+	}
 }
 
 func median(ds []time.Duration) time.Duration {
