@@ -7,14 +7,19 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/agent"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/seal"
@@ -187,5 +192,54 @@ func TestNoDataKeyNoRun(t *testing.T) {
 	}
 	if _, err := h.store.GetRun(context.Background(), h.firm, runID); !errors.Is(err, warrant.ErrNotFound) {
 		t.Fatalf("a run was written: %v", err)
+	}
+}
+
+// Issue 26, item 8: a run sealed under the firm's KMS key, through the real
+// SDK against moto's KMS (GenerateDataKey and Decrypt with the run's
+// encryption context), wired as the functions wire DATA_KEY=kms:<key>: the
+// run is held, decided and resumed, its run item keeps a KMS blob (not a
+// local key's), and the ledger opens with the key and not without it.
+func TestSealedRunOnKMS(t *testing.T) {
+	ep := dynamotest.Moto(t) // skips without moto_server (fails with CI=true)
+	client := kms.New(kms.Options{Region: "us-east-1", BaseEndpoint: aws.String(ep.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	key, err := client.CreateKey(t.Context(), &kms.CreateKeyInput{KeySpec: kmstypes.KeySpecSymmetricDefault,
+		KeyUsage: kmstypes.KeyUsageTypeEncryptDecrypt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := wire.DataKeys("kms:"+*key.KeyMetadata.Arn, func() seal.KMSClient { return client })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, demo, options{})
+	h.dataKeys = ring
+	h.brain = h.brainWith(h.model)
+	res := h.start("Please file the motion.", "")
+	if res.State.Status != warrant.RunHeld {
+		t.Fatalf("not held: %+v", res.State)
+	}
+	h.decide(res, warrant.DecisionApproved)
+	done, err := h.resume(res)
+	if err != nil || done.State.Status != warrant.RunCompleted || done.State.FinalText != bedrocktest.DemoFiledText {
+		t.Fatalf("after resume: %+v %v", done.State, err)
+	}
+	run, err := h.store.GetRun(t.Context(), h.firm, res.State.RunID)
+	if err != nil || len(run.DataKey) == 0 || strings.HasPrefix(string(run.DataKey), "wlk1") {
+		t.Fatalf("the run's wrapped key: %q %v", run.DataKey, err)
+	}
+	// The ledger opens with the run's key (h.ledger opens it through KMS)
+	// and holds the filing; under the local keyring it does not open.
+	var filed bool
+	for _, tc := range h.completions(res.State.RunID) {
+		filed = filed || (tc.ToolName == "file_court_document" && tc.Status == contracts.ToolSuccess)
+	}
+	local, err := wire.DataKeys(harnessDataKey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.OpenRunKey(t.Context(), h.firm, res.State.RunID, run.DataKey); !filed || err == nil {
+		t.Fatalf("filed %v; the KMS blob under a local key: %v", filed, err)
 	}
 }
