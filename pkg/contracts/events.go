@@ -35,14 +35,18 @@ const (
 	TypeRunCompleted    EventType = "run.completed"
 	TypeRunFailed       EventType = "run.failed"
 	// TypeEffectReconciled is counsel's record of an effect whose outcome
-	// was unknown; the one line a finished run still takes.
+	// was unknown; a line a finished run still takes.
 	TypeEffectReconciled EventType = "effect.reconciled"
+	// TypeContentDestroyed records that a finished run's privileged content
+	// was destroyed by destroying its data key (issue 26); the other line a
+	// finished run takes, once. Its payload is in the clear.
+	TypeContentDestroyed EventType = "content.destroyed"
 )
 
 // Event is the payload of a ledger line. It is sealed: the implementations are
 // *RunStarted, *TurnDelta, *TurnCompleted, *ModelUsage, *ToolRequested,
 // *ToolCompleted, *RunBlocked, *ApprovalDecided, *RunReleased, *RunCompleted,
-// *RunFailed and *EffectReconciled.
+// *RunFailed, *EffectReconciled and *ContentDestroyed.
 type Event interface {
 	EventType() EventType
 	validate() error
@@ -62,6 +66,7 @@ var eventTypes = map[EventType]reflect.Type{
 	TypeRunCompleted:     reflect.TypeFor[RunCompleted](),
 	TypeRunFailed:        reflect.TypeFor[RunFailed](),
 	TypeEffectReconciled: reflect.TypeFor[EffectReconciled](),
+	TypeContentDestroyed: reflect.TypeFor[ContentDestroyed](),
 }
 
 // RunStarted is line 1 of every run. It carries the opening conversation, so a
@@ -340,6 +345,40 @@ type EffectReconciled struct {
 	Separation  string `json:"separation,omitempty"`
 }
 
+// ContentDestroyed records that a finished run's privileged content was
+// destroyed: its data key, the only key its sealed members open under, was
+// removed from the run item in the transaction that stored this line
+// (crypto-shredding). The ledger is not edited: every line, hash and the
+// signed head stay as they were, and verify without the key.
+//
+// Reason says why: the retention in force when the run ended passed
+// (RetentionDays, and RetentionSource: the matter's or the firm's), or
+// the firm instructed it (RequestedBy asked and ConfirmedBy, another user,
+// confirmed). BackupsUntil is when the last copy of the wrapped key leaves
+// the table's backups (point-in-time recovery keeps 35 days): until then a
+// restore of the table could still open the content; after it, nothing
+// can.
+type ContentDestroyed struct {
+	MatterID        string `json:"matter_id"`
+	Reason          string `json:"reason"`
+	RetentionDays   int    `json:"retention_days,omitempty"`
+	RetentionSource string `json:"retention_source,omitempty"`
+	RequestedBy     string `json:"requested_by,omitempty"`
+	ConfirmedBy     string `json:"confirmed_by,omitempty"`
+	BackupsUntil    string `json:"backups_until"`
+}
+
+// Why a run's content was destroyed (closed), and whose retention applied.
+const (
+	DestroyedRetention   = "retention"
+	DestroyedInstruction = "instruction"
+	RetentionOfMatter    = "matter"
+	RetentionOfFirm      = "firm"
+)
+
+// MaxRetentionDays bounds a retention (100 years).
+const MaxRetentionDays = 36500
+
 func (*RunStarted) EventType() EventType       { return TypeRunStarted }
 func (*TurnDelta) EventType() EventType        { return TypeTurnDelta }
 func (*TurnCompleted) EventType() EventType    { return TypeTurnCompleted }
@@ -352,6 +391,7 @@ func (*RunReleased) EventType() EventType      { return TypeRunReleased }
 func (*RunCompleted) EventType() EventType     { return TypeRunCompleted }
 func (*RunFailed) EventType() EventType        { return TypeRunFailed }
 func (*EffectReconciled) EventType() EventType { return TypeEffectReconciled }
+func (*ContentDestroyed) EventType() EventType { return TypeContentDestroyed }
 
 func (*RunStarted) isEvent()       {}
 func (*TurnDelta) isEvent()        {}
@@ -365,6 +405,7 @@ func (*RunReleased) isEvent()      {}
 func (*RunCompleted) isEvent()     {}
 func (*RunFailed) isEvent()        {}
 func (*EffectReconciled) isEvent() {}
+func (*ContentDestroyed) isEvent() {}
 
 func (e *RunStarted) validate() error {
 	const p = "payload."
@@ -567,6 +608,41 @@ func (e *EffectReconciled) validate() error {
 		return fieldErr("payload.reconciled_by", "separation of duties: the requester cannot reconcile")
 	}
 	return nil
+}
+
+func (e *ContentDestroyed) validate() error {
+	const p = "payload."
+	if err := CheckUUID(p+"matter_id", e.MatterID); err != nil {
+		return err
+	}
+	switch e.Reason {
+	case DestroyedRetention:
+		if e.RetentionDays < 1 || e.RetentionDays > MaxRetentionDays {
+			return fieldErr(p+"retention_days", "a retention is 1 to %d days", MaxRetentionDays)
+		}
+		if err := oneOf(p+"retention_source", e.RetentionSource, RetentionOfMatter, RetentionOfFirm); err != nil {
+			return err
+		}
+		if e.RequestedBy != "" || e.ConfirmedBy != "" {
+			return fieldErr(p+"requested_by", "a destruction under retention names nobody who asked for it")
+		}
+	case DestroyedInstruction:
+		if err := CheckUUID(p+"requested_by", e.RequestedBy); err != nil {
+			return err
+		}
+		if err := CheckUUID(p+"confirmed_by", e.ConfirmedBy); err != nil {
+			return err
+		}
+		if e.ConfirmedBy == e.RequestedBy {
+			return fieldErr(p+"confirmed_by", "a destruction on instruction is confirmed by another user than the one who asked")
+		}
+		if e.RetentionDays != 0 || e.RetentionSource != "" {
+			return fieldErr(p+"retention_days", "a destruction on instruction names no retention")
+		}
+	default:
+		return oneOf(p+"reason", e.Reason, DestroyedRetention, DestroyedInstruction)
+	}
+	return checkTime(p+"backups_until", e.BackupsUntil)
 }
 
 func (e *RunBlocked) validate() error {

@@ -42,6 +42,8 @@ func sampleEvents() []Event {
 		&ToolCompleted{ToolUseID: "tooluse_1", ToolName: "file_court_document", InputSHA256: h, Status: ToolSuccess,
 			EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678", Result: json.RawMessage(`{"filing_id":"F-1"}`)},
 		&RunCompleted{StopReason: "end_turn", FinalText: "Filed."},
+		&ContentDestroyed{MatterID: uMatter, Reason: DestroyedRetention, RetentionDays: 365, RetentionSource: RetentionOfMatter,
+			BackupsUntil: "2028-01-06T10:00:00.123Z"},
 	}
 }
 

@@ -48,6 +48,8 @@ var SealedMembers = map[EventType][]string{
 	TypeApprovalDecided:  {"note", "edited_input"},
 	TypeRunCompleted:     {"final_text"},
 	TypeEffectReconciled: {"note"},
+	// content.destroyed has none: it is written as its run's key is
+	// destroyed, and says only who, when and why.
 }
 
 // SealedField is the name a line's sealed member is sealed under (the

@@ -37,8 +37,8 @@ func sealedSample() ([]Event, []string) {
 	d := evs[6].(*ApprovalDecided)
 	d.Note, d.EditedInput, d.EditedInputSHA256, d.EditedRiskTier = "note: client confided X", edited, eh, "high"
 	evs[8].(*ToolCompleted).InputSHA256 = eh
-	evs = append(evs[:len(evs)-1], &EffectReconciled{EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678",
-		ToolName: "file_court_document", InputSHA256: eh, Outcome: "executed", ReconciledBy: uUser, Note: "the clerk confirmed in secret"})
+	evs[len(evs)-2] = &EffectReconciled{EffectRef: "1d2c3b4a-5e6f-4789-8abc-def012345678", // for run.completed
+		ToolName: "file_court_document", InputSHA256: eh, Outcome: "executed", ReconciledBy: uUser, Note: "the clerk confirmed in secret"}
 	return evs, []string{"File the motion", "privileged strategy", "I will file it", "Superior Court", "court filing" /* not privileged: the policy's reason */, "File a motion",
 		"client confided", "F-1", "clerk confirmed"}
 }
@@ -285,7 +285,7 @@ func TestSealedAndPlainLinesChain(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || strings.Join(versions, "") != "1111222222" {
+	if err != nil || strings.Join(versions, "") != "11112222222" {
 		t.Fatalf("ReadLedger: %v, versions %v", err, versions)
 	}
 	if _, err := OpenLine(Line{Sealed: true, Seq: 3}, nil); !errors.Is(err, ErrNotOpened) {

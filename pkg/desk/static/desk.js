@@ -2319,6 +2319,15 @@
           summary: join([`${str(p.tool_name) || 'an effect'} ${str(p.outcome)}`.trim(), str(p.reconciled_by) && `by ${str(p.reconciled_by)}`, str(p.external_ref) && `ref ${str(p.external_ref)}`]),
           note: str(p.note) && `Note: ${str(p.note)}`,
         };
+      case 'content.destroyed': {
+        const why = str(p.reason) === 'instruction'
+          ? join([str(p.requested_by) && `on the instruction of ${str(p.requested_by)}`, str(p.confirmed_by) && `confirmed by ${str(p.confirmed_by)}`])
+          : join([p.retention_days !== undefined && `retention of ${str(p.retention_days)} days`, str(p.retention_source) && `the ${str(p.retention_source)}'s`]);
+        return {
+          summary: `the run's content was destroyed${why ? ` (${why})` : ''}`,
+          note: str(p.backups_until) && `Backups hold its key until ${str(p.backups_until)}.`,
+        };
+      }
       case 'unreadable':
         return { summary: 'a ledger line this page could not read', text: str(p.line) };
       default:
