@@ -6,5 +6,8 @@
 // contracts.ParseEventLine, re-links the line to the state's head (so a caller
 // that skipped ReadLedger still cannot fold a reordered or foreign line), and
 // enforces the run's life cycle: started once, held on one warrant at a time,
-// released only by that warrant, and immutable once terminal.
+// released only by that warrant, and immutable once terminal but for two
+// records: counsel's reconciliation of an effect whose outcome was lost
+// (effect.reconciled), and the destruction of the run's content with its
+// data key (content.destroyed, once).
 package reducer

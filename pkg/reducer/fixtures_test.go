@@ -95,6 +95,13 @@ func endTurn(turn int64, text string) *contracts.TurnCompleted {
 		Content: []contracts.ContentBlock{{Type: contracts.BlockText, Text: text}}}
 }
 
+// destroyed is the content.destroyed of the run's matter under the firm's
+// retention, with backups holding its key until 2027-01-06.
+func destroyed() *contracts.ContentDestroyed {
+	return &contracts.ContentDestroyed{MatterID: matterID, Reason: contracts.DestroyedRetention, RetentionDays: 30,
+		RetentionSource: contracts.RetentionOfFirm, BackupsUntil: "2027-01-06T10:00:00.123Z"}
+}
+
 // The costs are what pkg/pricing charged for these token counts when the
 // fixtures were written; the reducer only adds the strings, so the fixtures do
 // not change when prices do.
@@ -168,6 +175,20 @@ var scenarios = []struct {
 			deletion.completed(contracts.ToolDenied, "", `{"error":"the risk policy prohibits this tool"}`),
 			&contracts.RunFailed{ErrorClass: "ThrottlingException", ErrorMessage: "model call throttled",
 				FailureStage: "model_call", FailureKind: "model_throttled", Failure: json.RawMessage(`{"failure_kind":"model_throttled"}`)},
+		}
+	}},
+	{"destroyed-then-reconciled", func() []contracts.Event {
+		return []contracts.Event{
+			started("1.00"),
+			toolTurn(1, "I will file the motion.", filing),
+			usage(1, 1200, 350, 0, "0.009735"),
+			filing.requested(1),
+			filing.completed(contracts.ToolUnknown, effectID, `{"error":"the filing's outcome was lost with its worker"}`),
+			&contracts.RunFailed{ErrorClass: "EffectOutcomeUnknown", ErrorMessage: "the filing's outcome is unknown",
+				FailureStage: "sweep", FailureKind: "effect_outcome_unknown", Failure: json.RawMessage(`{"failure_kind":"effect_outcome_unknown"}`)},
+			destroyed(),
+			&contracts.EffectReconciled{EffectRef: effectID, ToolName: filing.name, InputSHA256: filing.hash(), Outcome: "executed",
+				ExternalRef: "F-1", ReconciledBy: counselID, RequestedBy: userID, Separation: contracts.SeparationEnforced},
 		}
 	}},
 	{"aborted-by-cap", func() []contracts.Event {

@@ -61,8 +61,10 @@ func checkApply(t *testing.T, prev reducer.RunState, raw []byte) {
 		return
 	}
 	switch {
-	case prev.Status.Terminal():
+	case prev.Status.Terminal() && l.Type != contracts.TypeEffectReconciled && l.Type != contracts.TypeContentDestroyed:
 		t.Fatalf("a terminal run accepted %s", l.Type)
+	case l.Type == contracts.TypeContentDestroyed && (!prev.Status.Terminal() || prev.ContentDestroyed != nil || next.ContentDestroyed == nil):
+		t.Fatalf("content.destroyed accepted on a %s run (destroyed before: %v)", prev.Status, prev.ContentDestroyed != nil)
 	case next.LastSeq != prev.LastSeq+1 || next.HeadHash != l.Hash:
 		t.Fatalf("head not advanced: %d %s", next.LastSeq, next.HeadHash)
 	case (next.Status == warrant.RunHeld) != (next.HeldOn != "") || (next.HeldOn != "") != (next.PendingApproval != nil):

@@ -66,6 +66,18 @@ type RunState struct {
 	Unreconciled []string `json:"unreconciled,omitempty"`
 	// Turns counts turn.completed lines: whole model turns, not deltas.
 	Turns int64 `json:"turns"`
+	// ContentDestroyed is set once the run's content was destroyed with
+	// its data key (content.destroyed): its sealed members no longer open
+	// anywhere, its state, hashes and decisions stay.
+	ContentDestroyed *Destruction `json:"content_destroyed,omitempty"`
+}
+
+// Destruction is when (the line's created_at) and why a run's content was
+// destroyed, and until when backups of the table still hold its key.
+type Destruction struct {
+	At           string `json:"at"`
+	Reason       string `json:"reason"`
+	BackupsUntil string `json:"backups_until"`
 }
 
 // stateFields drops RunState's methods so the JSON methods can embed it
@@ -120,6 +132,13 @@ var (
 	ErrNotUnknown    = errors.New("reducer: the effect's outcome is not unknown")
 	ErrSelfApproval  = errors.New("reducer: the user who started the run decided its warrant under separation of duties")
 	ErrOverflow      = errors.New("reducer: a counter would overflow or go negative")
+	// A run's content is destroyed once, after the run ended, as a
+	// content.destroyed of its own matter says, with backups that hold the
+	// key no earlier than the destruction.
+	ErrNotEnded      = errors.New("reducer: the run has not ended; its content cannot be destroyed")
+	ErrDestroyed     = errors.New("reducer: the run's content was already destroyed")
+	ErrWrongMatter   = errors.New("reducer: the line names another matter than the run's")
+	ErrBackupsWindow = errors.New("reducer: backups_until is before the destruction")
 )
 
 // Rule names carried in RuleError.Rule; they are stable so logs and metrics
@@ -132,6 +151,9 @@ const (
 	RuleApproval  = "approval"
 	RuleMoney     = "money"
 	RuleEvent     = "event"
+	// RuleDestruction: what a content.destroyed says must agree with the
+	// run (its matter, its time).
+	RuleDestruction = "destruction"
 )
 
 // RuleError is a line Apply refused: which seq, which rule, and why. Err wraps
@@ -184,8 +206,25 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 	if s.LastSeq == 0 {
 		return start(l)
 	}
+	if ev, ok := l.Event.(*contracts.ContentDestroyed); ok {
+		// A line a finished run takes, once: its content destroyed with
+		// its key. Nothing else changes (effect.reconciled is still taken
+		// after it: an effect's record is never lost with the content).
+		switch {
+		case !s.Status.Terminal():
+			return s, RuleLifecycle, fmt.Errorf("%w (%s)", ErrNotEnded, s.Status)
+		case s.ContentDestroyed != nil:
+			return s, RuleLifecycle, fmt.Errorf("%w at %s", ErrDestroyed, s.ContentDestroyed.At)
+		case ev.MatterID != s.MatterID:
+			return s, RuleDestruction, ErrWrongMatter
+		case ev.BackupsUntil < l.CreatedAt: // one fixed-width layout: string order is time order
+			return s, RuleDestruction, ErrBackupsWindow
+		}
+		s.ContentDestroyed = &Destruction{At: l.CreatedAt, Reason: ev.Reason, BackupsUntil: ev.BackupsUntil}
+		return s, "", nil
+	}
 	if rec, ok := l.Event.(*contracts.EffectReconciled); ok {
-		// The one line a finished run takes: counsel's record of an effect
+		// A line a finished run takes: counsel's record of an effect
 		// whose outcome was lost, once per such effect.
 		i := slices.Index(s.Unreconciled, rec.EffectRef)
 		if i < 0 {
@@ -201,6 +240,9 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 			return s, RuleApproval, ErrSelfApproval
 		}
 		s.Unreconciled = slices.Delete(slices.Clone(s.Unreconciled), i, i+1)
+		if len(s.Unreconciled) == 0 {
+			s.Unreconciled = nil // as a state read back from its JSON has it
+		}
 		return s, "", nil
 	}
 	if s.Status.Terminal() {

@@ -1,6 +1,7 @@
 package reducer_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -137,6 +138,28 @@ func TestRuleViolations(t *testing.T) {
 		{"run.completed while held", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
 			return appendOne(t, c, &contracts.RunCompleted{StopReason: "end_turn"})
 		}, reducer.RuleLifecycle, reducer.ErrHeld},
+		{"content.destroyed while running", running, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, destroyed())
+		}, reducer.RuleLifecycle, reducer.ErrNotEnded},
+		{"content.destroyed while held", held, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, destroyed())
+		}, reducer.RuleLifecycle, reducer.ErrNotEnded},
+		{"content.destroyed twice", append(append([]contracts.Event{}, completed...), destroyed()), func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, destroyed())
+		}, reducer.RuleLifecycle, reducer.ErrDestroyed},
+		{"content.destroyed of another matter", completed, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := destroyed()
+			d.MatterID = otherID
+			return appendOne(t, c, d)
+		}, reducer.RuleDestruction, reducer.ErrWrongMatter},
+		{"content.destroyed whose backups end before it", completed, func(t *testing.T, c *contracts.Chain) contracts.Line {
+			d := destroyed()
+			d.BackupsUntil = "2026-12-01T10:00:00.000Z"
+			return appendOne(t, c, d)
+		}, reducer.RuleDestruction, reducer.ErrBackupsWindow},
+		{"event after content.destroyed", append(append([]contracts.Event{}, completed...), destroyed()), func(t *testing.T, c *contracts.Chain) contracts.Line {
+			return appendOne(t, c, &contracts.RunFailed{FailureKind: "internal", FailureStage: "invoke"})
+		}, reducer.RuleTerminal, reducer.ErrTerminal},
 		{"cost finer than a nano-dollar", running, func(t *testing.T, c *contracts.Chain) contracts.Line {
 			return appendOne(t, c, usage(1, 1, 1, 0, "0.0000000001"))
 		}, reducer.RuleMoney, nil},
@@ -282,4 +305,57 @@ func TestHeldStateWithoutPendingApproval(t *testing.T) {
 func appendOne(t *testing.T, c *contracts.Chain, e contracts.Event) contracts.Line {
 	t.Helper()
 	return buildLines(t, c, e)[0]
+}
+
+// Issue 26: a finished run's content is destroyed once, as content.destroyed
+// records: accepted after the run completed, failed or was aborted, it
+// sets ContentDestroyed (the line's time, why, until when backups hold the
+// key) and changes nothing else; effect.reconciled is still taken after it.
+func TestContentDestroyedAfterTheEnd(t *testing.T) {
+	for name, prefix := range map[string][]contracts.Event{
+		"completed": {started("1.00"), &contracts.RunCompleted{StopReason: "end_turn", FinalText: "Done."}},
+		"failed":    {started("1.00"), &contracts.RunFailed{FailureKind: "internal", FailureStage: "invoke"}},
+		"aborted":   {started("0.001"), usage(1, 1200, 350, 0, "0.009735")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fixedChain(runID)
+			before, err := reducer.ReduceAgentRun(buildLines(t, c, prefix...))
+			if err != nil || !before.Status.Terminal() {
+				t.Fatalf("prefix: %s %v", before.Status, err)
+			}
+			line := appendOne(t, c, destroyed())
+			after, err := reducer.Apply(before, line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := before
+			want.LastSeq, want.HeadHash = line.Seq, line.Hash
+			want.ContentDestroyed = &reducer.Destruction{At: line.CreatedAt, Reason: contracts.DestroyedRetention, BackupsUntil: "2027-01-06T10:00:00.123Z"}
+			if !equalState(after, want) {
+				t.Fatalf("after content.destroyed:\n got %+v\nwant %+v", after, want)
+			}
+			if before.ContentDestroyed != nil {
+				t.Fatal("Apply changed the state it was given")
+			}
+		})
+	}
+
+	// The golden ledger: its effect reconciled after its content was
+	// destroyed; the state says both.
+	for _, sc := range scenarios {
+		if sc.name != "destroyed-then-reconciled" {
+			continue
+		}
+		lines := buildLines(t, fixedChain(runID), sc.events()...)
+		s, err := reducer.Verify(bytes.NewReader(ndjson(lines)))
+		if err != nil {
+			t.Fatalf("verify: %v", err)
+		}
+		if _, err := reducer.Audit(lines); err != nil {
+			t.Fatalf("audit: %v", err)
+		}
+		if s.Status != warrant.RunFailed || s.ContentDestroyed == nil || s.ContentDestroyed.Reason != contracts.DestroyedRetention || len(s.Unreconciled) != 0 {
+			t.Fatalf("state %+v", s)
+		}
+	}
 }
