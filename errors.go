@@ -20,6 +20,15 @@ var (
 	ErrEffectClaimed     = failure.New(failure.KindConflict, "the warranted effect was already claimed")
 	ErrLeaseHeld         = failure.New(failure.KindConflict, "another worker holds the run")
 	ErrNotReconcilable   = failure.New(failure.KindConflict, "the effect is not waiting for reconciliation")
+	// ErrContentDestroyed: the run's content was destroyed with its data
+	// key; nothing of it opens, and nothing of it is written in the clear.
+	// ErrMatterOnHold: the matter is under a legal hold, which keeps every
+	// run's content (a destruction is refused; a second hold finds it).
+	// ErrContentNotSealed: the run has no data key of its own (its content
+	// is in the clear), so there is no key whose destruction destroys it.
+	ErrContentDestroyed = failure.New(failure.KindConflict, "the run's content was destroyed")
+	ErrMatterOnHold     = failure.New(failure.KindConflict, "the matter is under a legal hold")
+	ErrContentNotSealed = failure.New(failure.KindConflict, "the run's content is not sealed under a data key of its own: there is no key to destroy")
 	// ErrMatterVersion: a matter write named a version the matter is not at
 	// (it moved on, or it has no record); ErrMatterExists: a write meant to
 	// create a matter found one. Nothing was written.

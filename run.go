@@ -49,9 +49,21 @@ type Run struct {
 	// DataKey is the run's data key as stored: wrapped under the firm's
 	// key (pkg/seal), the only form of it that is kept. Empty: the run's
 	// content is in the clear (a run from before sealing, or a deployment
-	// without a data key).
+	// without a data key), or it was destroyed (ContentDestroyedAt).
 	DataKey []byte
+	// ContentDestroyedAt is when the run's content was destroyed: its
+	// wrapped data key removed, in the transaction that stored its
+	// content.destroyed line (zero: not destroyed). Nothing of the run is
+	// written in the clear after it.
+	ContentDestroyedAt time.Time
 }
+
+// BackupWindow is how long a backup of the table can still hold an item
+// after it changed: DynamoDB's point-in-time recovery keeps 35 days. A
+// run's content destroyed at t is unrecoverable everywhere from t plus
+// this window, which its content.destroyed line states (backups_until). A
+// deployment that keeps backups of the table longer states its own.
+const BackupWindow = 35 * 24 * time.Hour
 
 // RunRef names a run.
 type RunRef struct{ FirmID, RunID string }

@@ -71,6 +71,36 @@ type Matter struct {
 	UpdatedBy, UpdatedByName string
 }
 
+// Hold is a legal hold on a matter: while it is in place no run of the
+// matter loses its content, whatever races it (pkg/dynamo conditions every
+// destruction on the hold's absence). By (a user id) placed it at PlacedAt
+// for Reason.
+type Hold struct {
+	FirmID, MatterID string
+	By               string
+	Reason           string
+	PlacedAt         time.Time
+}
+
+// MaxHoldReason bounds a hold's reason (characters).
+const MaxHoldReason = 2000
+
+// HoldEvent is one placement or release of a matter's hold, as the
+// matter's hold history keeps it: who, when, and the placement's reason.
+type HoldEvent struct {
+	FirmID, MatterID string
+	Action           string // HoldPlaced or HoldReleased
+	By               string
+	Reason           string // a placement's
+	At               time.Time
+}
+
+// A hold history's actions (closed).
+const (
+	HoldPlaced   = "placed"
+	HoldReleased = "released"
+)
+
 // MatterState is what a version of a matter says.
 type MatterState struct {
 	Title         string

@@ -48,8 +48,10 @@ type runItem struct {
 	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
 	Restarts   int    `dynamodbav:"restarts,omitempty"`
 	LeaseEpoch int64  `dynamodbav:"lease_epoch,omitempty"`
-	// The run's data key, wrapped (warrant.Run.DataKey).
-	DataKey []byte `dynamodbav:"data_key,omitempty"`
+	// The run's data key, wrapped (warrant.Run.DataKey), until its
+	// content is destroyed (content_destroyed_at, DestroyContent).
+	DataKey            []byte `dynamodbav:"data_key,omitempty"`
+	ContentDestroyedAt string `dynamodbav:"content_destroyed_at,omitempty"`
 }
 
 type projItem struct {
@@ -73,7 +75,10 @@ func (r runItem) run() warrant.Run {
 		out.HeldOn = r.HeldOn
 	}
 	out.Head = warrant.LedgerHead{Seq: r.HeadSeq, Hash: r.HeadHash, MAC: r.HeadMAC, KeyID: r.HeadKey}
-	out.DataKey = r.DataKey
+	out.DataKey, out.ContentDestroyedAt = r.DataKey, parseTime(r.ContentDestroyedAt)
+	if r.ContentDestroyedAt != "" {
+		out.DataKey = nil // destroyed: no reader is handed a key, whatever an endpoint kept
+	}
 	out.Lease, out.Restarts = warrant.Lease{Until: parseTime(r.LeaseUntil), Epoch: r.LeaseEpoch}, r.Restarts
 	if r.LeaseOwner != noOwner {
 		out.Lease.Owner = r.LeaseOwner
