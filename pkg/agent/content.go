@@ -31,8 +31,9 @@ func claimField(k warrant.EffectKey) string {
 
 // OpenContent is the data key of run for a reader of its content (one
 // kms:Decrypt): nil for a run whose content is in the clear. A run whose
-// key is gone (destroyed, or the firm's key disabled) is config_invalid
-// wrapping seal.ErrKeyUnavailable.
+// content was destroyed is warrant.ErrContentDestroyed (conflict: a reader
+// shows it as destroyed); a run whose key does not open (the firm's key
+// disabled or deleted) is config_invalid wrapping seal.ErrKeyUnavailable.
 func OpenContent(ctx context.Context, ring seal.Keyring, run warrant.Run) (*seal.RunKey, error) {
 	return newRunKey(ring).get(ctx, run)
 }

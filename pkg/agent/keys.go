@@ -14,7 +14,10 @@ import (
 // the run item's wrapped key at most once (one kms:Decrypt), kept in memory
 // only, and dropped when the invocation ends (close). A run without a
 // wrapped key (from before sealing, or a deployment without DATA_KEY) has
-// its content in the clear, and so do the lines written for it.
+// its content in the clear, and so do the lines written for it. A run
+// whose content was destroyed has no key either, and is no such run: its
+// key is warrant.ErrContentDestroyed, so nothing opens it and nothing is
+// written for it in the clear.
 type runKey struct {
 	ring seal.Keyring
 	key  *seal.RunKey
@@ -46,6 +49,9 @@ func (k *runKey) sealer(ctx context.Context, r warrant.Run) (contracts.Sealer, e
 }
 
 func (k *runKey) get(ctx context.Context, r warrant.Run) (*seal.RunKey, error) {
+	if !r.ContentDestroyedAt.IsZero() {
+		return nil, warrant.ErrContentDestroyed
+	}
 	if len(r.DataKey) == 0 {
 		return nil, nil
 	}

@@ -53,6 +53,9 @@ const (
 // user who started the run does not reconcile its effects; the line records
 // the requester and whether separation applied.
 //
+// After the run's content was destroyed, a reconciliation is recorded in
+// the clear and without a note (a note is invalid_request then).
+//
 // Errors (failure kinds): invalid_request (outcome, external_ref, note),
 // not_found (no such run in this firm, no effect of unknown outcome with
 // that effect_ref), self_approval, conflict (already reconciled, a
@@ -83,6 +86,15 @@ func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string,
 	folded, err := reducer.Fold(ctx, rc.Store, firm, run, reducer.FoldOptions{KeepLines: true, Keys: rc.Heads})
 	if err != nil {
 		return zero, err
+	}
+	// After the run's content was destroyed its effects are still
+	// reconciled (what became of an effect is never lost with the
+	// content), in the clear, with no content: a note, which would be
+	// content, is refused.
+	destroyed := !folded.Run.ContentDestroyedAt.IsZero() || folded.State.ContentDestroyed != nil
+	if destroyed && r.Note != "" {
+		return zero, failure.Wrap(failure.KindInvalidRequest, "field note: the run's content was destroyed; a reconciliation records no note after it",
+			warrant.ErrContentDestroyed)
 	}
 	var unknown *contracts.ToolCompleted
 	for _, l := range folded.Lines {
@@ -135,8 +147,10 @@ func (rc Reconciler) Reconcile(ctx context.Context, firm, run, effectRef string,
 	rk := newRunKey(rc.Keys)
 	defer rk.close()
 	chain := contracts.ChainAfter(folded.Last)
-	if chain.Sealer, err = rk.sealer(ctx, folded.Run); err != nil {
-		return zero, err
+	if !destroyed {
+		if chain.Sealer, err = rk.sealer(ctx, folded.Run); err != nil {
+			return zero, err
+		}
 	}
 	if rc.Now != nil {
 		chain.Now = rc.Now

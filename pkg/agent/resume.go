@@ -41,6 +41,9 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
+	if !run.ContentDestroyedAt.IsZero() {
+		return Result{}, warrant.ErrContentDestroyed
+	}
 	w, err := b.store.GetReleaseAuthorizedRequest(ctx, r.ApprovalID, r.FirmID, r.RunID, run.MatterID)
 	if err != nil {
 		return Result{}, err
