@@ -22,7 +22,9 @@ func newContent(ring seal.Keyring) *content {
 	return &content{ring: ring, keys: map[string]*seal.RunKey{}}
 }
 
-// key is run's data key: nil for a run whose content is in the clear.
+// key is run's data key: nil for a run whose content is in the clear, or
+// was destroyed (a reader then shows the run without it: its lines stay
+// sealed, its state says content_destroyed).
 func (c *content) key(ctx context.Context, run warrant.Run) (*seal.RunKey, error) {
 	if len(run.DataKey) == 0 {
 		return nil, nil
@@ -40,12 +42,15 @@ func (c *content) key(ctx context.Context, run warrant.Run) (*seal.RunKey, error
 }
 
 // opener is reducer.FoldOptions.Open over key (asked only when a line is
-// sealed: a run without a data key cannot have one).
+// sealed: a run without a data key cannot have one, unless its content was
+// destroyed, when nothing opens and the lines are read sealed).
 func (c *content) opener(ctx context.Context, run warrant.Run) (contracts.Opener, error) {
 	k, err := c.key(ctx, run)
 	switch {
 	case err != nil:
 		return nil, err
+	case k == nil && !run.ContentDestroyedAt.IsZero():
+		return nil, nil
 	case k == nil:
 		return nil, failure.New(failure.KindLedgerCorrupt, "the run's ledger is sealed and its run item holds no data key")
 	}
@@ -74,6 +79,9 @@ func (c *content) openedLine(ctx context.Context, run warrant.Run, raw []byte) (
 	o, err := c.opener(ctx, run)
 	if err != nil {
 		return nil, err
+	}
+	if o == nil {
+		return raw, nil // destroyed: shown as stored
 	}
 	if l, err = contracts.OpenLine(l, o); err != nil {
 		return nil, failure.Wrap(failure.KindLedgerCorrupt, "the run's content does not open under its key", err)

@@ -185,6 +185,10 @@ func (h *Invoke) replay(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 			if err != nil {
 				return h.Resp.Error(ctx, err, failure.StageLedgerRead, id), nil
 			}
+			if o == nil {
+				// Destroyed: what was asked can no longer be compared.
+				return h.Resp.Error(ctx, warrant.ErrContentDestroyed, failure.StageInvoke, id), nil
+			}
 			l, err = contracts.OpenLine(l, o)
 		}
 		if err == nil {

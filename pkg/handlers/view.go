@@ -34,6 +34,19 @@ type RunView struct {
 	// Ledger is the server's check of the ledger against its signed head,
 	// on a consistent read (?consistent=true) only.
 	Ledger *LedgerView `json:"ledger,omitempty"`
+	// ContentDestroyed says when and why the run's content was destroyed
+	// with its data key (issue 26): the view has no final text or warrant
+	// content then; its state, cost, hashes and decisions are as before.
+	ContentDestroyed *DestroyedView `json:"content_destroyed,omitempty"`
+}
+
+// DestroyedView is when (the content.destroyed line's time) and why a run's
+// content was destroyed ("retention" or "instruction"), and until when the
+// table's backups still hold its key.
+type DestroyedView struct {
+	At           string `json:"at"`
+	Reason       string `json:"reason"`
+	BackupsUntil string `json:"backups_until"`
 }
 
 // LedgerView says a ledger was folded line by line and matched its signed
@@ -119,6 +132,9 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 		v.Status, v.AgentKey, v.MatterID, v.ModelID, v.CostCapUSD = string(run.Status), run.AgentKey, run.MatterID, run.ModelID, run.CostCapUSD
 	}
 	v.UnreconciledEffects = st.Unreconciled
+	if d := st.ContentDestroyed; d != nil {
+		v.ContentDestroyed = &DestroyedView{At: d.At, Reason: d.Reason, BackupsUntil: d.BackupsUntil}
+	}
 	if st.FailureKind != "" {
 		v.Failure = &FailureView{Kind: st.FailureKind, Stage: st.FailureStage, UserVisibleMessage: failure.UserMessage(failure.Kind(st.FailureKind)),
 			ToolChange: st.ToolChange}

@@ -1906,9 +1906,17 @@
       }
 
       const finalText = str(run?.final_text);
-      finalBlock.hidden = !finalText;
+      const gone = run?.content_destroyed && typeof run.content_destroyed === 'object' ? run.content_destroyed : null;
+      finalBlock.hidden = !finalText && !gone;
       final.replaceChildren();
       if (finalText) appendVisible(final, finalText);
+      if (gone) {
+        // The content was destroyed with its key: say when and why, never
+        // a blank as if the run had said nothing.
+        final.append(h('span', { id: 'run-content-destroyed', class: 'content-destroyed',
+          text: `Content destroyed ${str(gone.at)} (${str(gone.reason) === 'instruction' ? "on the firm's instruction" : 'retention period passed'}); ` +
+            `backups hold its key until ${str(gone.backups_until)}. The run's record, cost and decisions remain.` }));
+      }
 
       const f = run?.failure && typeof run.failure === 'object' ? run.failure : null;
       failure.hidden = !f;
