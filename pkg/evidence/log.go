@@ -57,7 +57,7 @@ func ParseEntry(line string) (Entry, error) {
 		return e, errors.New("the entry lacks an index, run, seq or receipt hash")
 	}
 	switch e.Kind {
-	case KindStart, KindEffect, KindReconciliation, KindRun:
+	case KindStart, KindEffect, KindReconciliation, KindRun, KindDestruction:
 	default:
 		return e, fmt.Errorf("kind %q is not a receipt kind", e.Kind)
 	}

@@ -36,6 +36,10 @@ const (
 	// the firm log: a run's bundle starts its log segment there, and a run
 	// that never reached an effect is in the log all the same.
 	KindStart = "start"
+	// KindDestruction: the run's content was destroyed with its data key
+	// (content.destroyed, issue 26): the firm's certificate that it was,
+	// when, why and until when backups still held the key.
+	KindDestruction = "destruction"
 )
 
 // OutcomeStarted is a start receipt's outcome.
@@ -60,7 +64,8 @@ type Receipt struct {
 	LineSHA256 string `json:"line_sha256"`
 	// Outcome: for an effect, the tool call's status (success, error or
 	// unknown); for a reconciliation, the outcome counsel recorded; for a
-	// run, its terminal status (completed, failed or aborted).
+	// run, its terminal status (completed, failed or aborted); for a
+	// destruction, its reason (retention or instruction).
 	Outcome string `json:"outcome"`
 
 	EffectRef   string `json:"effect_ref,omitempty"`
@@ -91,6 +96,18 @@ type Receipt struct {
 	// The configuration the run was started under (run.started).
 	PolicySHA256  string `json:"policy_sha256,omitempty"`
 	CatalogSHA256 string `json:"catalog_sha256,omitempty"`
+
+	// A destruction's matter, when (the line's time), the retention that
+	// applied (days, whose: matter or firm) or the two users who
+	// instructed it, and the time after which no backup of the table holds
+	// the run's key.
+	MatterID        string `json:"matter_id,omitempty"`
+	DestroyedAt     string `json:"destroyed_at,omitempty"`
+	RetentionDays   int    `json:"retention_days,omitempty"`
+	RetentionSource string `json:"retention_source,omitempty"`
+	RequestedBy     string `json:"requested_by,omitempty"`
+	ConfirmedBy     string `json:"confirmed_by,omitempty"`
+	BackupsUntil    string `json:"backups_until,omitempty"`
 
 	KeyID    string `json:"key_id"`
 	IssuedAt string `json:"issued_at"`
@@ -216,6 +233,12 @@ func Derive(lines []contracts.Line) ([]Receipt, error) {
 			r.Kind, r.Outcome, r.EffectRef, r.ToolName = KindReconciliation, e.Outcome, e.EffectRef, e.ToolName
 			r.InputSHA256, r.ReconciledBy = e.InputSHA256, e.ReconciledBy
 			out = append(out, r)
+		case *contracts.ContentDestroyed:
+			r := base
+			r.Kind, r.Outcome, r.MatterID, r.DestroyedAt = KindDestruction, e.Reason, e.MatterID, l.CreatedAt
+			r.RetentionDays, r.RetentionSource, r.RequestedBy, r.ConfirmedBy = e.RetentionDays, e.RetentionSource, e.RequestedBy, e.ConfirmedBy
+			r.BackupsUntil = e.BackupsUntil
+			out = append(out, r)
 		}
 		if !wasTerminal && st.Status.Terminal() {
 			r := base
@@ -274,14 +297,15 @@ func sameFacts(got, want Receipt) error {
 }
 
 // NeedsReceipt reports whether a line may call for a receipt: the run's
-// start, an executed effect, a reconciliation or a run's end. (A model.usage that takes a run
+// start, an executed effect, a reconciliation, a run's end or the
+// destruction of its content. (A model.usage that takes a run
 // over its cost cap ends it too; a caller holding the folded state checks
 // that with RunStatus.Terminal.)
 func NeedsReceipt(l contracts.Line) bool {
 	switch e := l.Event.(type) {
 	case *contracts.ToolCompleted:
 		return e.EffectRef != "" && !e.Reused
-	case *contracts.RunStarted, *contracts.EffectReconciled, *contracts.RunCompleted, *contracts.RunFailed:
+	case *contracts.RunStarted, *contracts.EffectReconciled, *contracts.RunCompleted, *contracts.RunFailed, *contracts.ContentDestroyed:
 		return true
 	}
 	return false

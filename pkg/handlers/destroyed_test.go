@@ -2,12 +2,14 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 )
@@ -68,5 +70,49 @@ func TestDestroyedRunIsShownDestroyed(t *testing.T) {
 		if resp.StatusCode != 200 || strings.Contains(resp.Body, `"opened":true`) || !strings.Contains(resp.Body, `"type":"content.destroyed"`) {
 			t.Fatalf("events open=%s: %d %.300s", open, resp.StatusCode, resp.Body)
 		}
+	}
+}
+
+// Issue 26, items 6 and 7: the destruction of a run's content is a receipt
+// in the firm log, like an effect's: stream-reduce signs it from the
+// content.destroyed line, and the run's bundle, taken after the sweeper's
+// next checkpoint, verifies with the public key alone (pkg/evidence, the
+// warrant CLI and docs/EVIDENCE.md's openssl recipe), complete, with the
+// destruction's reason and backups_until in its last receipt: the
+// certificate a firm hands its client.
+func TestDestructionIsAReceipt(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	h := s.completedFiling(t)
+	s.settle(h.runID)
+	ev := s.destroy(t, h.runID)
+	if rep := s.settle(h.runID); rep.CheckpointErrors != 0 {
+		t.Fatalf("sweep: %+v", rep)
+	}
+	b := s.bundle(h.runID, nil)
+	rep, err := evidence.Verify(b, s.trusted())
+	if err != nil {
+		t.Fatalf("the bundle of a destroyed run does not verify: %v", err)
+	}
+	last := rep.Receipts[len(rep.Receipts)-1]
+	if !rep.Complete || rep.Covered != rep.LastSeq || last.Kind != evidence.KindDestruction || last.Outcome != "retention" ||
+		last.BackupsUntil != ev.BackupsUntil || last.MatterID != ev.MatterID || last.RetentionDays != 30 || last.DestroyedAt == "" {
+		t.Fatalf("report %+v, last receipt %+v", rep, last)
+	}
+	needTools(t)
+	pemResp := s.post(getRoute(t, "GET /v1/keys", "/v1/keys", nil, nil))
+	var keys struct {
+		Keys []struct {
+			PEM string `json:"public_key_pem"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(pemResp.Body), &keys); err != nil || len(keys.Keys) != 1 {
+		t.Fatalf("keys: %v %s", err, pemResp.Body)
+	}
+	files := map[string][]byte{"bundle.json": jsonOf(t, b), "key.pem": []byte(keys.Keys[0].PEM)}
+	if out, ok := runRecipe(t, recipe(t, "check-evidence.sh"), files, "bundle.json", "key.pem"); !ok || !strings.Contains(out, "verified: run "+h.runID) {
+		t.Fatalf("the openssl recipe on a destroyed run: %v\n%s", ok, out)
+	}
+	if out, ok := runCLI(t, buildCLI(t), files, "--public-key", "key.pem", "bundle.json"); !ok || !strings.Contains(out, `"complete": true`) {
+		t.Fatalf("warrant evidence verify on a destroyed run: %v\n%s", ok, out)
 	}
 }
