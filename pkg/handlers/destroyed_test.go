@@ -2,7 +2,6 @@ package handlers_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -99,16 +98,7 @@ func TestDestructionIsAReceipt(t *testing.T) {
 		t.Fatalf("report %+v, last receipt %+v", rep, last)
 	}
 	needTools(t)
-	pemResp := s.post(getRoute(t, "GET /v1/keys", "/v1/keys", nil, nil))
-	var keys struct {
-		Keys []struct {
-			PEM string `json:"public_key_pem"`
-		} `json:"keys"`
-	}
-	if err := json.Unmarshal([]byte(pemResp.Body), &keys); err != nil || len(keys.Keys) != 1 {
-		t.Fatalf("keys: %v %s", err, pemResp.Body)
-	}
-	files := map[string][]byte{"bundle.json": jsonOf(t, b), "key.pem": []byte(keys.Keys[0].PEM)}
+	files := map[string][]byte{"bundle.json": jsonOf(t, b), "key.pem": s.publicKeyPEM(t)}
 	if out, ok := runRecipe(t, recipe(t, "check-evidence.sh"), files, "bundle.json", "key.pem"); !ok || !strings.Contains(out, "verified: run "+h.runID) {
 		t.Fatalf("the openssl recipe on a destroyed run: %v\n%s", ok, out)
 	}

@@ -137,14 +137,9 @@ func jsonOf(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestEvidenceRecipe runs docs/EVIDENCE.md's openssl recipe, exactly as
-// written, on real bundles: the untampered one verifies; a rolled-back run,
-// an altered receipt, a receipt signed by another key, a ledger that runs
-// past its receipt and a deleted run are each refused, naming why.
-func TestEvidenceRecipe(t *testing.T) {
-	needTools(t)
-	checkRun, checkLog := recipe(t, "check-evidence.sh"), recipe(t, "check-firm-log.sh")
-	s := newStack(t, stackOptions{})
+// publicKeyPEM is the stack's one receipt key as GET /v1/keys publishes it.
+func (s *stack) publicKeyPEM(t *testing.T) []byte {
+	t.Helper()
 	resp := s.post(getRoute(t, "GET /v1/keys", "/v1/keys", nil, nil))
 	var keys struct {
 		Keys []struct {
@@ -154,7 +149,18 @@ func TestEvidenceRecipe(t *testing.T) {
 	if err := json.Unmarshal([]byte(resp.Body), &keys); err != nil || len(keys.Keys) != 1 {
 		t.Fatalf("keys: %v %s", err, resp.Body)
 	}
-	pem := []byte(keys.Keys[0].PEM)
+	return []byte(keys.Keys[0].PEM)
+}
+
+// TestEvidenceRecipe runs docs/EVIDENCE.md's openssl recipe, exactly as
+// written, on real bundles: the untampered one verifies; a rolled-back run,
+// an altered receipt, a receipt signed by another key, a ledger that runs
+// past its receipt and a deleted run are each refused, naming why.
+func TestEvidenceRecipe(t *testing.T) {
+	needTools(t)
+	checkRun, checkLog := recipe(t, "check-evidence.sh"), recipe(t, "check-firm-log.sh")
+	s := newStack(t, stackOptions{})
+	pem := s.publicKeyPEM(t)
 
 	// Two completed runs, and a third rolled back to its held state after
 	// it completed.
