@@ -300,14 +300,25 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 // EncodeLine builds the canonical bytes and hash of a line from its header
 // fields (Hash and Raw are ignored and filled in) and event.
-func EncodeLine(l Line, e Event) (Line, error) {
+func EncodeLine(l Line, e Event) (Line, error) { return encodeLine(l, e, nil) }
+
+// encodeLine is EncodeLine, and with a sealer EncodeSealedLine: the event
+// is validated (digests re-derived from the plaintext), its privileged
+// members are sealed when s is set (schema 2), and the line is hashed over
+// the stored form. The Line carries the plaintext event and the stored
+// bytes in Raw.
+func encodeLine(l Line, e Event, s Sealer) (Line, error) {
 	if e == nil {
 		return Line{}, errors.New("contracts: EncodeLine needs an event")
 	}
 	l.SchemaVersion = SchemaVersion
+	if s != nil {
+		l.SchemaVersion = SchemaVersionSealed
+	}
 	l.Type = e.EventType()
 	l.Event = e
 	l.Hash = ""
+	l.Sealed = false
 	if err := e.validate(); err != nil {
 		return Line{}, err
 	}
@@ -319,6 +330,11 @@ func EncodeLine(l Line, e Event) (Line, error) {
 	payload, err := json.Marshal(e)
 	if err != nil {
 		return Line{}, fmt.Errorf("contracts: encode %s payload: %w", l.Type, err)
+	}
+	if s != nil {
+		if payload, err = sealPayload(payload, l.Type, l.Seq, s); err != nil {
+			return Line{}, err
+		}
 	}
 	w := lineWire{SchemaVersion: l.SchemaVersion, Seq: l.Seq, RunID: l.RunID, FirmID: l.FirmID,
 		Type: l.Type, CreatedAt: l.CreatedAt, PrevHash: l.PrevHash, Payload: payload}
@@ -412,10 +428,7 @@ func (c *Chain) Next(e Event) (Line, error) {
 		now = c.Now
 	}
 	l := Line{Seq: c.Seq + 1, RunID: c.RunID, FirmID: c.FirmID, CreatedAt: FormatTime(now()), PrevHash: c.Head}
-	if c.Sealer != nil {
-		return EncodeSealedLine(l, e, c.Sealer)
-	}
-	return EncodeLine(l, e)
+	return encodeLine(l, e, c.Sealer)
 }
 
 // Advance moves the chain past a line that was stored.

@@ -73,63 +73,31 @@ func EncodeSealedLine(l Line, e Event, s Sealer) (Line, error) {
 	if s == nil {
 		return Line{}, errors.New("contracts: EncodeSealedLine needs a sealer")
 	}
-	if e == nil {
-		return Line{}, errors.New("contracts: EncodeSealedLine needs an event")
+	return encodeLine(l, e, s)
+}
+
+// sealPayload seals, in place, each privileged member of a line's payload
+// (SealedMembers) in its canonical form, for the line at seq.
+func sealPayload(payload []byte, t EventType, seq int64, s Sealer) ([]byte, error) {
+	paths := SealedMembers[t]
+	if len(paths) == 0 {
+		return payload, nil
 	}
-	l.SchemaVersion = SchemaVersionSealed
-	l.Type = e.EventType()
-	l.Event = e
-	l.Hash = ""
-	l.Sealed = false
-	if err := e.validate(); err != nil {
-		return Line{}, err
-	}
-	if d, ok := e.(digester); ok {
-		if err := d.checkDigests(); err != nil {
-			return Line{}, err
-		}
-	}
-	payload, err := json.Marshal(e)
+	pn, _, err := parseCanonical(payload)
 	if err != nil {
-		return Line{}, fmt.Errorf("contracts: encode %s payload: %w", l.Type, err)
+		return nil, fmt.Errorf("contracts: encode %s payload: %w", t, err)
 	}
-	if paths := SealedMembers[l.Type]; len(paths) > 0 {
-		pn, _, err := parseCanonical(payload)
+	payload, err = rewriteMembers(payload, pn, "", paths, func(path string, v []byte) ([]byte, error) {
+		c, err := Canonicalize(v)
 		if err != nil {
-			return Line{}, fmt.Errorf("contracts: encode %s payload: %w", l.Type, err)
+			return nil, err
 		}
-		payload, err = rewriteMembers(payload, pn, "", paths, func(path string, v []byte) ([]byte, error) {
-			c, err := Canonicalize(v)
-			if err != nil {
-				return nil, err
-			}
-			return s.SealJSON(SealedField(l.Seq, path), c)
-		})
-		if err != nil {
-			return Line{}, fmt.Errorf("contracts: seal %s payload: %w", l.Type, err)
-		}
-	}
-	w := lineWire{SchemaVersion: l.SchemaVersion, Seq: l.Seq, RunID: l.RunID, FirmID: l.FirmID,
-		Type: l.Type, CreatedAt: l.CreatedAt, PrevHash: l.PrevHash, Payload: payload}
-	unsigned, err := json.Marshal(w)
+		return s.SealJSON(SealedField(seq, path), c)
+	})
 	if err != nil {
-		return Line{}, err
+		return nil, fmt.Errorf("contracts: seal %s payload: %w", t, err)
 	}
-	c, err := Canonicalize(unsigned)
-	if err != nil {
-		return Line{}, err
-	}
-	w.Hash = sha256Hex(c)
-	raw, err := signedLine(c, w)
-	if err != nil {
-		return Line{}, err
-	}
-	l.Hash = w.Hash
-	l.Raw = raw
-	if err := l.validateHeader(); err != nil {
-		return Line{}, err
-	}
-	return l, nil
+	return payload, nil
 }
 
 // OpenLine opens a line's sealed members with o and returns the line with
