@@ -29,6 +29,15 @@ var (
 	ErrContentDestroyed = failure.New(failure.KindConflict, "the run's content was destroyed")
 	ErrMatterOnHold     = failure.New(failure.KindConflict, "the matter is under a legal hold")
 	ErrContentNotSealed = failure.New(failure.KindConflict, "the run's content is not sealed under a data key of its own: there is no key to destroy")
+	// ErrDestructionPending: a destruction of the matter's content was
+	// requested and waits for another counsel's confirmation (or, once
+	// confirmed, is being carried out); ErrNoOrder: there is no request to
+	// confirm (none was made, or it expired).
+	ErrDestructionPending = failure.New(failure.KindConflict, "a destruction of the matter's content is already requested")
+	ErrNoOrder            = failure.New(failure.KindConflict, "there is no pending request to destroy the matter's content")
+	// ErrSelfConfirm: the user who requested a destruction cannot confirm
+	// it; another counsel must.
+	ErrSelfConfirm = failure.New(failure.KindSelfApproval, "a destruction is confirmed by another counsel than the one who requested it")
 	// ErrMatterVersion: a matter write named a version the matter is not at
 	// (it moved on, or it has no record); ErrMatterExists: a write meant to
 	// create a matter found one. Nothing was written.
@@ -57,6 +66,9 @@ var (
 	// ErrLogMoved: another receipt or checkpoint advanced the firm's log
 	// first; nothing was written.
 	ErrLogMoved = failure.New(failure.KindStoreConflict, "another writer advanced the firm's log")
+	// ErrOrderMoved: a matter's destruction order changed while it was
+	// written (read again).
+	ErrOrderMoved = failure.New(failure.KindStoreConflict, "the matter's destruction order changed meanwhile")
 	// ErrBudgetLimitChanged: the firm's settings no longer say what the
 	// reserver read (its monthly budget changed); it reads them again and
 	// reserves with the limit in force.

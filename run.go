@@ -56,6 +56,9 @@ type Run struct {
 	// content.destroyed line (zero: not destroyed). Nothing of the run is
 	// written in the clear after it.
 	ContentDestroyedAt time.Time
+	// EndedAt is when the run finished (zero: it has not, or it finished
+	// before runs recorded it); a retention counts from it.
+	EndedAt time.Time
 }
 
 // BackupWindow is how long a backup of the table can still hold an item

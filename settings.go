@@ -26,7 +26,11 @@ type FirmSettings struct {
 	// MonthlyBudgetUSD is monthly_budget_usd as stored ("" when none): a
 	// reservation is conditioned on it still being what its reserver read.
 	MonthlyBudgetUSD string
-	UpdatedAt        time.Time
+	// RetentionDays is the firm's default retention (retention_days): a
+	// finished run's content is destroyed this many days after the run
+	// ended, unless its matter names its own. nil: kept.
+	RetentionDays *int
+	UpdatedAt     time.Time
 }
 
 // Limit is the limit a reservation is held to, as read from fs.
@@ -63,6 +67,9 @@ type Matter struct {
 	// ClientDomains are the e-mail domains of the matter's client (lower
 	// case).
 	ClientDomains []string
+	// RetentionDays is the matter's own retention (days after a run ends),
+	// which overrides the firm's; nil: the firm's applies.
+	RetentionDays *int
 	UpdatedAt     time.Time
 	// Version counts the matter's writes from 1 (its creation); every
 	// write names the version it replaces. UpdatedBy (a user id) and
@@ -77,7 +84,7 @@ type Matter struct {
 // for Reason.
 type Hold struct {
 	FirmID, MatterID string
-	By               string
+	By, ByName       string // ByName is shown, never compared
 	Reason           string
 	PlacedAt         time.Time
 }
@@ -90,8 +97,8 @@ const MaxHoldReason = 2000
 type HoldEvent struct {
 	FirmID, MatterID string
 	Action           string // HoldPlaced or HoldReleased
-	By               string
-	Reason           string // a placement's
+	By, ByName       string
+	Reason           string
 	At               time.Time
 }
 
@@ -101,10 +108,37 @@ const (
 	HoldReleased = "released"
 )
 
+// MaxRetentionDays bounds a retention (100 years).
+const MaxRetentionDays = 36500
+
+// CheckRetention validates a retention for field: absent (keep), or 1 to
+// MaxRetentionDays days.
+func CheckRetention(field string, days *int) error {
+	if days != nil && (*days < 1 || *days > MaxRetentionDays) {
+		return fmt.Errorf("field %s: a retention is 1 to %d days after a run ends (absent: kept)", field, MaxRetentionDays)
+	}
+	return nil
+}
+
+// Retention is the retention that applies to a run of matter m (zero
+// Matter: no record) under the firm's settings fs: the matter's own, else
+// the firm's, with where it came from ("matter" or "firm"); ok false: the
+// content is kept.
+func Retention(fs FirmSettings, m Matter) (days int, source string, ok bool) {
+	switch {
+	case m.RetentionDays != nil:
+		return *m.RetentionDays, "matter", true
+	case fs.RetentionDays != nil:
+		return *fs.RetentionDays, "firm", true
+	}
+	return 0, "", false
+}
+
 // MatterState is what a version of a matter says.
 type MatterState struct {
 	Title         string
 	ClientDomains []string
+	RetentionDays *int
 }
 
 // MatterVersion is one write of a matter: who made it, when, and what the
@@ -137,3 +171,33 @@ func CheckDomains(field string, domains []string) error {
 	}
 	return nil
 }
+
+// DestructionOrder is a firm's instruction to destroy every run's content
+// of a matter now (POST /v1/matters/{matter_id}/destroy): one user
+// requests it, another counsel confirms it before it expires, and it is
+// carried out run by run (by the confirming call, and by the sweeper for
+// whatever that call did not finish) until it is done.
+type DestructionOrder struct {
+	FirmID, MatterID             string
+	Status                       string // OrderRequested, OrderConfirmed or OrderDone
+	RequestedBy, RequestedByName string
+	Reason                       string
+	RequestedAt, ExpiresAt       time.Time
+	ConfirmedBy, ConfirmedByName string
+	ConfirmedAt                  time.Time
+	DoneAt                       time.Time
+}
+
+// A destruction order's states (closed).
+const (
+	OrderRequested = "requested"
+	OrderConfirmed = "confirmed"
+	OrderDone      = "done"
+)
+
+// DestructionRequestTTL is how long a request to destroy a matter's content
+// waits for another counsel's confirmation.
+const DestructionRequestTTL = 24 * time.Hour
+
+// MaxDestructionReason bounds a destruction request's reason (characters).
+const MaxDestructionReason = 2000

@@ -209,11 +209,14 @@ func TestIAMLeastPrivilege(t *testing.T) {
 			enqueue,
 			on(model, "bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"), sign, toolPolicy, documents, secrets, functions, vpc,
 			viaTable, viaWorkerQueue, openRunKeys),
+		// The sweeper's retention pass and destruction orders, like
+		// approve's holds and destructions, read a matter's runs by GSI1.
 		"SweeperFunction": slices.Concat(logs("SweeperFunction"), runItems, reservations,
-			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints, publish,
+			on("sub:${Table.Arn}/index/GSI2", "dynamodb:Query"), on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), enqueue, sign, documents, receiptSign, receiptKeys, checkpoints, publish,
 			viaTable, viaWorkerQueue, on("if:CreateDataKey via s3 CheckpointBucket", "kms:GenerateDataKey", "kms:Decrypt")),
 		"ApproveFunction": slices.Concat(logs("ApproveFunction"),
-			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem"), sign, toolPolicy, documents,
+			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem",
+				"dynamodb:DeleteItem"), on("sub:${Table.Arn}/index/GSI1", "dynamodb:Query"), sign, toolPolicy, documents,
 			viaTable, openRunKeys),
 		"RunsFunction": slices.Concat(logs("RunsFunction"),
 			on("Table.Arn", "dynamodb:GetItem", "dynamodb:Query"),

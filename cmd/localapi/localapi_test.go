@@ -110,7 +110,9 @@ func TestSlowModelFastAPI(t *testing.T) {
 	}
 	t.Parallel()
 	const latency = 13500 * time.Millisecond
-	stderr := demoHeadless(t, nil, "-model-latency", latency.String(), "-client-timeout", (latency / 2).String())
+	// -retention-day 0: the retention step's two runs (another 54 s of
+	// turns) are TestDemoHeadless's to walk.
+	stderr := demoHeadless(t, nil, "-model-latency", latency.String(), "-client-timeout", (latency / 2).String(), "-retention-day", "0")
 	if !strings.Contains(stderr, "(demo script, 13.5s per turn)") {
 		t.Errorf("the fake model was not slowed:\n%s", stderr)
 	}
@@ -206,14 +208,24 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	if emulators != 7 || bootstraps < 5 || firmFunctions != 1 {
 		t.Errorf("pids lists %d emulators, %d bootstraps and %d reference functions' emulators, want 7, at least 5 and 1:\n%s", emulators, bootstraps, firmFunctions, b)
 	}
-	// The walkthrough's three runs went through the worker queue: each
-	// started, the filing and the e-mail resumed too, every message
-	// delivered once and deleted.
+	// The walkthrough's three runs (five with the retention step's two)
+	// went through the worker queue: each started, the filing and the
+	// e-mail resumed too, every message delivered once and deleted.
 	ql, err := os.ReadFile(filepath.Join(logDir, "queue.log"))
 	if err != nil {
 		t.Errorf("queue.log: %v", err)
 	}
-	for reason, want := range map[string]int{"started": 3, "resumed": 2} {
+	started := 3
+	if strings.Contains(stdout.String(), "demo: retention and legal hold") {
+		started = 5
+		if !strings.Contains(stdout.String(), "of the held matter: past its retention too, its content kept") ||
+			!strings.Contains(stdout.String(), "the last a destruction receipt, verified offline") {
+			t.Errorf("the retention step did not show the held matter kept and the destruction's evidence:\n%s", stdout.String())
+		}
+	} else if !slices.Contains(args, "-retention-day") {
+		t.Errorf("the walkthrough left out the retention step:\n%s", stdout.String())
+	}
+	for reason, want := range map[string]int{"started": started, "resumed": 2} {
 		if n := strings.Count(string(ql), ", "+reason+") (receive 1) -> worker ok in"); n != want {
 			t.Errorf("queue.log has %d %s deliveries to the worker, want %d:\n%s", n, reason, want, ql)
 		}

@@ -63,6 +63,7 @@ type options struct {
 	integrationTimeout     time.Duration
 	visibilityTimeout      time.Duration
 	sweepEvery             time.Duration
+	retentionDay           time.Duration
 	modelLatency           time.Duration
 	clientTimeout          time.Duration
 	modelScript            string
@@ -110,6 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.integrationTimeout, "integration-timeout", 30*time.Second, "API Gateway's integration timeout (503 after it)")
 	fs.DurationVar(&o.visibilityTimeout, "visibility-timeout", 30*time.Second, "the local queues' visibility timeout: a message whose delivery failed comes back after it (0 keeps the template's, 3600s for the worker queue)")
 	fs.DurationVar(&o.sweepEvery, "sweep-every", 5*time.Second, "the local period of a rate(1 minute) schedule (the sweeper); longer rates in proportion; 0 turns the schedules off")
+	fs.DurationVar(&o.retentionDay, "retention-day", 2*time.Second, "how long a day of a retention lasts for the local sweeper (a matter's retention_days 1 passes in `D`); 0: 24 hours")
 	fs.StringVar(&o.modelScript, "model-script", "", "the fake model answers from the JSON script `FILE` (its turns in order; see docs/LOCAL.md) instead of the demo's")
 	fs.StringVar(&o.toolsAddr, "tools-addr", "127.0.0.1:3001", "`ADDR` the reference tools' server listens on (MCP at /mcp, HTTPS-style at /https/; the local catalog names it)")
 	fs.Var(o.functions, "function", "`NAME=PKG`: serve the Go package PKG as the Lambda function NAME on the local Lambda API, beside the reference tools' warrant-reference-tools (repeatable; a catalog names it by any ARN ending in :function:NAME)")
@@ -156,8 +158,8 @@ Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles, X-Dev-Na
 		fmt.Fprintln(stderr, "localapi: -invoke FN and -event FILE go together")
 		return 2
 	}
-	if o.visibilityTimeout < 0 || o.sweepEvery < 0 || o.modelLatency < 0 || o.clientTimeout < 0 {
-		fmt.Fprintln(stderr, "localapi: -visibility-timeout, -sweep-every, -model-latency and -client-timeout cannot be negative")
+	if o.visibilityTimeout < 0 || o.sweepEvery < 0 || o.modelLatency < 0 || o.clientTimeout < 0 || o.retentionDay < 0 {
+		fmt.Fprintln(stderr, "localapi: -visibility-timeout, -sweep-every, -retention-day, -model-latency and -client-timeout cannot be negative")
 		return 2
 	}
 	if o.streamSource != "auto" && o.streamSource != "streams" && o.streamSource != "query" {
@@ -202,6 +204,7 @@ func stackConfig(o options, logDir string, progress io.Writer) StackConfig {
 		DataKey:        os.Getenv("DATA_KEY"),
 
 		VisibilityTimeout: o.visibilityTimeout,
+		RetentionDay:      o.retentionDay,
 		ModelLatency:      o.modelLatency,
 		ModelScript:       o.modelScript,
 		ToolsAddr:         o.toolsAddr,
@@ -397,7 +400,8 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	if o.demo {
 		go func() {
 			fmt.Fprintln(stdout)
-			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey(), RawItems: st.RawItems}
+			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey(), RawItems: st.RawItems,
+				RetentionDay: o.retentionDay}
 			if o.clientTimeout > 0 {
 				wc.Client = &http.Client{Timeout: o.clientTimeout}
 				wc.Poll = o.clientTimeout / 4

@@ -29,6 +29,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/internal/lambdalocal"
 	"github.com/seed-f6d3920e/warrant/internal/rie"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
+	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/eventbus/eventbustest"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
@@ -94,6 +95,11 @@ type StackConfig struct {
 	// runs, or "ssm:..."). An empty ToolCatalog is the local catalog: the
 	// reference tools on the reference MCP server.
 	ToolCatalog, Agents, ToolPolicy string
+	// RetentionDay is how long a day of a retention lasts for the local
+	// sweeper (RETENTION_DAY, LOCAL ONLY): seconds, as its schedules run
+	// faster, so a matter's retention_days 1 passes while you watch. Zero:
+	// 24 hours.
+	RetentionDay time.Duration
 }
 
 // Stack is the running local stack: DynamoDB, Bedrock and one emulator per
@@ -373,6 +379,9 @@ func (s *Stack) functionEnv(f *Function) []string {
 	}
 	env = append(env, s.toolEnv...)
 	env = append(env, "CHECKPOINT_DIR="+s.checkpoints)
+	if s.cfg.RetentionDay > 0 && slices.Contains(config.FunctionVars[f.Name], "RETENTION_DAY") {
+		env = append(env, "RETENTION_DAY="+s.cfg.RetentionDay.String())
+	}
 	if s.realBedrock() || awsHosted(s.ddbURL) {
 		for _, k := range passAWS {
 			env = append(env, k+"="+os.Getenv(k))

@@ -98,6 +98,11 @@ type Config struct {
 	// operator or a backup would: the walk checks the run's content is in
 	// none of them (issue 26). The local stack sets it.
 	RawItems func(ctx context.Context, firm, run string) ([]string, error)
+	// RetentionDay is how long a day of a retention lasts on the stack
+	// (the local stack's -retention-day): when set, the walk ends with a
+	// retention of one day passing over two matters, one of them on legal
+	// hold (issue 26). Zero: that step is left out (a day is a day).
+	RetentionDay time.Duration
 }
 
 // StepError is a failed expectation.
@@ -113,6 +118,7 @@ type walk struct {
 	Config
 	checks int
 	start  time.Time
+	extra  map[string]string // callWith's headers
 }
 
 // Run walks the scenario; the error names the first failed expectation.
@@ -194,6 +200,9 @@ func (w *walk) call(ctx context.Context, as who, method, path string, body any) 
 	req.Header.Set("X-Dev-Firm", as.firm)
 	req.Header.Set("X-Dev-User", as.user)
 	req.Header.Set("X-Dev-Roles", as.roles)
+	for k, v := range w.extra {
+		req.Header.Set(k, v)
+	}
 	resp, err := w.Client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w (is the local API up? make run)", method, path, err)
@@ -298,7 +307,128 @@ func (w *walk) run(ctx context.Context) error {
 	if err := w.email(ctx); err != nil {
 		return err
 	}
-	return w.wall(ctx)
+	if err := w.wall(ctx); err != nil {
+		return err
+	}
+	return w.retention(ctx)
+}
+
+// retention: two closed matters keep their runs' content one day (the
+// stack's short day); one of them is put on legal hold. When the day has
+// passed, the sweeper has destroyed the content of the other's run (its
+// data key gone, a content.destroyed line naming the retention, a receipt
+// in the firm log whose evidence verifies offline) and left the held
+// matter's run whole.
+func (w *walk) retention(ctx context.Context) error {
+	if w.RetentionDay <= 0 {
+		return nil
+	}
+	fmt.Fprintf(w.Out, "demo: retention and legal hold (a retention day lasts %s on this stack)\n", w.RetentionDay)
+	closed, held := uuid.NewString(), uuid.NewString()
+	for _, m := range []struct{ id, name string }{{closed, "Ridgeway lease review (closed)"}, {held, "Harbor Freight supply dispute (closed)"}} {
+		step := "retention of matter " + short(m.id)
+		a, err := w.callWith(ctx, counsel, "PUT", "/v1/matters/"+m.id, map[string]any{"name": m.name, "client_domains": []string{}, "retention_days": 1},
+			map[string]string{"If-None-Match": "*"})
+		if err != nil {
+			return err
+		}
+		if err := w.expect(step, a, 201); err != nil {
+			return err
+		}
+	}
+	w.ok("matters %s and %s keep their runs' content 1 day after each run ends (retention_days 1)", short(closed), short(held))
+	reason := "Litigation reasonably anticipated: preservation letter received."
+	a, err := w.call(ctx, counsel, "PUT", "/v1/matters/"+held+"/hold", map[string]any{"reason": reason})
+	if err != nil {
+		return err
+	}
+	if err := w.expect("place a legal hold", a, 201); err != nil {
+		return err
+	}
+	w.ok("PUT /v1/matters/%s/hold: on hold since %s, placed by counsel %s", short(held), str(a.json["hold"].(map[string]any), "placed_at"), short(Counsel))
+
+	// The held matter's run first: it falls due no later than the other's,
+	// so the pass that destroys the other's content has passed it by.
+	var runs [2]string
+	for i, m := range []string{held, closed} {
+		runID, err := w.startRun(ctx, "start a run of matter "+short(m), m, "Where does this matter stand?")
+		if err != nil {
+			return err
+		}
+		a, err := w.follow(ctx, "follow run "+short(runID), runID)
+		if err != nil {
+			return err
+		}
+		if str(a.json, "status") != "completed" || str(a.json, "final_text") != bedrocktest.DemoSummaryText {
+			return &StepError{"follow run " + short(runID), "completed with the matter's summary", a.describe()}
+		}
+		runs[i] = runID
+	}
+	heldRun, closedRun := runs[0], runs[1]
+
+	t0 := time.Now()
+	deadline := t0.Add(w.RunWait + 20*w.RetentionDay)
+	var destroyed map[string]any
+	for destroyed == nil {
+		a, err := w.call(ctx, associate, "GET", "/v1/runs/"+closedRun+"?consistent=true", nil)
+		if err != nil {
+			return err
+		}
+		if err := w.expect("follow the closed matter's run", a, 200); err != nil {
+			return err
+		}
+		destroyed, _ = a.json["content_destroyed"].(map[string]any)
+		if destroyed != nil {
+			if str(a.json, "status") != "completed" || str(a.json, "final_text") != "" || str(destroyed, "reason") != contracts.DestroyedRetention {
+				return &StepError{"the closed matter's run", "completed, its content destroyed under its retention, no final text", a.describe()}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			return &StepError{"the closed matter's run", "its content destroyed once its retention passed", a.describe()}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	w.ok("run %s: content destroyed at %s under the matter's retention, %.1fs after it ended; state, cost and hashes stay; unrecoverable from backups after %s",
+		short(closedRun), str(destroyed, "at"), time.Since(t0).Seconds(), str(destroyed, "backups_until"))
+	if w.RawItems != nil {
+		items, err := w.RawItems(ctx, Firm, closedRun)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if strings.Contains(it, bedrocktest.DemoSummaryText) {
+				return &StepError{"a raw read of run " + short(closedRun), "none of its content", "the summary in the clear"}
+			}
+		}
+	}
+
+	a, err = w.call(ctx, associate, "GET", "/v1/runs/"+heldRun+"?consistent=true", nil)
+	if err != nil {
+		return err
+	}
+	if err := w.expect("the held matter's run", a, 200); err != nil {
+		return err
+	}
+	if a.json["content_destroyed"] != nil || str(a.json, "final_text") != bedrocktest.DemoSummaryText {
+		return &StepError{"the held matter's run", "its content whole (the matter is on hold)", a.describe()}
+	}
+	w.ok("run %s of the held matter: past its retention too, its content kept (%q)", short(heldRun), str(a.json, "final_text"))
+
+	// The destruction is a receipt in the firm log: the run's evidence
+	// verifies offline, its last receipt the destruction.
+	return w.evidence(ctx, closedRun, evidence.KindDestruction)
+}
+
+// callWith is call with extra request headers.
+func (w *walk) callWith(ctx context.Context, as who, method, path string, body any, headers map[string]string) (*answer, error) {
+	w.extra = headers
+	defer func() { w.extra = nil }()
+	return w.call(ctx, as, method, path, body)
 }
 
 // filing: a motion held on a court-filing warrant, signed by counsel, filed
@@ -489,13 +619,16 @@ func (w *walk) filing(ctx context.Context) error {
 
 	// 12. The run's evidence, checked as an outsider would: the published
 	// public key only (warrant evidence verify).
-	return w.evidence(ctx, runID)
+	return w.evidence(ctx, runID, "")
 }
 
 // evidence waits for the sweeper's checkpoint to cover the run's receipts,
 // fetches the bundle and verifies it offline with the key GET /v1/keys
 // publishes.
-func (w *walk) evidence(ctx context.Context, runID string) error {
+// evidence fetches the run's evidence bundle until it verifies offline,
+// complete (every receipt under a checkpoint), with a last receipt of
+// kind last ("": any).
+func (w *walk) evidence(ctx context.Context, runID, last string) error {
 	const step = "evidence"
 	a, err := w.call(ctx, associate, http.MethodGet, "/v1/keys", nil)
 	if err != nil {
@@ -534,9 +667,13 @@ func (w *walk) evidence(ctx context.Context, runID string) error {
 			return &StepError{step, "an evidence bundle", err.Error()}
 		}
 		rep, verr := evidence.Verify(b, keys)
-		if verr == nil && rep.Complete {
-			w.ok("evidence: %d receipts signed by %s, verified offline against firm log checkpoint %d (%d entries) in %.1fs",
-				len(rep.Receipts), keys.IDs()[0][:19]+"…", rep.Checkpoint, rep.LogSize, time.Since(t0).Seconds())
+		if verr == nil && rep.Complete && (last == "" || (len(rep.Receipts) > 0 && rep.Receipts[len(rep.Receipts)-1].Kind == last)) {
+			what := ""
+			if last != "" {
+				what = ", the last a " + last + " receipt"
+			}
+			w.ok("evidence: %d receipts signed by %s%s, verified offline against firm log checkpoint %d (%d entries) in %.1fs",
+				len(rep.Receipts), keys.IDs()[0][:19]+"…", what, rep.Checkpoint, rep.LogSize, time.Since(t0).Seconds())
 			return nil
 		}
 		if time.Now().After(deadline) {

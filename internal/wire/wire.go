@@ -408,7 +408,14 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 		return nil, err
 	}
 	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now,
-		Evidence: d.evidence(true), Notify: d.notifier(), Expiring: d.Store}, nil
+		Evidence: d.evidence(true), Notify: d.notifier(), Expiring: d.Store,
+		Retention: d.Store, Shred: d.shredder()}, nil
+}
+
+// shredder destroys runs' content by their keys (the sweeper's retention
+// pass, approve's destruction on instruction); it opens none.
+func (d Deps) shredder() *agent.Shredder {
+	return &agent.Shredder{Store: d.Store, Heads: d.verifier(), Now: d.Now, Day: d.Config.RetentionDay}
 }
 
 // Approve builds counsel's decision handler. Its brain (no model) decides
@@ -420,13 +427,14 @@ func Approve(d Deps) (*handlers.Approve, error) {
 	}
 	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain, Keys: d.DataKeys},
 		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now, Keys: d.DataKeys}, Matters: d.Store, Tools: brain,
+		Holds: d.Store, Shred: d.shredder(),
 		HTTP: d.http(), Resp: d.responder(config.Approve)}, nil
 }
 
 // Runs builds the read-only routes' handler.
 func Runs(d Deps) *handlers.Runs {
 	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs), DataKeys: d.DataKeys,
-		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false), Matters: d.Store,
+		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false), Matters: d.Store, Holds: d.Store,
 		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
 }
 

@@ -52,6 +52,11 @@ var (
 	// checkpoints: where the sweeper keeps each checkpoint outside the
 	// table (an S3 bucket; a directory on the local stack).
 	checkpoints = []string{"CHECKPOINT_BUCKET", "CHECKPOINT_DIR"}
+	// retention: the function that destroys content whose retention passed
+	// (the sweeper). RETENTION_DAY is the local stack's short day (its
+	// schedules run faster too); unset, a day is 24 hours, and only the
+	// local stack (CHECKPOINT_DIR) may set it.
+	retention = []string{"RETENTION_DAY"}
 	// notify: the functions that publish notifications (stream-reduce, the
 	// sweeper): the event bus, and the desk's URL for the events' links.
 	notify = []string{"EVENT_BUS_NAME", "DESK_URL"}
@@ -70,7 +75,7 @@ var FunctionVars = map[string][]string{
 	Approve:      slices.Concat(base, policy, catalog, data),
 	Runs:         slices.Concat(base, budget, desk, receipts, data),
 	StreamReduce: slices.Concat(base, receipts, notify),
-	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints, notify),
+	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints, notify, retention),
 }
 
 // Optional variables may be left unset in the template. DATA_KEY is among
@@ -78,7 +83,8 @@ var FunctionVars = map[string][]string{
 // for the functions that will (deploy/env_test.go holds it to FunctionVars).
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true,
-	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "DATA_KEY": true}
+	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "DATA_KEY": true,
+	"RETENTION_DAY": true}
 
 var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
 
@@ -114,6 +120,9 @@ type Config struct {
 	// from before it signs the next; CheckpointDir (the local stack only)
 	// is a directory that stands in for it. The sweeper needs one of them.
 	CheckpointBucket, CheckpointDir string
+	// RetentionDay is how long a day of a retention lasts (the sweeper's):
+	// 24 hours, or on the local stack only, RETENTION_DAY (at least 1s).
+	RetentionDay time.Duration
 	// EventBus is the EventBridge bus notifications go to, and DeskURL the
 	// desk's base URL their links point into.
 	EventBus, DeskURL string
@@ -222,6 +231,19 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			return Config{}, invalid("CHECKPOINT_BUCKET", "must name the bucket the sweeper keeps every checkpoint in, outside the table (or, on the local stack only, set CHECKPOINT_DIR)")
 		case c.CheckpointDir != "" && !filepath.IsAbs(c.CheckpointDir):
 			return Config{}, invalid("CHECKPOINT_DIR", "must be an absolute path")
+		}
+	}
+	if slices.Contains(vars, "RETENTION_DAY") {
+		c.RetentionDay = 24 * time.Hour
+		if v := get("RETENTION_DAY", ""); v != "" {
+			d, err := time.ParseDuration(v)
+			switch {
+			case err != nil || d < time.Second || d > 24*time.Hour:
+				return Config{}, invalid("RETENTION_DAY", "must be a duration from 1s to 24h")
+			case c.CheckpointDir == "":
+				return Config{}, invalid("RETENTION_DAY", "is the local stack's short day (set with CHECKPOINT_DIR): on AWS a retention day is 24 hours")
+			}
+			c.RetentionDay = d
 		}
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "INFO"))); err != nil {

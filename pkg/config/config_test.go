@@ -329,7 +329,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	}
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
-		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "",
+		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "", "RETENTION_DAY": "",
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
@@ -578,6 +578,34 @@ func TestCheckpointStore(t *testing.T) {
 		switch {
 		case tc.want == "" && (err != nil || c.CheckpointBucket != tc.bucket || c.CheckpointDir != tc.at):
 			t.Errorf("%v: %+v %v", tc.env, c, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || kindOf(err) != failure.KindConfigInvalid):
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestRetentionDay (issue 26): a retention day is 24 hours; only the local
+// stack (CHECKPOINT_DIR) may shorten it, to 1s at least.
+func TestRetentionDay(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		env  map[string]string
+		day  time.Duration
+		want string // the variable the error names; "" ok
+	}{
+		{map[string]string{"CHECKPOINT_BUCKET": "warrant-checkpoints"}, 24 * time.Hour, ""},
+		{map[string]string{"CHECKPOINT_DIR": dir, "RETENTION_DAY": "2s"}, 2 * time.Second, ""},
+		{map[string]string{"CHECKPOINT_BUCKET": "warrant-checkpoints", "RETENTION_DAY": "2s"}, 0, "RETENTION_DAY"},
+		{map[string]string{"CHECKPOINT_DIR": dir, "RETENTION_DAY": "500ms"}, 0, "RETENTION_DAY"},
+		{map[string]string{"CHECKPOINT_DIR": dir, "RETENTION_DAY": "2 days"}, 0, "RETENTION_DAY"},
+		{map[string]string{"CHECKPOINT_DIR": dir, "RETENTION_DAY": "25h"}, 0, "RETENTION_DAY"},
+	} {
+		env := minimal(config.Sweeper)
+		maps.Copy(env, tc.env)
+		c, err := config.Load(config.Sweeper, lookup(env))
+		switch {
+		case tc.want == "" && (err != nil || c.RetentionDay != tc.day):
+			t.Errorf("%v: %v %v", tc.env, c.RetentionDay, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || kindOf(err) != failure.KindConfigInvalid):
 			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
 		}

@@ -372,12 +372,12 @@ type ContentDestroyed struct {
 const (
 	DestroyedRetention   = "retention"
 	DestroyedInstruction = "instruction"
-	RetentionOfMatter    = "matter"
+	RetentionOfMatter    = "matter" // warrant.Retention's sources
 	RetentionOfFirm      = "firm"
 )
 
 // MaxRetentionDays bounds a retention (100 years).
-const MaxRetentionDays = 36500
+const MaxRetentionDays = warrant.MaxRetentionDays
 
 func (*RunStarted) EventType() EventType       { return TypeRunStarted }
 func (*TurnDelta) EventType() EventType        { return TypeTurnDelta }

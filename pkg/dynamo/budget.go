@@ -274,7 +274,8 @@ func (s *Store) SettleUsage(ctx context.Context, r warrant.Reservation, finish w
 		runUpd = s.headUpdate(pk, h)
 	} else {
 		hc, hv := h.cond()
-		upd := h.set(setDone(newUpdate().set("status", str(string(finish))).set("updated_at", str(fmtTime(s.nowUTC())))))
+		now := s.nowUTC()
+		upd := h.set(setDone(newUpdate().set("status", str(string(finish))).set("updated_at", str(fmtTime(now))), r.RunID, now))
 		hv[":running"] = str(string(warrant.RunRunning))
 		runUpd, inState = s.txUpdate(key(pk, skRun), upd, "#status = :running AND "+hc, hv), isRunning
 	}

@@ -81,6 +81,9 @@ var suite = []struct {
 	{"DestroyUnderHold", testDestroyUnderHold},
 	{"DestroyCrash", testDestroyCrash},
 	{"RaceHoldDestroy8", testRaceHoldDestroy},
+	{"RetentionIndex", testRetentionIndex},
+	{"DestructionOrders", testDestructionOrders},
+	{"RetentionSettings", testRetentionSettings},
 	{"BudgetReserveSettle", testBudgetReserveSettle},
 	{"BudgetRefusalWritesNothing", testBudgetRefusalWritesNothing},
 	{"BudgetReleaseOnce", testBudgetReleaseOnce},
@@ -183,9 +186,12 @@ type run struct {
 
 func id() string { return uuid.NewString() }
 
-func (e *env) newRun(firm string) *run {
+func (e *env) newRun(firm string) *run { e.t.Helper(); return e.newRunOf(firm, id()) }
+
+// newRunOf starts a run of the firm's matter (sealed: it has a data key).
+func (e *env) newRunOf(firm, matter string) *run {
 	e.t.Helper()
-	r := &run{firm: firm, id: id(), matter: id(), user: id()}
+	r := &run{firm: firm, id: id(), matter: matter, user: id()}
 	r.chain = contracts.NewChain(r.id, r.firm)
 	first := e.line(r, &contracts.RunStarted{
 		AgentKey: "drafting", Mode: contracts.ModeInvoke, ModelID: "model-x", PromptVersion: "p1",

@@ -48,7 +48,7 @@ func testHolds(t *testing.T, ep *dynamotest.Endpoint) {
 	alice, bob := id(), id()
 	_, err := e.store.GetHold(e.ctx, firm, matter)
 	wantErr(t, err, warrant.ErrNotFound, "a matter never held")
-	wantErr(t, e.store.ReleaseHold(e.ctx, firm, matter, alice), warrant.ErrNotFound, "releasing a hold never placed")
+	wantErr(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: alice}), warrant.ErrNotFound, "releasing a hold never placed")
 
 	placed, err := e.store.PutHold(e.ctx, warrant.Hold{FirmID: firm, MatterID: matter, By: alice, Reason: "Litigation reasonably anticipated."})
 	if err != nil || !placed.PlacedAt.Equal(e.clock.Now()) || placed.By != alice {
@@ -90,13 +90,13 @@ func testHolds(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Errorf("a reason of %d characters: %v", warrant.MaxHoldReason, err)
 	}
 
-	wantErr(t, e.store.ReleaseHold(e.ctx, other, matter, bob), warrant.ErrNotFound, "releasing another firm's matter")
-	wantInvalid(t, e.store.ReleaseHold(e.ctx, firm, matter, "bob"), "a releaser not a user id")
+	wantErr(t, e.store.ReleaseHold(e.ctx, other, matter, warrant.HoldEvent{By: bob}), warrant.ErrNotFound, "releasing another firm's matter")
+	wantInvalid(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: "bob"}), "a releaser not a user id")
 	e.clock.Advance(time.Minute)
-	must(t, e.store.ReleaseHold(e.ctx, firm, matter, bob))
+	must(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: bob}))
 	_, err = e.store.GetHold(e.ctx, firm, matter)
 	wantErr(t, err, warrant.ErrNotFound, "a released hold")
-	wantErr(t, e.store.ReleaseHold(e.ctx, firm, matter, bob), warrant.ErrNotFound, "releasing it twice")
+	wantErr(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: bob}), warrant.ErrNotFound, "releasing it twice")
 	e.clock.Advance(time.Minute)
 	if _, err := e.store.PutHold(e.ctx, warrant.Hold{FirmID: firm, MatterID: matter, By: bob, Reason: "Subpoena received."}); err != nil {
 		t.Fatalf("placed again after the release: %v", err)
@@ -245,7 +245,7 @@ func testDestroyUnderHold(t *testing.T, ep *dynamotest.Endpoint) {
 	other := e.finished(r.firm)
 	must(t, e.store.DestroyContent(e.ctx, other.firm, other.id, e.destroyed(other)))
 
-	must(t, e.store.ReleaseHold(e.ctx, r.firm, r.matter, counsel))
+	must(t, e.store.ReleaseHold(e.ctx, r.firm, r.matter, warrant.HoldEvent{By: counsel}))
 	l := e.destroyed(r)
 	must(t, e.store.DestroyContent(e.ctx, r.firm, r.id, l))
 	if e.hasDataKey(r) {

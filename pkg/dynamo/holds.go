@@ -36,12 +36,13 @@ type holdItem struct {
 	FirmID   string `dynamodbav:"firm_id"`
 	MatterID string `dynamodbav:"matter_id"`
 	By       string `dynamodbav:"placed_by"`
+	ByName   string `dynamodbav:"placed_by_name,omitempty"`
 	Reason   string `dynamodbav:"reason"`
 	PlacedAt string `dynamodbav:"placed_at"`
 }
 
 func (it holdItem) hold() warrant.Hold {
-	return warrant.Hold{FirmID: it.FirmID, MatterID: it.MatterID, By: it.By, Reason: it.Reason, PlacedAt: parseTime(it.PlacedAt)}
+	return warrant.Hold{FirmID: it.FirmID, MatterID: it.MatterID, By: it.By, ByName: it.ByName, Reason: it.Reason, PlacedAt: parseTime(it.PlacedAt)}
 }
 
 type holdLogItem struct {
@@ -51,6 +52,7 @@ type holdLogItem struct {
 	MatterID string `dynamodbav:"matter_id"`
 	Action   string `dynamodbav:"action"`
 	By       string `dynamodbav:"by"`
+	ByName   string `dynamodbav:"by_name,omitempty"`
 	Reason   string `dynamodbav:"reason,omitempty"`
 	At       string `dynamodbav:"at"`
 }
@@ -63,7 +65,7 @@ func (s *Store) holdLogPut(e warrant.HoldEvent) (*types.Put, error) {
 		return nil, err
 	}
 	item, err := marshal(holdLogItem{PK: firmPK(e.FirmID), SK: skHoldLog + e.MatterID + "#" + fmtTime(e.At) + "#" + e.Action + "#" + hex.EncodeToString(nonce[:]),
-		FirmID: e.FirmID, MatterID: e.MatterID, Action: e.Action, By: e.By, Reason: e.Reason, At: fmtTime(e.At)})
+		FirmID: e.FirmID, MatterID: e.MatterID, Action: e.Action, By: e.By, ByName: e.ByName, Reason: e.Reason, At: fmtTime(e.At)})
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +95,11 @@ func (s *Store) PutHold(ctx context.Context, h warrant.Hold) (warrant.Hold, erro
 	}
 	h.PlacedAt = parseTime(fmtTime(h.PlacedAt)) // as stored
 	item, err := marshal(holdItem{PK: firmPK(h.FirmID), SK: holdSK(h.MatterID), FirmID: h.FirmID, MatterID: h.MatterID,
-		By: h.By, Reason: h.Reason, PlacedAt: fmtTime(h.PlacedAt)})
+		By: h.By, ByName: h.ByName, Reason: h.Reason, PlacedAt: fmtTime(h.PlacedAt)})
 	if err != nil {
 		return warrant.Hold{}, wrap(op, err)
 	}
-	logPut, err := s.holdLogPut(warrant.HoldEvent{FirmID: h.FirmID, MatterID: h.MatterID, Action: warrant.HoldPlaced, By: h.By, Reason: h.Reason, At: h.PlacedAt})
+	logPut, err := s.holdLogPut(warrant.HoldEvent{FirmID: h.FirmID, MatterID: h.MatterID, Action: warrant.HoldPlaced, By: h.By, ByName: h.ByName, Reason: h.Reason, At: h.PlacedAt})
 	if err != nil {
 		return warrant.Hold{}, wrap(op, err)
 	}
@@ -141,18 +143,23 @@ func (s *Store) GetHold(ctx context.Context, firm, matter string) (warrant.Hold,
 	return it.hold(), nil
 }
 
-// ReleaseHold lifts a matter's hold, by by (a user id), and records the
-// release in the matter's hold history, in one transaction. A matter with
-// no hold is ErrNotFound and nothing is written.
-func (s *Store) ReleaseHold(ctx context.Context, firm, matter, by string) error {
+// ReleaseHold lifts a matter's hold, by r.By (a user id; r.ByName shown)
+// for r.Reason (optional, at most warrant.MaxHoldReason characters), and
+// records the release in the matter's hold history, in one transaction. A
+// matter with no hold is ErrNotFound and nothing is written.
+func (s *Store) ReleaseHold(ctx context.Context, firm, matter string, r warrant.HoldEvent) error {
 	const op = "release hold"
 	if !idsOK(firm, matter) {
 		return fail(warrant.ErrNotFound, nil, "hold of matter %q", matter)
 	}
-	if err := checkIDs(op, "released_by", by); err != nil {
+	if err := checkIDs(op, "released_by", r.By); err != nil {
 		return err
 	}
-	logPut, err := s.holdLogPut(warrant.HoldEvent{FirmID: firm, MatterID: matter, Action: warrant.HoldReleased, By: by, At: s.nowUTC()})
+	if !utf8.ValidString(r.Reason) || utf8.RuneCountInString(r.Reason) > warrant.MaxHoldReason {
+		return invalid(op, "a release's reason is at most %d characters of text", warrant.MaxHoldReason)
+	}
+	logPut, err := s.holdLogPut(warrant.HoldEvent{FirmID: firm, MatterID: matter, Action: warrant.HoldReleased, By: r.By, ByName: r.ByName,
+		Reason: r.Reason, At: s.nowUTC()})
 	if err != nil {
 		return wrap(op, err)
 	}
@@ -184,7 +191,8 @@ func (s *Store) HoldHistory(ctx context.Context, firm, matter string) ([]warrant
 		if err != nil {
 			return err
 		}
-		out = append(out, warrant.HoldEvent{FirmID: it.FirmID, MatterID: it.MatterID, Action: it.Action, By: it.By, Reason: it.Reason, At: parseTime(it.At)})
+		out = append(out, warrant.HoldEvent{FirmID: it.FirmID, MatterID: it.MatterID, Action: it.Action, By: it.By, ByName: it.ByName,
+			Reason: it.Reason, At: parseTime(it.At)})
 		return nil
 	})
 	return out, wrap("hold history", err)

@@ -52,6 +52,12 @@ type runItem struct {
 	// content is destroyed (content_destroyed_at, DestroyContent).
 	DataKey            []byte `dynamodbav:"data_key,omitempty"`
 	ContentDestroyedAt string `dynamodbav:"content_destroyed_at,omitempty"`
+	// EndedAt is when the run finished (setDone); its retention counts
+	// from it.
+	EndedAt string `dynamodbav:"ended_at,omitempty"`
+	// The run's place among its matter's runs (GSI1, retention.go).
+	GSI1PK string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK string `dynamodbav:"GSI1SK,omitempty"`
 }
 
 type projItem struct {
@@ -75,7 +81,7 @@ func (r runItem) run() warrant.Run {
 		out.HeldOn = r.HeldOn
 	}
 	out.Head = warrant.LedgerHead{Seq: r.HeadSeq, Hash: r.HeadHash, MAC: r.HeadMAC, KeyID: r.HeadKey}
-	out.DataKey, out.ContentDestroyedAt = r.DataKey, parseTime(r.ContentDestroyedAt)
+	out.DataKey, out.ContentDestroyedAt, out.EndedAt = r.DataKey, parseTime(r.ContentDestroyedAt), parseTime(r.EndedAt)
 	if r.ContentDestroyedAt != "" {
 		out.DataKey = nil // destroyed: no reader is handed a key, whatever an endpoint kept
 	}

@@ -16,8 +16,9 @@ import (
 // a worker or for counsel), lease_until, and GSI2 (GSI2PK "RUNS#<shard>",
 // GSI2SK lease_until) while the run is not finished. The sweeper queries
 // GSI2 for leases that passed, shard by shard, never scanning; a finished run
-// moves to GSI2PK "DONE", which no sweep reads (minidyn ignores REMOVE, so the
-// key is rewritten rather than removed).
+// moves to the retention shards (retention.go) and, once nothing is left
+// to destroy, to GSI2PK "DONE", which no sweep reads (minidyn ignores
+// REMOVE, so the key is rewritten rather than removed).
 const (
 	noOwner    = "none"
 	doneShard  = "DONE"
@@ -65,9 +66,13 @@ func setLease(u *update, owner string, until time.Time) *update {
 	return u.set("lease_owner", str(ownerOf(owner))).set("lease_until", str(t)).set(AttrGSI2SK, str(t))
 }
 
-// setDone takes a finished run out of the sweeper's shards.
-func setDone(u *update) *update {
-	return u.set("lease_owner", str(noOwner)).set(AttrGSI2PK, str(doneShard))
+// setDone takes a run finished at at out of the sweeper's lease shards and
+// into its retention shards (retention.go), due at once: the sweeper's
+// retention pass then reads the retention in force and either destroys
+// the content or moves the run to when it falls due.
+func setDone(u *update, run string, at time.Time) *update {
+	t := str(fmtTime(at))
+	return u.set("lease_owner", str(noOwner)).set("ended_at", t).set(AttrGSI2PK, str(retainShardOf(run))).set(AttrGSI2SK, t)
 }
 
 // AcquireRun gives owner the lease of a running run until until: when nobody
@@ -207,7 +212,13 @@ func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.Effec
 // whole of the last shards. With no limit, or fewer expired runs than a
 // share, it is one query per shard.
 func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error) {
-	shards := Shards()
+	return s.dueRuns(ctx, "expired leases", Shards(), now, limit)
+}
+
+// dueRuns reads the run items of GSI2 shards whose sort key is before now,
+// at most limit (<= 0: all), the limit shared among the shards so that no
+// shard's backlog starves the others, oldest first within each.
+func (s *Store) dueRuns(ctx context.Context, op string, shards []string, now time.Time, limit int) ([]warrant.RunRef, error) {
 	found := make([][]warrant.RunRef, len(shards))
 	from := make([]map[string]types.AttributeValue, len(shards)) // where a shard's next read starts
 	open := make([]bool, len(shards))
@@ -236,7 +247,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 					break
 				}
 			}
-			refs, next, err := s.expiredIn(ctx, shards[i], now, ask, from[i])
+			refs, next, err := s.dueIn(ctx, op, shards[i], now, ask, from[i])
 			if err != nil {
 				return interleave(found), err
 			}
@@ -265,10 +276,10 @@ func interleave(lists [][]warrant.RunRef) []warrant.RunRef {
 	}
 }
 
-// expiredIn reads at most limit (<= 0: all) of one shard's expired leases,
-// oldest first, starting after from (nil: at the start). next is where the
+// dueIn reads at most limit (<= 0: all) of one shard's due runs, oldest
+// first, starting after from (nil: at the start). next is where the
 // shard's next read starts, nil when it is read out.
-func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limit int, from map[string]types.AttributeValue) (
+func (s *Store) dueIn(ctx context.Context, op, shard string, now time.Time, limit int, from map[string]types.AttributeValue) (
 	out []warrant.RunRef, next map[string]types.AttributeValue, err error) {
 	const kc = "#GSI2PK = :shard AND #GSI2SK < :now"
 	in := &dynamodb.QueryInput{
@@ -286,7 +297,7 @@ func (s *Store) expiredIn(ctx context.Context, shard string, now time.Time, limi
 		}
 		page, err := s.client.Query(ctx, in)
 		if err != nil {
-			return nil, nil, wrap("expired leases", err)
+			return nil, nil, wrap(op, err)
 		}
 		for _, m := range page.Items {
 			pk, _ := m[AttrPK].(*types.AttributeValueMemberS)
@@ -374,7 +385,7 @@ func (s *Store) SweepFail(ctx context.Context, sw warrant.SweepFailure, lines ..
 	}
 	hc, vals := h.cond()
 	cond := hc
-	u := h.set(setDone(newUpdate().set("status", str(string(warrant.RunFailed))).set("updated_at", str(fmtTime(now)))))
+	u := h.set(setDone(newUpdate().set("status", str(string(warrant.RunFailed))).set("updated_at", str(fmtTime(now))), sw.RunID, now))
 	var items []types.TransactWriteItem
 	if sw.ExpireApproval != "" {
 		if !idsOK(sw.ExpireApproval) {

@@ -94,15 +94,17 @@ func (e *env) runItem(r *run) map[string]any {
 }
 
 // inSweepIndex checks the run item's place in GSI2: its shard with the lease
-// end as sort key while unfinished, the DONE partition once finished.
+// end as sort key while unfinished; once finished, out of the lease shards
+// and in its retention shard, due at its end (ended_at).
 func (e *env) inSweepIndex(r *run, want bool, what string) {
 	e.t.Helper()
 	it := e.runItem(r)
 	switch pk := it[dynamo.AttrGSI2PK]; {
 	case want && (pk != "RUNS#"+r.id[:1] || it[dynamo.AttrGSI2SK] != it["lease_until"] || it["lease_until"] == nil):
 		e.t.Errorf("%s: GSI2 keys %v / %v, lease_until %v: want RUNS#%s by lease end", what, pk, it[dynamo.AttrGSI2SK], it["lease_until"], r.id[:1])
-	case !want && pk != "DONE":
-		e.t.Errorf("%s: GSI2PK %v, want DONE (out of the sweeper's shards)", what, pk)
+	case !want && (pk != "RETAIN#"+r.id[:1] || it["ended_at"] == nil || it[dynamo.AttrGSI2SK] != it["ended_at"]):
+		e.t.Errorf("%s: GSI2 keys %v / %v, ended_at %v: want RETAIN#%s by its end (out of the sweeper's lease shards)", what, pk,
+			it[dynamo.AttrGSI2SK], it["ended_at"], r.id[:1])
 	}
 }
 

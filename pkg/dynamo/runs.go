@@ -56,7 +56,7 @@ func (s *Store) CreateRun(ctx context.Context, r warrant.Run, first contracts.Li
 		// Waiting for a worker until r.Lease.Until (or holding it, when the
 		// caller runs the run itself), in the sweeper's index meanwhile.
 		LeaseOwner: ownerOf(r.Lease.Owner), LeaseUntil: fmtTime(lease), GSI2PK: shardOf(r.RunID), GSI2SK: fmtTime(lease),
-	})
+	}.ofMatter())
 	if err != nil {
 		return wrap(op, err)
 	}
@@ -202,7 +202,8 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunS
 		return err
 	}
 	pk := runPK(firm, run)
-	u := setDone(newUpdate().set("status", str(string(to))).set("updated_at", str(fmtTime(s.nowUTC()))))
+	now := s.nowUTC()
+	u := setDone(newUpdate().set("status", str(string(to))).set("updated_at", str(fmtTime(now))), run, now)
 	// Only a running run can finish: a held run is waiting on counsel, a
 	// finished one is final. It also fails on a missing run (no status), so
 	// an update never creates a run item.

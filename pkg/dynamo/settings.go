@@ -27,7 +27,9 @@ type settingsItem struct {
 	// MonthlyBudgetUSD is the firm's monthly model budget, a decimal
 	// string; absent: the deployment's default applies.
 	MonthlyBudgetUSD string `dynamodbav:"monthly_budget_usd,omitempty"`
-	UpdatedAt        string `dynamodbav:"updated_at"`
+	// RetentionDays is the firm's default retention; absent: kept.
+	RetentionDays *int   `dynamodbav:"retention_days,omitempty"`
+	UpdatedAt     string `dynamodbav:"updated_at"`
 }
 
 // GetFirmSettings reads a firm's settings (consistently); a firm that saved
@@ -49,6 +51,13 @@ func (s *Store) GetFirmSettings(ctx context.Context, firm string) (warrant.FirmS
 	}
 	fs := warrant.FirmSettings{FirmID: it.FirmID, SeparationOfDuties: it.SeparationOfDuties, Domains: it.Domains,
 		UpdatedAt: parseTime(it.UpdatedAt)}
+	if it.RetentionDays != nil {
+		// A retention out of range is no retention to act on: the content
+		// is kept (destroying early is the mistake that cannot be undone).
+		if warrant.CheckRetention("retention_days", it.RetentionDays) == nil {
+			fs.RetentionDays = it.RetentionDays
+		}
+	}
 	if it.MonthlyBudgetUSD != "" {
 		// A budget that does not parse is no budget: zero, so the firm's
 		// calls are refused until someone fixes it (never "unlimited").
@@ -71,8 +80,14 @@ func (s *Store) PutFirmSettings(ctx context.Context, fs warrant.FirmSettings) er
 	if err := warrant.CheckDomains("domains", fs.Domains); err != nil {
 		return invalid(op, "%v", err)
 	}
+	if err := warrant.CheckRetention("retention_days", fs.RetentionDays); err != nil {
+		return invalid(op, "%v", err)
+	}
+	if len(fs.Domains) == 0 {
+		fs.Domains = nil // as for a matter's client domains
+	}
 	it := settingsItem{PK: firmPK(fs.FirmID), SK: skSettings, FirmID: fs.FirmID,
-		SeparationOfDuties: fs.SeparationOfDuties, Domains: fs.Domains, UpdatedAt: fmtTime(s.nowUTC())}
+		SeparationOfDuties: fs.SeparationOfDuties, Domains: fs.Domains, RetentionDays: fs.RetentionDays, UpdatedAt: fmtTime(s.nowUTC())}
 	if fs.MonthlyBudgetNano != nil {
 		if *fs.MonthlyBudgetNano < 0 {
 			return invalid(op, "a monthly budget must not be negative")
@@ -116,6 +131,7 @@ type matterItem struct {
 	MatterID      string   `dynamodbav:"matter_id"`
 	Title         string   `dynamodbav:"title,omitempty"`
 	ClientDomains []string `dynamodbav:"client_domains,omitempty"`
+	RetentionDays *int     `dynamodbav:"retention_days,omitempty"`
 	UpdatedAt     string   `dynamodbav:"updated_at"`
 	// Version is absent on records written before matters kept versions,
 	// which read as version 1.
@@ -125,7 +141,11 @@ type matterItem struct {
 }
 
 func (it matterItem) matter() warrant.Matter {
-	return warrant.Matter{FirmID: it.FirmID, MatterID: it.MatterID, Title: it.Title, ClientDomains: it.ClientDomains,
+	days := it.RetentionDays
+	if warrant.CheckRetention("retention_days", days) != nil {
+		days = nil // out of range: kept (see GetFirmSettings)
+	}
+	return warrant.Matter{FirmID: it.FirmID, MatterID: it.MatterID, Title: it.Title, ClientDomains: it.ClientDomains, RetentionDays: days,
 		UpdatedAt: parseTime(it.UpdatedAt), Version: max(it.Version, 1), UpdatedBy: it.UpdatedBy, UpdatedByName: it.UpdatedByName}
 }
 
@@ -133,6 +153,11 @@ func (it matterItem) matter() warrant.Matter {
 type matterStateItem struct {
 	Title         string   `dynamodbav:"title,omitempty"`
 	ClientDomains []string `dynamodbav:"client_domains,omitempty"`
+	RetentionDays *int     `dynamodbav:"retention_days,omitempty"`
+}
+
+func (it matterStateItem) state() warrant.MatterState {
+	return warrant.MatterState{Title: it.Title, ClientDomains: it.ClientDomains, RetentionDays: it.RetentionDays}
 }
 
 type matterVersionItem struct {
@@ -182,8 +207,16 @@ func (s *Store) PutMatter(ctx context.Context, m warrant.Matter, ifVersion int64
 	if err := warrant.CheckDomains("client_domains", m.ClientDomains); err != nil {
 		return warrant.Matter{}, invalid(op, "%v", err)
 	}
+	if err := warrant.CheckRetention("retention_days", m.RetentionDays); err != nil {
+		return warrant.Matter{}, invalid(op, "%v", err)
+	}
 	if m.UpdatedBy == "" || ifVersion < 0 {
 		return warrant.Matter{}, invalid(op, "a matter's write needs its writer and a version to replace (0: none)")
+	}
+	if len(m.ClientDomains) == 0 {
+		// None is stored as no attribute, never an empty list (which
+		// minidyn reads back as a string).
+		m.ClientDomains = nil
 	}
 	pk, sk := firmPK(m.FirmID), skMatter+m.MatterID
 	// The version replaced, for the history's "before": read first, and
@@ -206,18 +239,18 @@ func (s *Store) PutMatter(ctx context.Context, m warrant.Matter, ifVersion int64
 		if it.matter().Version != ifVersion {
 			return warrant.Matter{}, fail(warrant.ErrMatterVersion, nil, "%s: matter %s is at version %d", op, m.MatterID, it.matter().Version)
 		}
-		before = &matterStateItem{Title: it.Title, ClientDomains: it.ClientDomains}
+		before = &matterStateItem{Title: it.Title, ClientDomains: it.ClientDomains, RetentionDays: it.RetentionDays}
 	}
 	now := fmtTime(s.nowUTC())
 	m.Version, m.UpdatedAt = ifVersion+1, parseTime(now)
 	rec, err := marshal(matterItem{PK: pk, SK: sk, FirmID: m.FirmID, MatterID: m.MatterID, Title: m.Title, ClientDomains: m.ClientDomains,
-		UpdatedAt: now, Version: m.Version, UpdatedBy: m.UpdatedBy, UpdatedByName: m.UpdatedByName})
+		RetentionDays: m.RetentionDays, UpdatedAt: now, Version: m.Version, UpdatedBy: m.UpdatedBy, UpdatedByName: m.UpdatedByName})
 	if err != nil {
 		return warrant.Matter{}, wrap(op, err)
 	}
 	ver, err := marshal(matterVersionItem{PK: pk, SK: matterVersionSK(m.MatterID, m.Version), FirmID: m.FirmID, MatterID: m.MatterID,
 		Version: m.Version, UpdatedBy: m.UpdatedBy, UpdatedByName: m.UpdatedByName, UpdatedAt: now, Before: before,
-		After: matterStateItem{Title: m.Title, ClientDomains: m.ClientDomains}})
+		After: matterStateItem{Title: m.Title, ClientDomains: m.ClientDomains, RetentionDays: m.RetentionDays}})
 	if err != nil {
 		return warrant.Matter{}, wrap(op, err)
 	}
@@ -279,9 +312,10 @@ func (s *Store) MatterVersions(ctx context.Context, firm, matter string, after i
 		}
 		v := warrant.MatterVersion{FirmID: it.FirmID, MatterID: it.MatterID, Version: it.Version, UpdatedBy: it.UpdatedBy,
 			UpdatedByName: it.UpdatedByName, UpdatedAt: parseTime(it.UpdatedAt),
-			After: warrant.MatterState{Title: it.After.Title, ClientDomains: it.After.ClientDomains}}
+			After: it.After.state()}
 		if it.Before != nil {
-			v.Before = &warrant.MatterState{Title: it.Before.Title, ClientDomains: it.Before.ClientDomains}
+			b := it.Before.state()
+			v.Before = &b
 		}
 		out = append(out, v)
 		return false, nil

@@ -52,6 +52,11 @@ type Approve struct {
 	Reconciler agent.Reconciler
 	// Matters is the firm's matter registry (PUT /v1/matters/{matter_id}).
 	Matters MattersStore
+	// Holds places and lifts matters' legal holds and records destruction
+	// orders; Shred carries a confirmed order out (nil: those routes are
+	// not served here).
+	Holds HoldStore
+	Shred OrderCarrier
 	// Tools lists the tools' input schemas (GET /v1/tools), which counsel's
 	// editor is built from: the brain that checks counsel's edits.
 	Tools ToolLister
@@ -91,8 +96,26 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		return httpapi.JSON(200, out, id.CorrelationID), nil
 	}
-	if req.RouteKey == PutMatterRoute {
-		resp, err := putMatter(ctx, h.Matters, h.HTTP, req, p, &id)
+	var matterRoute func() (events.APIGatewayV2HTTPResponse, error)
+	switch req.RouteKey {
+	case PutMatterRoute:
+		matterRoute = func() (events.APIGatewayV2HTTPResponse, error) { return putMatter(ctx, h.Matters, h.HTTP, req, p, &id) }
+	case PutHoldRoute, DeleteHoldRoute, DestroyRoute:
+		if h.Holds == nil || h.Shred == nil {
+			return h.Resp.Error(ctx, failure.New(failure.KindNotFound, "no such route"), failure.StageRequest, id), nil
+		}
+		matterRoute = func() (events.APIGatewayV2HTTPResponse, error) {
+			switch req.RouteKey {
+			case PutHoldRoute:
+				return putHold(ctx, h.Holds, h.HTTP, req, p, &id)
+			case DeleteHoldRoute:
+				return deleteHold(ctx, h.Holds, h.HTTP, req, p, &id)
+			}
+			return destroy(ctx, h.Holds, h.Shred, h.HTTP, req, p, &id)
+		}
+	}
+	if matterRoute != nil {
+		resp, err := matterRoute()
 		if err != nil {
 			stage := failure.StageLedgerWrite
 			switch {

@@ -51,6 +51,11 @@ const MaxMatterVersions = 100
 type MatterBody struct {
 	Name          string   `json:"name"`
 	ClientDomains []string `json:"client_domains"`
+	// RetentionDays is the matter's own retention: its runs' content is
+	// destroyed this many days after each run ends (1 to 36500), unless
+	// the matter is on hold. Absent: the firm's retention applies (and
+	// with none, the content is kept).
+	RetentionDays *int `json:"retention_days,omitempty"`
 }
 
 // MatterView is a matter as the registry holds it: Version counts its
@@ -60,6 +65,7 @@ type MatterView struct {
 	MatterID      string   `json:"matter_id"`
 	Name          string   `json:"name"`
 	ClientDomains []string `json:"client_domains"`
+	RetentionDays *int     `json:"retention_days,omitempty"`
 	UpdatedAt     string   `json:"updated_at,omitempty"`
 	Version       int64    `json:"version"`
 	ETag          string   `json:"etag"`
@@ -68,7 +74,7 @@ type MatterView struct {
 }
 
 func matterView(m warrant.Matter) MatterView {
-	v := MatterView{MatterID: m.MatterID, Name: m.Title, ClientDomains: append([]string{}, m.ClientDomains...),
+	v := MatterView{MatterID: m.MatterID, Name: m.Title, ClientDomains: append([]string{}, m.ClientDomains...), RetentionDays: m.RetentionDays,
 		Version: m.Version, ETag: matterETag(m.Version), UpdatedBy: m.UpdatedBy, UpdatedByName: m.UpdatedByName}
 	if !m.UpdatedAt.IsZero() {
 		v.UpdatedAt = contracts.FormatTime(m.UpdatedAt)
@@ -80,6 +86,7 @@ func matterView(m warrant.Matter) MatterView {
 type MatterState struct {
 	Name          string   `json:"name"`
 	ClientDomains []string `json:"client_domains"`
+	RetentionDays *int     `json:"retention_days,omitempty"`
 }
 
 // MatterVersionView is one write of a matter: who (user id, and the name
@@ -103,7 +110,7 @@ type MatterHistory struct {
 }
 
 func stateView(s warrant.MatterState) MatterState {
-	return MatterState{Name: s.Title, ClientDomains: append([]string{}, s.ClientDomains...)}
+	return MatterState{Name: s.Title, ClientDomains: append([]string{}, s.ClientDomains...), RetentionDays: s.RetentionDays}
 }
 
 // matterETag is a version's strong entity tag.
@@ -182,12 +189,15 @@ func putMatter(ctx context.Context, store MattersStore, c httpapi.Config, req ev
 	if err := warrant.CheckDomains("client_domains", body.ClientDomains); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(failure.New(failure.KindInvalidRequest, err.Error()))
 	}
+	if err := warrant.CheckRetention("retention_days", body.RetentionDays); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, inRequest(failure.New(failure.KindInvalidRequest, err.Error()))
+	}
 	ifVersion, tags, err := precondition(req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
 	}
 	m := warrant.Matter{FirmID: p.FirmID, MatterID: matterID, Title: body.Name, ClientDomains: body.ClientDomains,
-		UpdatedBy: p.UserID, UpdatedByName: p.Name}
+		RetentionDays: body.RetentionDays, UpdatedBy: p.UserID, UpdatedByName: p.Name}
 	if ifVersion < 0 {
 		// If-Match: the version it names, read from the matter as it is.
 		// (The store's conditional write still decides: another writer
@@ -226,7 +236,8 @@ func putMatter(ctx context.Context, store MattersStore, c httpapi.Config, req ev
 // sameWrite reports whether cur is the write m would make: same writer,
 // same name, same domains in the same order.
 func sameWrite(cur, m warrant.Matter) bool {
-	return cur.UpdatedBy == m.UpdatedBy && cur.Title == m.Title && slices.Equal(cur.ClientDomains, m.ClientDomains)
+	sameDays := (cur.RetentionDays == nil) == (m.RetentionDays == nil) && (cur.RetentionDays == nil || *cur.RetentionDays == *m.RetentionDays)
+	return cur.UpdatedBy == m.UpdatedBy && cur.Title == m.Title && slices.Equal(cur.ClientDomains, m.ClientDomains) && sameDays
 }
 
 // matterAnswer is a matter's view with its ETag.

@@ -82,6 +82,9 @@ type Runs struct {
 	Desk desk.Config
 	// Matters is the firm's matter registry (GET /v1/matters).
 	Matters MattersStore
+	// Holds reads matters' legal holds and destruction orders (GET
+	// /v1/matters/{matter_id}/hold; nil: not served).
+	Holds HoldStore
 	// Evidence assembles runs' evidence bundles and the firm log, and holds
 	// the public keys GET /v1/keys publishes.
 	Evidence *Evidence
@@ -157,6 +160,12 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = getMatter(ctx, h.Matters, req, p, &id)
 	case MatterVersionsRoute:
 		resp, err = matterVersions(ctx, h.Matters, req, p, &id)
+	case GetHoldRoute:
+		if h.Holds == nil {
+			err = inRequest(failure.New(failure.KindNotFound, "no such route"))
+			break
+		}
+		resp, err = getHold(ctx, h.Holds, req, p, &id)
 	default:
 		err = inRequest(failure.New(failure.KindNotFound, "no such route"))
 	}

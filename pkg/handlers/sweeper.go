@@ -67,10 +67,15 @@ type Sweeper struct {
 	// (warrant.expiring), found in Expiring (nil: none).
 	Notify   *Notifier
 	Expiring ExpiringIndex
-	Logger   *failure.Logger
-	Now      func() time.Time
-	Limit    int           // runs per pass (default 500)
-	Grace    time.Duration // how long past its lease a run is left alone (default 30 s)
+	// Retention finds the finished runs whose retention is due to be
+	// looked at, and the confirmed destruction orders not yet done; Shred
+	// destroys (nil: no retention pass). Neither opens a key.
+	Retention RetentionIndex
+	Shred     Shredder
+	Logger    *failure.Logger
+	Now       func() time.Time
+	Limit     int           // runs per pass (default 500)
+	Grace     time.Duration // how long past its lease a run is left alone (default 30 s)
 	// Reserve is the time a pass keeps for the run in hand (default 20 s).
 	Reserve time.Duration
 }
@@ -97,6 +102,85 @@ type SweepReport struct {
 	// be (tried again on the next pass).
 	ExpiringNotices int `json:"expiring_notices"`
 	NoticeErrors    int `json:"notice_errors"`
+	// The retention pass: runs whose content was destroyed (their
+	// retention passed), kept because their matter is on hold, looked at
+	// and not due (or with no retention); and destruction orders carried
+	// out to the end. RetentionErrors are retried on the next pass.
+	ContentDestroyed int `json:"content_destroyed"`
+	RetentionHeld    int `json:"retention_held"`
+	RetentionWaiting int `json:"retention_waiting"`
+	OrdersDone       int `json:"destruction_orders_done"`
+	RetentionErrors  int `json:"retention_errors"`
+}
+
+// RetentionIndex finds finished runs due a retention look and confirmed
+// destruction orders (pkg/dynamo's Store, by GSI2: never a scan).
+type RetentionIndex interface {
+	RetentionDue(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error)
+	DestructionOrders(ctx context.Context, limit int) ([]warrant.DestructionOrder, error)
+}
+
+// Shredder destroys finished runs' content (*agent.Shredder).
+type Shredder interface {
+	Retain(ctx context.Context, firm, run string) (agent.RetainAction, error)
+	CarryOut(ctx context.Context, o warrant.DestructionOrder, deadline time.Time) (agent.OrderResult, error)
+}
+
+// retention carries on the confirmed destruction orders, then looks at the
+// finished runs whose retention is due: each either loses its content
+// (its retention passed and its matter is not on hold) or waits. It runs
+// after the runs are settled and before the checkpoints, so that a
+// checkpoint commits to the destruction receipts too. A failure is logged
+// (no content) and counted; the next pass goes on.
+func (h *Sweeper) retention(ctx context.Context, now time.Time, limit int, reserve time.Duration, rep *SweepReport) {
+	if h.Retention == nil || h.Shred == nil {
+		return
+	}
+	var deadline time.Time
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.Add(-reserve)
+	}
+	orders, err := h.Retention.DestructionOrders(ctx, limit)
+	if err != nil {
+		rep.RetentionErrors++
+		h.log(ctx, err, failure.Identity{})
+	}
+	for _, o := range orders {
+		res, err := h.Shred.CarryOut(ctx, o, deadline)
+		rep.ContentDestroyed += len(res.Destroyed)
+		if err != nil {
+			rep.RetentionErrors++
+			h.log(ctx, err, failure.Identity{FirmID: o.FirmID})
+			continue
+		}
+		if res.Done {
+			rep.OrdersDone++
+		}
+	}
+	refs, err := h.Retention.RetentionDue(ctx, now, limit)
+	if err != nil {
+		rep.RetentionErrors++
+		h.log(ctx, err, failure.Identity{})
+		return
+	}
+	for i, ref := range refs {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			rep.Deferred += len(refs) - i
+			return
+		}
+		action, err := h.Shred.Retain(ctx, ref.FirmID, ref.RunID)
+		switch {
+		case err != nil:
+			rep.RetentionErrors++
+			h.log(ctx, err, failure.Identity{FirmID: ref.FirmID, RunID: ref.RunID})
+		case action == agent.RetainDestroyed:
+			rep.ContentDestroyed++
+		case action == agent.RetainHeld:
+			rep.RetentionHeld++
+		case action == agent.RetainNotDue, action == agent.RetainKept:
+			rep.RetentionWaiting++
+		}
+	}
 }
 
 // ExpiringIndex finds the pending warrants an hour (or less) from expiry
@@ -236,6 +320,7 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 			rep.Unchanged++
 		}
 	}
+	h.retention(ctx, now(), limit, reserve, &rep)
 	h.noticeExpiring(ctx, now(), limit, &rep)
 	h.pendingAge(ctx, now(), limit)
 	if h.Evidence != nil {
@@ -253,7 +338,8 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 			"expiring_notices", rep.ExpiringNotices, "notice_errors", rep.NoticeErrors, "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
 			"expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
 			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,
-			"errors", rep.Errors, "deferred", rep.Deferred)
+			"errors", rep.Errors, "deferred", rep.Deferred, "content_destroyed", rep.ContentDestroyed, "retention_held", rep.RetentionHeld,
+			"retention_waiting", rep.RetentionWaiting, "destruction_orders_done", rep.OrdersDone, "retention_errors", rep.RetentionErrors)
 	}
 	return rep, nil
 }
