@@ -401,7 +401,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 		go func() {
 			fmt.Fprintln(stdout)
 			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey(), RawItems: st.RawItems,
-				RetentionDay: o.retentionDay}
+				RawTable: st.RawTable, RetentionDay: o.retentionDay}
 			if o.clientTimeout > 0 {
 				wc.Client = &http.Client{Timeout: o.clientTimeout}
 				wc.Poll = o.clientTimeout / 4

@@ -601,6 +601,24 @@ func (s *Stack) RawItems(ctx context.Context, firm, run string) ([]string, error
 	return out, nil
 }
 
+// RawTable reads every item of the table as stored, each as its attribute
+// values in text (dynamo.ItemText): what a scan by an operator or a backup
+// would hold.
+func (s *Stack) RawTable(ctx context.Context) ([]string, error) {
+	var out []string
+	p := dynamodb.NewScanPaginator(s.DDB, &dynamodb.ScanInput{TableName: aws.String(s.cfg.TableName)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Items {
+			out = append(out, dynamo.ItemText(it))
+		}
+	}
+	return out, nil
+}
+
 // WritePIDs records every process the stack started (emulators and the
 // bootstraps seen under them) in <log-dir>/pids, one "PID ROLE:NAME" a line.
 // A PID, once listed, stays listed.

@@ -75,6 +75,15 @@ const (
 	RuleMatterWall      = "matter.wall"
 )
 
+// What the associate asks in the walkthrough's runs: privileged content,
+// which no raw read of the table may find.
+const (
+	msgFiling = "Please file the motion to compel discovery in this matter."
+	msgEmail  = "Please e-mail the client an update on discovery."
+	msgWall   = "What does the other matter say about discovery?"
+	msgStatus = "Where does this matter stand?"
+)
+
 // Config of a walkthrough.
 type Config struct {
 	BaseURL string    // default http://127.0.0.1:3000
@@ -98,6 +107,10 @@ type Config struct {
 	// operator or a backup would: the walk checks the run's content is in
 	// none of them (issue 26). The local stack sets it.
 	RawItems func(ctx context.Context, firm, run string) ([]string, error)
+	// RawTable, when set, reads every item of the table as stored: the
+	// walk ends with a scan that finds none of its runs' privileged
+	// content (the messages, the model's words, the tool inputs) in it.
+	RawTable func(ctx context.Context) ([]string, error)
 	// RetentionDay is how long a day of a retention lasts on the stack
 	// (the local stack's -retention-day): when set, the walk ends with a
 	// retention of one day passing over two matters, one of them on legal
@@ -310,7 +323,38 @@ func (w *walk) run(ctx context.Context) error {
 	if err := w.wall(ctx); err != nil {
 		return err
 	}
-	return w.retention(ctx)
+	if err := w.retention(ctx); err != nil {
+		return err
+	}
+	return w.scanAtRest(ctx)
+}
+
+// scanAtRest reads the whole table as stored (Config.RawTable), as an
+// operator or a backup would, and finds none of the walk's privileged
+// content: what the associate asked, what the model answered, what the
+// tools were sent.
+func (w *walk) scanAtRest(ctx context.Context) error {
+	if w.RawTable == nil {
+		return nil
+	}
+	items, err := w.RawTable(ctx)
+	if err != nil {
+		return &StepError{"raw scan of the table", "its items", err.Error()}
+	}
+	secrets := []string{msgFiling, msgEmail, msgWall, msgStatus,
+		bedrocktest.DemoFiledText, bedrocktest.DemoEmailedText, bedrocktest.DemoWalledText, bedrocktest.DemoSummaryText,
+		"Motion to Compel Discovery", "Plaintiff moves to compel Defendant", "We have moved to compel the outstanding documents",
+		bedrocktest.DemoClientAddress, bedrocktest.DemoCopyAddress}
+	for _, it := range items {
+		for _, s := range secrets {
+			if strings.Contains(it, s) {
+				return &StepError{"raw scan of the table", "none of the demo's privileged content in the clear", fmt.Sprintf("%q in an item", s)}
+			}
+		}
+	}
+	w.ok("a raw scan of the table's %d items finds none of the demo's %d privileged strings (messages, the model's words, filings, e-mails and addresses)",
+		len(items), len(secrets))
+	return nil
 }
 
 // retention: two closed matters keep their runs' content one day (the
@@ -351,7 +395,7 @@ func (w *walk) retention(ctx context.Context) error {
 	// so the pass that destroys the other's content has passed it by.
 	var runs [2]string
 	for i, m := range []string{held, closed} {
-		runID, err := w.startRun(ctx, "start a run of matter "+short(m), m, "Where does this matter stand?")
+		runID, err := w.startRun(ctx, "start a run of matter "+short(m), m, msgStatus)
 		if err != nil {
 			return err
 		}
@@ -436,7 +480,7 @@ func (w *walk) callWith(ctx context.Context, as who, method, path string, body a
 // exported ledger checked.
 func (w *walk) filing(ctx context.Context) error {
 	// 1. An associate asks the matter assistant to file a motion.
-	runID, err := w.startRun(ctx, "start run", uuid.NewString(), "Please file the motion to compel discovery in this matter.")
+	runID, err := w.startRun(ctx, "start run", uuid.NewString(), msgFiling)
 	if err != nil {
 		return err
 	}
@@ -700,7 +744,7 @@ func (w *walk) email(ctx context.Context) error {
 
 	// 12. An associate asks for an e-mail to the client; the model copies
 	// opposing counsel.
-	runID, err := w.startRun(ctx, "start the e-mail run", DemoMatter, "Please e-mail the client an update on discovery.")
+	runID, err := w.startRun(ctx, "start the e-mail run", DemoMatter, msgEmail)
 	if err != nil {
 		return err
 	}
@@ -831,7 +875,7 @@ func (w *walk) wall(ctx context.Context) error {
 	fmt.Fprintf(w.Out, "demo: the matter wall keeps a run inside its own matter (matter %s)\n", short(DemoMatter))
 
 	// 17. An associate asks about the other matter.
-	runID, err := w.startRun(ctx, "start the walled run", DemoMatter, "What does the other matter say about discovery?")
+	runID, err := w.startRun(ctx, "start the walled run", DemoMatter, msgWall)
 	if err != nil {
 		return err
 	}
@@ -1115,7 +1159,7 @@ func (w *walk) sealedAtRest(ctx context.Context, runID string, pending map[strin
 	if err != nil {
 		return &StepError{"raw read of the run's items", "the items", err.Error()}
 	}
-	secrets := []string{"Please file the motion to compel discovery in this matter."}
+	secrets := []string{msgFiling}
 	input, _ := pending["tool_input"].(map[string]any)
 	for _, k := range []string{"document_title", "document_text"} {
 		if s := str(input, k); s != "" {

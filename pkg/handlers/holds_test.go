@@ -198,8 +198,16 @@ func TestRetentionSweep(t *testing.T) {
 		putMatterReq(t, fixMatter, map[string]any{"name": "Ridgeway", "client_domains": []string{}, "retention_days": warrant.MaxRetentionDays + 1}).set("headers.if-none-match", "*"),
 		400, "field retention_days")
 	resp := s.post(putMatterReq(t, fixMatter, map[string]any{"name": "Ridgeway", "client_domains": []string{}, "retention_days": 30}).set("headers.if-none-match", "*"))
-	if m := decode[handlers.MatterView](t, resp); resp.StatusCode != 201 || m.RetentionDays == nil || *m.RetentionDays != 30 {
+	m := decode[handlers.MatterView](t, resp)
+	if resp.StatusCode != 201 || m.RetentionDays == nil || *m.RetentionDays != 30 {
 		t.Fatalf("a matter's retention: %d %s", resp.StatusCode, resp.Body)
+	}
+	setRetention := func(days int) {
+		t.Helper()
+		resp := s.post(putMatterReq(t, fixMatter, map[string]any{"name": "Ridgeway", "client_domains": []string{}, "retention_days": days}).set("headers.if-match", m.ETag))
+		if m = decode[handlers.MatterView](t, resp); resp.StatusCode != 200 {
+			t.Fatalf("retention %d: %d %s", days, resp.StatusCode, resp.Body)
+		}
 	}
 	// A week on, the run is looked at again: due in 30 days from its end.
 	s.clock.Advance(8 * 24 * time.Hour)
@@ -220,9 +228,20 @@ func TestRetentionSweep(t *testing.T) {
 	if rep := s.sweep(); rep.ContentDestroyed != 0 {
 		t.Fatalf("16 days after the run ended, under the matter's 30: %+v", rep)
 	}
+	// Lengthened to 60 before the 30 passed: honoured when it would have.
+	setRetention(60)
 	s.clock.Advance(15 * 24 * time.Hour)
+	if rep := s.sweep(); rep.ContentDestroyed != 0 || rep.RetentionWaiting != 1 {
+		t.Fatalf("31 days after the run ended, under a retention lengthened to 60: %+v", rep)
+	}
+	if v := s.view(h.runID); v.ContentDestroyed != nil {
+		t.Fatal("destroyed before the lengthened retention passed")
+	}
+	// Shortened back to 30: it reaches the run within a week.
+	setRetention(30)
+	s.clock.Advance(7 * 24 * time.Hour)
 	if rep := s.sweep(); rep.ContentDestroyed != 1 || rep.RetentionErrors != 0 {
-		t.Fatalf("31 days after the run ended: %+v", rep)
+		t.Fatalf("a week after the retention was shortened back to 30: %+v", rep)
 	}
 	v := s.view(h.runID)
 	if v.ContentDestroyed == nil || v.ContentDestroyed.Reason != "retention" || v.FinalText != "" {
