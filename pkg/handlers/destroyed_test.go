@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,20 @@ func TestDestructionIsAReceipt(t *testing.T) {
 	}
 	if out, ok := runCLI(t, buildCLI(t), files, "--public-key", "key.pem", "bundle.json"); !ok || !strings.Contains(out, `"complete": true`) {
 		t.Fatalf("warrant evidence verify on a destroyed run: %v\n%s", ok, out)
+	}
+	// The run's export (as stored, with its signed head) verifies and
+	// audits too: `warrant ledger verify` and `ledger audit` on it.
+	export := s.post(getRoute(t, "GET /v1/runs/{run_id}/events", "/v1/runs/"+h.runID+"/events", map[string]string{"run_id": h.runID},
+		map[string]string{"head": "true"}))
+	if export.StatusCode != 200 || !strings.Contains(export.Body, `"type":"content.destroyed"`) {
+		t.Fatalf("the export: %d %.300s", export.StatusCode, export.Body)
+	}
+	dir := writeFiles(t, map[string][]byte{"run.ndjson": []byte(export.Body)})
+	for _, sub := range []string{"verify", "audit"} {
+		cmd := exec.Command(buildCLI(t), "ledger", sub, "run.ndjson")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("warrant ledger %s on a destroyed run's export: %v\n%s", sub, err, out)
+		}
 	}
 }
