@@ -80,8 +80,14 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy,
 		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules),
 		PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum}
+	if t, ok := s.b.tools[b.Name]; ok {
+		req.ToolClass = string(t.Class)
+	}
 	finish := func(status, msg string) (*contracts.ToolCompleted, bool, error) {
 		tc := &contracts.ToolCompleted{ToolUseID: b.ToolUseID, ToolName: b.Name, InputSHA256: hash, Status: status, Result: errorResult(msg)}
+		if status == contracts.ToolError {
+			tc.ErrorKind = contracts.ToolErrInvalidInput // refused here, before any call
+		}
 		if err := s.commit(ctx, nil, req, tc); err != nil {
 			return nil, false, staged(failure.StageLedgerWrite, err)
 		}
@@ -261,13 +267,23 @@ func (s *session) run(ctx context.Context, req *contracts.ToolRequested, tool re
 		env := failure.Build(failure.Wrap(failure.KindToolError, "", cause), failure.StageToolExecute, "tool", s.scope())
 		s.b.logger.Log(ctx, env)
 		tc.Status, tc.Result = contracts.ToolError, errorResult("tool failed (ref "+env.InternalDebugRef+")")
-		tc.ResultSHA256, tc.ResultBytes = "", 0
+		tc.ResultSHA256, tc.ResultBytes, tc.ErrorKind = "", 0, errorKind(execErr)
 		completion = warrant.Completion{State: warrant.ClaimFailed, ToolStatus: contracts.ToolError, Result: tc.Result}
 	}
 	if err := s.recordOutcome(ctx, req, k, effectRef, completion, tc); err != nil {
 		return nil, false, err
 	}
 	return tc, false, nil
+}
+
+// errorKind is why a call that ran failed, as tool.completed records it in
+// the clear: its system could not be reached (nothing was sent), or it
+// answered with an error (or with no valid result: err nil).
+func errorKind(err error) string {
+	if errors.Is(err, warrant.ErrTargetUnreachable) {
+		return contracts.ToolErrUnreachable
+	}
+	return contracts.ToolErrToolFailed
 }
 
 // Outcome writes of an executed effect are retried this often, after these
@@ -367,7 +383,7 @@ func (s *session) reuse(ctx context.Context, req *contracts.ToolRequested, tool 
 		tc := &contracts.ToolCompleted{ToolUseID: req.ToolUseID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
 			EffectRef: c.EffectRef, Status: contracts.ToolSuccess, Result: result, ResultSHA256: resultHash, ResultBytes: resultBytes}
 		if err != nil || !json.Valid(result) {
-			tc.Status, tc.Result, tc.ResultSHA256, tc.ResultBytes = contracts.ToolError, errorResult("tool failed"), "", 0
+			tc.Status, tc.Result, tc.ResultSHA256, tc.ResultBytes, tc.ErrorKind = contracts.ToolError, errorResult("tool failed"), "", 0, errorKind(err)
 		}
 		if err := s.commit(ctx, nil, tc); err != nil {
 			return nil, false, staged(failure.StageLedgerWrite, err)

@@ -176,7 +176,18 @@ type ToolRequested struct {
 	// decisions recorded it.
 	PolicyMetadata       json.RawMessage `json:"policy_metadata,omitempty"`
 	PolicyMetadataSHA256 string          `json:"policy_metadata_sha256,omitempty"`
+	// ToolClass is the catalog's class of the tool ("read" or "effect"):
+	// an effect is an action of the run whatever its tier (issue 27).
+	// Absent on lines written before it, and for a tool the catalog does
+	// not know.
+	ToolClass string `json:"tool_class,omitempty"`
 }
+
+// A tool's class as tool.requested records it (closed).
+const (
+	ToolClassRead   = "read"
+	ToolClassEffect = "effect"
+)
 
 // FiredRule is one risk-policy rule that fired on a call's arguments.
 type FiredRule = warrant.FiredRule
@@ -213,7 +224,20 @@ type ToolCompleted struct {
 	// a call that already ran, or that counsel declined); nothing ran for
 	// this line, so it calls for no receipt of its own.
 	Reused bool `json:"reused,omitempty"`
+	// ErrorKind says, in the clear, why a call's status is error (its
+	// result, which the model saw, is content): the firm's system could
+	// not be reached and nothing was sent, the system answered with an
+	// error, or the input was refused before any call. Absent on lines
+	// written before it, and on every other status.
+	ErrorKind string `json:"error_kind,omitempty"`
 }
+
+// Why a tool call failed (ToolCompleted.ErrorKind; closed).
+const (
+	ToolErrUnreachable  = "unreachable"   // the firm's system could not be reached: nothing was sent
+	ToolErrToolFailed   = "tool_failed"   // the system answered with an error (or no valid result)
+	ToolErrInvalidInput = "invalid_input" // refused before any call: the input did not fit the tool
+)
 
 // BlockedApproval is the warrant a held run waits on. ToolInput is the exact
 // input counsel is asked to sign (canonical, re-hashed against ToolInputHash
@@ -513,6 +537,11 @@ func (e *ToolRequested) validate() error {
 	if err := oneOf("payload.action", e.Action, "allow", "require_approval", "deny"); err != nil {
 		return err
 	}
+	if e.ToolClass != "" {
+		if err := oneOf("payload.tool_class", e.ToolClass, ToolClassRead, ToolClassEffect); err != nil {
+			return err
+		}
+	}
 	if err := mustNotEmpty("payload.risk_tier", e.RiskTier); err != nil {
 		return err
 	}
@@ -569,6 +598,14 @@ func (e *ToolCompleted) validate() error {
 		}
 		if e.ResultBytes <= 0 || e.Status != ToolSuccess {
 			return fieldErr("payload.result_bytes", "a truncated result is a success's, of a positive size")
+		}
+	}
+	if e.ErrorKind != "" {
+		if e.Status != ToolError {
+			return fieldErr("payload.error_kind", "present only with status error")
+		}
+		if err := oneOf("payload.error_kind", e.ErrorKind, ToolErrUnreachable, ToolErrToolFailed, ToolErrInvalidInput); err != nil {
+			return err
 		}
 	}
 	if e.Status == ToolUnknown {

@@ -38,6 +38,27 @@ type RunView struct {
 	// with its data key (issue 26): the view has no final text or warrant
 	// content then; its state, cost, hashes and decisions are as before.
 	ContentDestroyed *DestroyedView `json:"content_destroyed,omitempty"`
+	// Actions are what became of the run's actions, read from the ledger,
+	// never from the model's words (issue 27): each call held for counsel,
+	// claimed as an effect, refused by the policy, declined, or not run
+	// because the run ended on it. ActionsNotDone counts those that did not
+	// succeed: a run whose status is completed may still have failed to do
+	// what it was asked, and says so here.
+	Actions        []ActionView `json:"actions,omitempty"`
+	ActionsNotDone int          `json:"actions_not_done"`
+	// ActionsSummary says it in words ("1 action not done:
+	// file_court_document failed (its system could not be reached; nothing
+	// was sent; its warrant was used)"), as the run's notification does.
+	ActionsSummary string `json:"actions_summary,omitempty"`
+}
+
+// ActionView is one action of a run and what became of it: outcome done,
+// failed, declined, denied, unknown, not_run or pending, and why (a
+// failure's error_kind: unreachable, tool_failed, invalid_input; the run's
+// failure kind for one not run), with Words saying so for one not done.
+type ActionView struct {
+	reducer.Action
+	Words string `json:"words,omitempty"`
 }
 
 // DestroyedView is when (the content.destroyed line's time) and why a run's
@@ -132,6 +153,12 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 		v.Status, v.AgentKey, v.MatterID, v.ModelID, v.CostCapUSD = string(run.Status), run.AgentKey, run.MatterID, run.ModelID, run.CostCapUSD
 	}
 	v.UnreconciledEffects = st.Unreconciled
+	for _, a := range st.Actions {
+		v.Actions = append(v.Actions, ActionView{Action: a, Words: reducer.ActionWords(a)})
+	}
+	if len(st.Actions) > 0 {
+		v.ActionsNotDone, v.ActionsSummary = st.NotDone(), reducer.OutcomeWords(st.Actions)
+	}
 	if d := st.ContentDestroyed; d != nil {
 		v.ContentDestroyed = &DestroyedView{At: d.At, Reason: d.Reason, BackupsUntil: d.BackupsUntil}
 	}
@@ -144,7 +171,7 @@ func runView(st reducer.RunState, run warrant.Run) RunView {
 			ToolInputCanonical: string(p.ToolInput), MatterID: v.MatterID, RequestedBy: st.UserID, RequestedByName: st.UserName,
 			HumanSummary: contracts.Printable(p.HumanSummary),
 			Reason:       p.Reason, RiskTier: p.RiskTier, ToolInputHash: p.ToolInputHash, ExpiresAt: p.ExpiresAt, Status: "pending",
-			PolicyVersion: p.PolicyVersion}
+			PolicyVersion: p.PolicyVersion, ToolServer: p.ToolServer, ToolSchemaSHA256: p.ToolSchemaSHA256}
 		v.PendingApproval.FiredRules = slices.Clone(p.FiredRules)
 	}
 	return v

@@ -66,8 +66,17 @@ type Event struct {
 	EffectRef         string `json:"effect_ref,omitempty"`
 	Status            string `json:"status,omitempty"`
 	FailureKind       string `json:"failure_kind,omitempty"`
-	DeskURL           string `json:"desk_url"`
-	OccurredAt        string `json:"occurred_at"`
+	// On run.completed and run.failed: the run's actions by outcome (done,
+	// failed, declined, denied, unknown, not_run), how many did not
+	// succeed, and Outcome, that in words ("1 action not done:
+	// file_court_document failed, its system unreachable"), from the
+	// ledger, never the model's words. A completed run may have failed to
+	// do what it was asked.
+	Actions        map[string]int `json:"actions,omitempty"`
+	ActionsNotDone int            `json:"actions_not_done,omitempty"`
+	Outcome        string         `json:"outcome,omitempty"`
+	DeskURL        string         `json:"desk_url"`
+	OccurredAt     string         `json:"occurred_at"`
 }
 
 // Escaped is what an input template may show of an event, each value
@@ -86,6 +95,7 @@ type Escaped struct {
 	RequesterID string `json:"requester_id"`
 	ExpiresAt   string `json:"expires_at"`
 	RunID       string `json:"run_id"`
+	Outcome     string `json:"outcome"`
 	DeskURL     string `json:"desk_url"`
 }
 
@@ -94,7 +104,7 @@ func (e Event) Escaped() Escaped {
 	return Escaped{ToolName: Escape(e.ToolName), RiskTier: Escape(e.RiskTier),
 		Matter: Escape(orElse(e.MatterName, e.MatterID)), MatterID: Escape(e.MatterID),
 		Requester: Escape(orElse(e.RequestedByName, e.RequestedBy)), RequesterID: Escape(e.RequestedBy),
-		ExpiresAt: Escape(e.ExpiresAt), RunID: Escape(e.RunID), DeskURL: Escape(e.DeskURL)}
+		ExpiresAt: Escape(e.ExpiresAt), RunID: Escape(e.RunID), Outcome: Escape(e.Outcome), DeskURL: Escape(e.DeskURL)}
 }
 
 // orElse is the first of a, b that is not empty.
@@ -203,6 +213,13 @@ func FromLines(from reducer.RunState, lines []contracts.Line, desk string) ([]Ev
 		if !prev.Status.Terminal() && st.Status.Terminal() {
 			e := base
 			e.Type, e.Status, e.FailureKind = RunFailed, string(st.Status), st.FailureKind
+			if len(st.Actions) > 0 {
+				e.Actions = map[string]int{}
+				for _, a := range st.Actions {
+					e.Actions[a.Outcome]++
+				}
+			}
+			e.ActionsNotDone, e.Outcome = st.NotDone(), reducer.OutcomeWords(st.Actions)
 			if st.Status == "completed" {
 				e.Type = RunCompleted
 			}

@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -82,11 +83,11 @@ func TestEventCarriesEscaped(t *testing.T) {
 	if err := json.Unmarshal(raw, &detail); err != nil {
 		t.Fatal(err)
 	}
-	if detail.Event != e {
+	if !reflect.DeepEqual(detail.Event, e) {
 		t.Errorf("the plain fields came back as %+v, want %+v", detail.Event, e)
 	}
 	want := map[string]string{"tool_name": "file_with_court", "risk_tier": "high", "matter": hostile[0], "matter_id": "m1",
-		"requester": hostile[3], "requester_id": "u1", "expires_at": e.ExpiresAt, "run_id": "r1", "desk_url": e.DeskURL}
+		"requester": hostile[3], "requester_id": "u1", "expires_at": e.ExpiresAt, "run_id": "r1", "outcome": "", "desk_url": e.DeskURL}
 	if len(detail.Escaped) != len(want) {
 		t.Errorf("escaped has %v, want the keys of %v", detail.Escaped, want)
 	}

@@ -64,12 +64,93 @@ type RunState struct {
 	// Unreconciled lists the effect_refs of those counsel has not reconciled.
 	ToolsUnknown int64    `json:"tools_unknown,omitempty"`
 	Unreconciled []string `json:"unreconciled,omitempty"`
+	// Actions are the run's actions and what became of each, from the
+	// ledger alone (never the model's words): every call that was held for
+	// counsel, claimed as an effect, refused by the policy, declined, or
+	// left unrun when the run ended on its warrant. A repeat answered from
+	// an effect's record is not another action.
+	Actions []Action `json:"actions,omitempty"`
 	// Turns counts turn.completed lines: whole model turns, not deltas.
 	Turns int64 `json:"turns"`
 	// ContentDestroyed is set once the run's content was destroyed with
 	// its data key (content.destroyed): its sealed members no longer open
 	// anywhere, its state, hashes and decisions stay.
 	ContentDestroyed *Destruction `json:"content_destroyed,omitempty"`
+}
+
+// Action is one of a run's actions: the call (tool_use_id, tool), what
+// became of it (Outcome, closed) and why, in the clear.
+type Action struct {
+	ToolUseID string `json:"tool_use_id"`
+	ToolName  string `json:"tool_name"`
+	// Seq is the line that settled it (its tool.completed, or the
+	// run.failed that ended the run before it ran).
+	Seq     int64  `json:"seq"`
+	Outcome string `json:"outcome"`
+	// Why: a failure's error_kind (unreachable, tool_failed,
+	// invalid_input), the run's failure kind for an action not run
+	// (warrant_expired, tool_changed, policy_changed, ...).
+	Why string `json:"why,omitempty"`
+	// EffectRef names a claimed effect; ApprovalID the warrant it was held
+	// on; Edited: counsel's edit of it is what ran (or failed).
+	EffectRef  string `json:"effect_ref,omitempty"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	Edited     bool   `json:"edited,omitempty"`
+	// Reconciled is counsel's finding on an unknown outcome (executed,
+	// not_executed).
+	Reconciled string `json:"reconciled,omitempty"`
+}
+
+// What became of an action (Action.Outcome; closed).
+const (
+	ActionDone     = "done"     // it ran and its system said it succeeded
+	ActionFailed   = "failed"   // it was tried and failed (Why says how)
+	ActionDeclined = "declined" // counsel declined it: nothing ran
+	ActionDenied   = "denied"   // the risk policy refused it: nothing ran
+	ActionUnknown  = "unknown"  // sent, and its answer lost: counsel reconciles it
+	ActionNotRun   = "not_run"  // the run ended before it ran (Why: the run's failure)
+	// ActionPending: requested, and not settled yet (waiting on counsel,
+	// or running).
+	ActionPending = "pending"
+)
+
+// NotDone counts the actions that did not succeed (every outcome but
+// done, and an unknown one counsel reconciled as executed).
+func (s RunState) NotDone() int {
+	n := 0
+	for _, a := range s.Actions {
+		if a.Outcome != ActionDone && a.Outcome != ActionPending && !(a.Outcome == ActionUnknown && a.Reconciled == "executed") {
+			n++
+		}
+	}
+	return n
+}
+
+// pending reports whether a call is an action not settled yet (an effect
+// requested, or a call held for counsel).
+func (s RunState) pending(toolUseID string) bool {
+	for _, a := range s.Actions {
+		if a.ToolUseID == toolUseID && a.Outcome == ActionPending {
+			return true
+		}
+	}
+	return false
+}
+
+// settle records what became of a call: its pending entry (held) is
+// settled in place, or a new action is added.
+func (s RunState) settle(a Action) RunState {
+	acts := slices.Clone(s.Actions)
+	for i := range acts {
+		if acts[i].ToolUseID == a.ToolUseID && acts[i].Outcome == ActionPending {
+			a.ApprovalID = acts[i].ApprovalID
+			acts[i] = a
+			s.Actions = acts
+			return s
+		}
+	}
+	s.Actions = append(acts, a)
+	return s
 }
 
 // Destruction is when (the line's created_at) and why a run's content was
@@ -243,6 +324,13 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		if len(s.Unreconciled) == 0 {
 			s.Unreconciled = nil // as a state read back from its JSON has it
 		}
+		acts := slices.Clone(s.Actions)
+		for j := range acts {
+			if acts[j].EffectRef == rec.EffectRef && acts[j].Outcome == ActionUnknown {
+				acts[j].Reconciled = rec.Outcome
+			}
+		}
+		s.Actions = acts
 		return s, "", nil
 	}
 	if s.Status.Terminal() {
@@ -258,6 +346,19 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		}
 		a := ev.Approval // copied: the state must not alias the caller's event
 		s.Status, s.HeldOn, s.PendingApproval = warrant.RunHeld, a.ApprovalRequestID, &a
+		// The call waits on counsel: an action (whatever its class),
+		// settled by its tool.completed or by the run's end.
+		acts := slices.Clone(s.Actions)
+		found := false
+		for i := range acts {
+			if acts[i].ToolUseID == a.ToolUseID && acts[i].Outcome == ActionPending {
+				acts[i].ApprovalID, found = a.ApprovalRequestID, true
+			}
+		}
+		if !found {
+			acts = append(acts, Action{ToolUseID: a.ToolUseID, ToolName: a.ToolName, Outcome: ActionPending, ApprovalID: a.ApprovalRequestID})
+		}
+		s.Actions = acts
 
 	case *contracts.ApprovalDecided:
 		if rule, err := s.mustBeHeldOn(ev.ApprovalRequestID); err != nil {
@@ -317,6 +418,9 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 			return s, RuleLifecycle, err
 		}
 		s.ToolsRequested++
+		if ev.ToolClass == contracts.ToolClassEffect {
+			s.Actions = append(slices.Clone(s.Actions), Action{ToolUseID: ev.ToolUseID, ToolName: ev.ToolName, Outcome: ActionPending})
+		}
 
 	case *contracts.ToolCompleted:
 		if err := s.mustRun(); err != nil {
@@ -337,6 +441,10 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		default:
 			return s, RuleEvent, fmt.Errorf("%w: tool.completed status is not one of the closed set", contracts.ErrInvalid)
 		}
+		if !ev.Reused && (s.pending(ev.ToolUseID) || ev.Status != contracts.ToolSuccess && ev.Status != contracts.ToolError) {
+			s = s.settle(Action{ToolUseID: ev.ToolUseID, ToolName: ev.ToolName, Seq: l.Seq, Outcome: actionOutcome[ev.Status],
+				Why: ev.ErrorKind, EffectRef: ev.EffectRef, Edited: ev.ExecutedInputSHA256 != ""})
+		}
 
 	case *contracts.RunCompleted:
 		// A held run is waiting for a tool result, so it cannot have finished.
@@ -351,12 +459,25 @@ func step(s RunState, l contracts.Line) (RunState, string, error) {
 		// so cost_cap_exceeded here is a failure, not an abort.
 		s.Status, s.FailureKind, s.FailureStage, s.ToolChange = warrant.RunFailed, ev.FailureKind, ev.FailureStage, ev.ToolChange
 		s.HeldOn, s.PendingApproval, s.Decided = "", nil, ""
+		// A call still waiting (on counsel, or released and refused at its
+		// dispatch) never ran: the run's failure says why.
+		acts := slices.Clone(s.Actions)
+		for i := range acts {
+			if acts[i].Outcome == ActionPending {
+				acts[i].Outcome, acts[i].Why, acts[i].Seq = ActionNotRun, ev.FailureKind, l.Seq
+			}
+		}
+		s.Actions = acts
 
 	default:
 		return s, RuleEvent, fmt.Errorf("%w: %T", contracts.ErrUnknownEvent, l.Event)
 	}
 	return s, "", nil
 }
+
+// actionOutcome is what a tool.completed status says of an action.
+var actionOutcome = map[string]string{contracts.ToolSuccess: ActionDone, contracts.ToolError: ActionFailed,
+	contracts.ToolDeclined: ActionDeclined, contracts.ToolDenied: ActionDenied, contracts.ToolUnknown: ActionUnknown}
 
 func start(l contracts.Line) (RunState, string, error) {
 	ev, ok := l.Event.(*contracts.RunStarted)

@@ -409,7 +409,10 @@
     const verifier = base64url(randomBytes(32));
     const challenge = base64url(await sha256(new TextEncoder().encode(verifier)));
     const state = base64url(randomBytes(16));
-    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state }));
+    // The page counsel was sent to (a notification's link to a warrant):
+    // the identity provider drops the hash, so it is kept to go back to.
+    const back = /^#\/[A-Za-z0-9/_.~%-]*$/.test(location.hash) ? location.hash : '';
+    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state, back }));
     const params = new URLSearchParams({
       response_type: 'code',
       client_id: str(config.client_id),
@@ -464,6 +467,9 @@
     }
     if (!stored || typeof stored.state !== 'string' || stored.state !== state || typeof stored.verifier !== 'string') {
       throw new Error('Sign-in failed: the answer does not match a sign-in this browser started (state mismatch). Sign in again.');
+    }
+    if (typeof stored.back === 'string' && /^#\/[A-Za-z0-9/_.~%-]*$/.test(stored.back)) {
+      history.replaceState(null, '', DESK_PATH + stored.back);
     }
 
     const tokenUrl = checkedUrl(config.token_url, 'token endpoint');
@@ -679,6 +685,13 @@
   }
 
   function parseRoute() {
+    // A notification's link: the run's warrant, on the desk.
+    const w = /^#\/runs\/([^/?#]+)\/warrants\/([^/?#]+)\/?$/.exec(location.hash);
+    if (w) {
+      try {
+        return { name: 'warrant', runId: decodeURIComponent(w[1]), approvalId: decodeURIComponent(w[2]) };
+      } catch { /* malformed escape: the desk */ }
+    }
     const m = /^#\/runs\/([^/?#]+)\/?$/.exec(location.hash);
     if (m) {
       try {
@@ -704,9 +717,9 @@
     if (r.name === 'run') {
       renderRun(view, r.runId, current);
     } else {
-      renderDesk(view, current);
+      renderDesk(view, current, r.name === 'warrant' ? r : null);
     }
-    view.querySelector('h1')?.focus({ preventScroll: true });
+    if (r.name !== 'warrant') view.querySelector('h1')?.focus({ preventScroll: true });
   }
 
   window.addEventListener('hashchange', route);
@@ -735,7 +748,41 @@
     }
   }
 
-  function renderDesk(view, ctx) {
+  /**
+   * Brings the warrant a link named into view once the list is in: its
+   * card opened and focused, the filters cleared if they hid it; or, when
+   * it is no longer pending (decided or expired), says so with a link to
+   * its run.
+   */
+  function showLinkedWarrant(els, target) {
+    const card = [...els.list.querySelectorAll('li.warrant')].find((li) => li.dataset.approvalId === target.approvalId);
+    let gone = byId('warrant-gone');
+    if (!card) {
+      if (!gone) {
+        gone = h('p', { id: 'warrant-gone', class: 'notice', role: 'status' });
+        els.list.before(gone);
+      }
+      gone.replaceChildren(`The warrant this link names is no longer pending: it was decided or it expired. `,
+        h('a', { href: runHash(target.runId), text: 'See its run' }), '.');
+      gone.focus?.();
+      return;
+    }
+    gone?.remove();
+    if (card.hidden) {
+      listFilter.matter = '';
+      listFilter.tier = '';
+      els.matterSelect.value = '';
+      els.tierSelect.value = '';
+      applyFilters(els);
+    }
+    for (const d of card.querySelectorAll('details')) d.open = true;
+    card.classList.add('linked');
+    if (!card.hasAttribute('tabindex')) card.setAttribute('tabindex', '-1');
+    card.scrollIntoView({ block: 'start' });
+    card.focus({ preventScroll: true });
+  }
+
+  function renderDesk(view, ctx, target) {
     const refresh = h('button', { id: 'refresh', type: 'button', class: 'secondary', text: 'Refresh' });
     const updated = h('p', { class: 'updated muted', 'aria-live': 'polite' });
     const matterSelect = h('select', { id: 'filter-matter', name: 'matter' }, h('option', { value: '', text: 'All matters' }));
@@ -781,6 +828,7 @@
         setError('');
         renderWarrants(els, approvals, names, ctx);
         updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+        if (target && seq === 1) showLinkedWarrant(els, target);
       } catch (err) {
         if (!ctx.alive || seq !== loadSeq) return;
         updated.textContent = '';
@@ -1830,6 +1878,13 @@
     const chain = h('span', { id: 'chain', class: 'chain' });
     const details = h('div', { class: 'run-details' });
     const held = h('p', { id: 'run-held', class: 'held-note', hidden: true });
+    // What became of the run's actions, from the ledger (never the model's
+    // words): at the top, so a completed run whose filing failed never
+    // reads as a done one.
+    const actionsHeading = h('h2', { id: 'run-actions-heading' });
+    const actionsList = h('ul', { id: 'run-actions-list', class: 'run-actions-list' });
+    const actionsBox = h('section', { id: 'run-actions', class: 'run-actions', role: 'status', 'aria-labelledby': 'run-actions-heading', hidden: true },
+      actionsHeading, actionsList);
     const final = h('div', { id: 'run-final', class: 'final-text' });
     const finalBlock = h('div', { class: 'run-final', hidden: true }, h('span', { class: 'label', text: 'Final answer' }), final);
     const failure = h('p', { id: 'run-failure', class: 'run-failure', hidden: true });
@@ -1845,6 +1900,7 @@
     view.append(
       h('p', { class: 'back' }, h('a', { id: 'back', href: '#/', text: '\u2190 Pending warrants' })),
       h('div', { class: 'view-head' }, h('h1', { class: 'run-title', text: `Run ${runId}`, tabindex: '-1' }), refresh),
+      actionsBox,
       h('section', { class: 'card run-summary' },
         kv('Status', status),
         kv('Cost', cost),
@@ -1904,6 +1960,20 @@
         held.append(`Held on a warrant for ${str(pending.tool_name) || 'a tool call'} (${str(pending.risk_tier) || 'unknown tier'}). `,
           h('a', { href: '#/', text: 'Decide it on the desk' }));
       }
+
+      const actions = Array.isArray(run?.actions) ? run.actions : [];
+      const notDone = Number(run?.actions_not_done) || 0;
+      actionsBox.hidden = actions.length === 0;
+      actionsBox.className = notDone > 0 ? 'run-actions not-done' : 'run-actions all-done';
+      const plural = (n) => (n === 1 ? '1 action' : `${n} actions`);
+      actionsHeading.textContent = notDone > 0
+        ? (notDone === actions.length ? `${plural(notDone)} not done` : `${notDone} of ${plural(actions.length)} not done`)
+        : `${actions.length === 1 ? 'The action' : `All ${actions.length} actions`} done`;
+      actionsList.replaceChildren(...actions.map((a) => {
+        const words = str(a?.words);
+        const done = `${str(a?.tool_name)} done${a?.edited ? ', as edited by counsel' : ''}`;
+        return h('li', { class: words ? 'action not-done' : 'action done', text: words || done });
+      }));
 
       const finalText = str(run?.final_text);
       const gone = run?.content_destroyed && typeof run.content_destroyed === 'object' ? run.content_destroyed : null;
