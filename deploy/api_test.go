@@ -36,6 +36,8 @@ var wantRoutes = map[route]string{
 	{"PUT", "/v1/matters/{matter_id}/hold"}:                      "ApproveFunction",
 	{"DELETE", "/v1/matters/{matter_id}/hold"}:                   "ApproveFunction",
 	{"POST", "/v1/matters/{matter_id}/destroy"}:                  "ApproveFunction",
+	{"PUT", "/v1/settings"}:                                      "ApproveFunction",
+	{"GET", "/v1/settings"}:                                      "RunsFunction",
 	{"GET", "/v1/tools"}:                                         "ApproveFunction",
 	{"GET", "/desk"}:                                             "RunsFunction",
 	{"GET", "/desk/{proxy+}"}:                                    "RunsFunction",

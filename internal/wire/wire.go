@@ -365,7 +365,7 @@ func (d Deps) verifier() reducer.HeadVerifier {
 }
 
 func (d Deps) http() httpapi.Config {
-	return httpapi.Config{FirmClaim: d.Config.FirmClaim, RolesClaim: d.Config.RolesClaim}
+	return httpapi.Config{FirmClaim: d.Config.FirmClaim, UserClaim: d.Config.UserClaim, RolesClaim: d.Config.RolesClaim}
 }
 
 // responder names the function in every failure envelope it logs.
@@ -427,7 +427,7 @@ func Approve(d Deps) (*handlers.Approve, error) {
 	}
 	return &handlers.Approve{Decider: agent.Decider{Store: d.Store, Heads: d.verifier(), Now: d.Now, Edits: brain, Keys: d.DataKeys},
 		Reconciler: agent.Reconciler{Store: d.Store, Heads: d.verifier(), Now: d.Now, Keys: d.DataKeys}, Matters: d.Store, Tools: brain,
-		Holds: d.Store, Shred: d.shredder(),
+		Holds: d.Store, Shred: d.shredder(), Settings: d.Store,
 		HTTP: d.http(), Resp: d.responder(config.Approve)}, nil
 }
 
@@ -435,7 +435,7 @@ func Approve(d Deps) (*handlers.Approve, error) {
 func Runs(d Deps) *handlers.Runs {
 	return &handlers.Runs{Store: d.Store, Keys: d.verifier(), HTTP: d.http(), Resp: d.responder(config.Runs), DataKeys: d.DataKeys,
 		FirmBudget: d.Config.DefaultFirmBudget(), Now: d.Now, Evidence: d.evidence(false), Matters: d.Store, Holds: d.Store,
-		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.FirmClaim, d.Config.RolesClaim)}
+		Desk: desk.OIDC(d.Config.DeskClientID, d.Config.DeskAuthorizeURL, d.Config.DeskTokenURL, d.Config.DeskScopes, d.Config.FirmClaim, d.Config.RolesClaim)}
 }
 
 // StreamReduce builds the ledger stream's reducer.

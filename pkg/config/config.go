@@ -30,7 +30,7 @@ const (
 )
 
 var (
-	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
+	base  = []string{"TABLE_NAME", "LOG_LEVEL", "FIRM_CLAIM", "USER_CLAIM", "ROLES_CLAIM", "LEDGER_KEY"}
 	brain = []string{"MODEL_ID", "DEFAULT_COST_CAP_USD", "MAX_COST_CAP_USD", "WARRANT_TTL", "MAX_TOKENS", "STEP_LIMIT", "BEDROCK_STREAMING", "PRICING_FILE"}
 	queue = []string{"QUEUE_URL"}
 	// policy: the functions that decide a call under the risk policy (the
@@ -45,7 +45,7 @@ var (
 	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
 	// desk: the function that serves the counsel's desk (runs) and tells
 	// it how to sign counsel in.
-	desk = []string{"DESK_CLIENT_ID", "DESK_AUTHORIZE_URL", "DESK_TOKEN_URL"}
+	desk = []string{"DESK_CLIENT_ID", "DESK_AUTHORIZE_URL", "DESK_TOKEN_URL", "DESK_SCOPES"}
 	// receipts: the functions that sign receipts (stream-reduce) or
 	// checkpoints (the sweeper), or serve evidence (runs).
 	receipts = []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS"}
@@ -82,9 +82,11 @@ var FunctionVars = map[string][]string{
 // them until the functions seal content with it: the template always sets it
 // for the functions that will (deploy/env_test.go holds it to FunctionVars).
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
-	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true,
+	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true, "DESK_SCOPES": true, "USER_CLAIM": true,
 	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "DATA_KEY": true,
 	"RETENTION_DAY": true}
+
+var deskScopes = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E ]{1,512}$`) // RFC 6749 scope-token characters
 
 var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
 
@@ -95,10 +97,13 @@ func isLoopback(host string) bool {
 
 // Config is a function's validated configuration.
 type Config struct {
-	Function   string
-	TableName  string
-	LogLevel   slog.Level
-	FirmClaim  string
+	Function  string
+	TableName string
+	LogLevel  slog.Level
+	FirmClaim string
+	// UserClaim names the claim holding the user's id (USER_CLAIM, default
+	// sub; Entra ID: oid): an opaque id, contracts.CheckUserID.
+	UserClaim  string
 	RolesClaim string
 	// LedgerKey names the key that signs and verifies ledger heads:
 	// "kms:<key ARN or alias>" on AWS, "hmac:<hex>" on the local stack
@@ -143,6 +148,9 @@ type Config struct {
 	// (authorization code + PKCE). All three set (https URLs) or none: the
 	// desk then says sign-in is not configured.
 	DeskClientID, DeskAuthorizeURL, DeskTokenURL string
+	// DeskScopes are the scopes the desk asks the identity provider for
+	// (DESK_SCOPES, default "openid email profile").
+	DeskScopes string
 	// FirmMonthlyBudgetUSD is the monthly model budget of a firm whose
 	// settings name none (FIRM_MONTHLY_BUDGET_USD, a positive decimal
 	// string); empty: no default, and such a firm's calls are refused
@@ -194,7 +202,7 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 	invalid := func(name, why string) error {
 		return failure.New(failure.KindConfigInvalid, "environment variable "+name+" "+why)
 	}
-	c = Config{Function: function, FirmClaim: get("FIRM_CLAIM", "firm_id"), RolesClaim: get("ROLES_CLAIM", "roles")}
+	c = Config{Function: function, FirmClaim: get("FIRM_CLAIM", "firm_id"), UserClaim: get("USER_CLAIM", "sub"), RolesClaim: get("ROLES_CLAIM", "roles")}
 	if c.TableName, err = TableName(lookup); err != nil {
 		return Config{}, err
 	}
@@ -281,6 +289,11 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			if u, err := url.Parse(v); v != "" && (err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Fragment != "") {
 				return Config{}, invalid(name, "must be an https URL")
 			}
+		}
+		c.DeskScopes = get("DESK_SCOPES", "openid email profile")
+		scopes := strings.Fields(c.DeskScopes)
+		if !slices.Contains(scopes, "openid") || strings.Join(scopes, " ") != c.DeskScopes || !deskScopes.MatchString(c.DeskScopes) {
+			return Config{}, invalid("DESK_SCOPES", "must be OAuth scopes separated by single spaces, openid among them (e.g. \"openid email profile\"; Entra ID: \"openid email profile api://<app>/access\")")
 		}
 	}
 	if slices.Contains(vars, "QUEUE_URL") {

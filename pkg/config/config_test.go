@@ -328,7 +328,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := map[string]string{
-		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
+		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "USER_CLAIM": "oid", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "", "RETENTION_DAY": "",
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
@@ -341,6 +341,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 		"DESK_CLIENT_ID":          "4k1dmn2b3c4d5e6f7g8h9i0j1k",
 		"DESK_AUTHORIZE_URL":      "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/authorize",
 		"DESK_TOKEN_URL":          "https://warrant-prod.auth.us-east-1.amazoncognito.com/oauth2/token",
+		"DESK_SCOPES":             "openid email profile",
 	}
 	if len(config.FunctionVars) != len(functions) {
 		t.Errorf("FunctionVars has %d functions, want %d", len(config.FunctionVars), len(functions))
@@ -607,6 +608,34 @@ func TestRetentionDay(t *testing.T) {
 		case tc.want == "" && (err != nil || c.RetentionDay != tc.day):
 			t.Errorf("%v: %v %v", tc.env, c.RetentionDay, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || kindOf(err) != failure.KindConfigInvalid):
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestIdentityProviderClaims (issue 27 item 12): the user claim and the
+// desk's scopes are the deployment's; scopes without openid, or not
+// space-separated scope tokens, are refused naming DESK_SCOPES.
+func TestIdentityProviderClaims(t *testing.T) {
+	for _, tc := range []struct {
+		env         map[string]string
+		user, scope string
+		want        string // the variable the error names; "" ok
+	}{
+		{map[string]string{}, "sub", "openid email profile", ""},
+		{map[string]string{"USER_CLAIM": "oid", "DESK_SCOPES": "openid email profile api://warrant/access"}, "oid",
+			"openid email profile api://warrant/access", ""},
+		{map[string]string{"DESK_SCOPES": "email profile"}, "", "", "DESK_SCOPES"},
+		{map[string]string{"DESK_SCOPES": "openid  email"}, "", "", "DESK_SCOPES"},
+		{map[string]string{"DESK_SCOPES": "openid \"email\""}, "", "", "DESK_SCOPES"},
+	} {
+		env := minimal(config.Runs)
+		maps.Copy(env, tc.env)
+		c, err := config.Load(config.Runs, lookup(env))
+		switch {
+		case tc.want == "" && (err != nil || c.UserClaim != tc.user || c.DeskScopes != tc.scope):
+			t.Errorf("%v: user claim %q, scopes %q, %v", tc.env, c.UserClaim, c.DeskScopes, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
 		}
 	}

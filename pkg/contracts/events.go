@@ -460,7 +460,7 @@ func (e *RunStarted) validate() error {
 	if err := CheckUUID(p+"matter_id", e.MatterID); err != nil {
 		return err
 	}
-	if err := CheckUUID(p+"user_id", e.UserID); err != nil {
+	if err := CheckUserID(p+"user_id", e.UserID); err != nil {
 		return err
 	}
 	for i, r := range e.UserRoles {
@@ -664,10 +664,10 @@ func (e *ContentDestroyed) validate() error {
 			return fieldErr(p+"requested_by", "a destruction under retention names nobody who asked for it")
 		}
 	case DestroyedInstruction:
-		if err := CheckUUID(p+"requested_by", e.RequestedBy); err != nil {
+		if err := CheckUserID(p+"requested_by", e.RequestedBy); err != nil {
 			return err
 		}
-		if err := CheckUUID(p+"confirmed_by", e.ConfirmedBy); err != nil {
+		if err := CheckUserID(p+"confirmed_by", e.ConfirmedBy); err != nil {
 			return err
 		}
 		if e.ConfirmedBy == e.RequestedBy {

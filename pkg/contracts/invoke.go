@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -81,7 +82,11 @@ func (m InvokeMeta) Validate(path string) error {
 		if f.v == "" && !f.required {
 			continue
 		}
-		if err := CheckUUID(joinPath(path, f.name), f.v); err != nil {
+		check := CheckUUID
+		if f.name == "user_id" {
+			check = CheckUserID
+		}
+		if err := check(joinPath(path, f.name), f.v); err != nil {
 			return err
 		}
 	}
@@ -94,6 +99,30 @@ func (h HistoryMessage) Validate(path string) error {
 		return err
 	}
 	return mustNotEmpty(joinPath(path, "text"), h.Text)
+}
+
+// MaxUserID bounds a user id (characters).
+const MaxUserID = 128
+
+// CheckUserID accepts a user id as the firm's identity provider issues it,
+// opaque: Cognito's sub (a UUID), Entra ID's oid (a GUID), Okta's sub
+// (00u…), Auth0's (auth0|…). 1 to MaxUserID characters of letters, digits
+// and . _ - @ | : + = (no spaces, no controls, nothing that needs
+// escaping), compared byte for byte: one user has one spelling.
+func CheckUserID(path, s string) error {
+	if s == "" {
+		return fieldErr(path, "required user id is missing")
+	}
+	if len(s) > MaxUserID {
+		return fieldErr(path, "a user id is at most %d characters", MaxUserID)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._-@|:+=", c) >= 0) {
+			return fieldErr(path, "a user id is letters, digits and . _ - @ | : + = only")
+		}
+	}
+	return nil
 }
 
 // CheckUUID accepts only the canonical lowercase 8-4-4-4-12 form, so one id has

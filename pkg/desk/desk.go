@@ -57,12 +57,15 @@ type Identity struct {
 // OIDC is the page's configuration for a deployment: OIDC when the client
 // and both endpoints are set (https URLs), otherwise sign-in is not
 // configured. It never falls back to anything weaker.
-func OIDC(clientID, authorizeURL, tokenURL, firmClaim, rolesClaim string) Config {
+func OIDC(clientID, authorizeURL, tokenURL, scopes, firmClaim, rolesClaim string) Config {
 	if clientID == "" || !httpsURL(authorizeURL) || !httpsURL(tokenURL) {
 		return Config{Auth: "none"}
 	}
+	if scopes == "" {
+		scopes = "openid email profile"
+	}
 	return Config{Auth: "oidc", ClientID: clientID, AuthorizeURL: authorizeURL, TokenURL: tokenURL,
-		Scope: "openid email profile", FirmClaim: firmClaim, RolesClaim: rolesClaim}
+		Scope: scopes, FirmClaim: firmClaim, RolesClaim: rolesClaim}
 }
 
 func httpsURL(s string) bool {

@@ -13,7 +13,7 @@ import (
 // The sign-in configuration is OIDC only with a client and two https
 // endpoints; anything less is "none", never something weaker.
 func TestOIDC(t *testing.T) {
-	ok := desk.OIDC("client", "https://id.example/oauth2/authorize", "https://id.example/oauth2/token", "firm_id", "roles")
+	ok := desk.OIDC("client", "https://id.example/oauth2/authorize", "https://id.example/oauth2/token", "", "firm_id", "roles")
 	if ok.Auth != "oidc" || ok.ClientID != "client" || ok.Scope == "" || ok.RolesClaim != "roles" {
 		t.Fatalf("oidc: %+v", ok)
 	}
@@ -24,7 +24,7 @@ func TestOIDC(t *testing.T) {
 		{"client", "https://user:pw@id.example/a", "https://id.example/t"},
 		{"client", "https://id.example/a#x", "https://id.example/t"},
 	} {
-		if got := desk.OIDC(c[0], c[1], c[2], "firm_id", "roles"); got.Auth != "none" || got.ClientID != "" {
+		if got := desk.OIDC(c[0], c[1], c[2], "", "firm_id", "roles"); got.Auth != "none" || got.ClientID != "" {
 			t.Errorf("%v: %+v, want none", c, got)
 		}
 	}
@@ -70,7 +70,7 @@ func TestAssetsAreCSPClean(t *testing.T) {
 
 // Every answer carries the security headers; unknown names are 404.
 func TestServe(t *testing.T) {
-	cfg := desk.OIDC("client", "https://id.example/a", "https://login.example:8443/token", "firm_id", "roles")
+	cfg := desk.OIDC("client", "https://id.example/a", "https://login.example:8443/token", "openid email profile api://warrant/access", "firm_id", "roles")
 	for name, ct := range map[string]string{"index.html": "text/html; charset=utf-8", "desk.js": "text/javascript; charset=utf-8",
 		"desk.css": "text/css; charset=utf-8", "config.json": "application/json", "favicon.svg": "image/svg+xml"} {
 		r := desk.Serve(name, cfg)
@@ -81,6 +81,10 @@ func TestServe(t *testing.T) {
 			!strings.Contains(csp, "frame-ancestors 'none'") || r.Headers["X-Content-Type-Options"] != "nosniff" {
 			t.Errorf("%s: headers %v", name, r.Headers)
 		}
+	}
+	// The scopes the desk asks for are the deployment's (DESK_SCOPES).
+	if c := desk.Serve("config.json", cfg).Body; !strings.Contains(c, `"scope":"openid email profile api://warrant/access"`) {
+		t.Errorf("config.json does not carry the configured scopes: %s", c)
 	}
 	// The icon is an SVG image with nothing active in it: the page's
 	// policy (img-src 'self') lets the browser load it.

@@ -78,7 +78,7 @@ func testHolds(t *testing.T, ep *dynamotest.Endpoint) {
 		"a matter not a UUID":    {FirmID: firm, MatterID: "M-1", By: alice, Reason: "r"},
 		"a firm not a UUID":      {FirmID: "F-1", MatterID: id(), By: alice, Reason: "r"},
 		"nobody placing it":      {FirmID: firm, MatterID: id(), Reason: "r"},
-		"a placer not a user id": {FirmID: firm, MatterID: id(), By: "alice", Reason: "r"},
+		"a placer not a user id": {FirmID: firm, MatterID: id(), By: "alice smith", Reason: "r"},
 	} {
 		_, err := e.store.PutHold(e.ctx, h)
 		wantInvalid(t, err, name)
@@ -91,7 +91,7 @@ func testHolds(t *testing.T, ep *dynamotest.Endpoint) {
 	}
 
 	wantErr(t, e.store.ReleaseHold(e.ctx, other, matter, warrant.HoldEvent{By: bob}), warrant.ErrNotFound, "releasing another firm's matter")
-	wantInvalid(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: "bob"}), "a releaser not a user id")
+	wantInvalid(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: "bob jones"}), "a releaser not a user id")
 	e.clock.Advance(time.Minute)
 	must(t, e.store.ReleaseHold(e.ctx, firm, matter, warrant.HoldEvent{By: bob}))
 	_, err = e.store.GetHold(e.ctx, firm, matter)

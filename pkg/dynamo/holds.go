@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
 // A matter's legal hold: FIRM#<firm> / HOLD#<matter>, in the firm's key
@@ -84,8 +85,11 @@ func (s *Store) holdLogPut(e warrant.HoldEvent) (*types.Put, error) {
 // whose own answer was lost finds its hold there).
 func (s *Store) PutHold(ctx context.Context, h warrant.Hold) (warrant.Hold, error) {
 	const op = "put hold"
-	if err := checkIDs(op, "firm_id", h.FirmID, "matter_id", h.MatterID, "placed_by", h.By); err != nil {
+	if err := checkIDs(op, "firm_id", h.FirmID, "matter_id", h.MatterID); err != nil {
 		return warrant.Hold{}, err
+	}
+	if contracts.CheckUserID("placed_by", h.By) != nil {
+		return warrant.Hold{}, invalid(op, "placed_by: not a user id")
 	}
 	if strings.TrimSpace(h.Reason) == "" || !utf8.ValidString(h.Reason) || utf8.RuneCountInString(h.Reason) > warrant.MaxHoldReason {
 		return warrant.Hold{}, invalid(op, "a hold's reason is 1 to %d characters of text", warrant.MaxHoldReason)
@@ -152,8 +156,8 @@ func (s *Store) ReleaseHold(ctx context.Context, firm, matter string, r warrant.
 	if !idsOK(firm, matter) {
 		return fail(warrant.ErrNotFound, nil, "hold of matter %q", matter)
 	}
-	if err := checkIDs(op, "released_by", r.By); err != nil {
-		return err
+	if contracts.CheckUserID("released_by", r.By) != nil {
+		return invalid(op, "released_by: not a user id")
 	}
 	if !utf8.ValidString(r.Reason) || utf8.RuneCountInString(r.Reason) > warrant.MaxHoldReason {
 		return invalid(op, "a release's reason is at most %d characters of text", warrant.MaxHoldReason)

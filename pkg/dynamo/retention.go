@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/seed-f6d3920e/warrant"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
 // Retention (issue 26). A finished run waits in GSI2 under
@@ -186,7 +187,7 @@ func (s *Store) RequestDestruction(ctx context.Context, o warrant.DestructionOrd
 	if err := checkIDs(op, "firm_id", o.FirmID, "matter_id", o.MatterID); err != nil {
 		return warrant.DestructionOrder{}, err
 	}
-	if !idsOK(o.RequestedBy) || strings.TrimSpace(o.Reason) == "" || utf8.RuneCountInString(o.Reason) > warrant.MaxDestructionReason {
+	if contracts.CheckUserID("", o.RequestedBy) != nil || strings.TrimSpace(o.Reason) == "" || utf8.RuneCountInString(o.Reason) > warrant.MaxDestructionReason {
 		return warrant.DestructionOrder{}, invalid(op, "a destruction request needs its requester and a reason of 1 to %d characters", warrant.MaxDestructionReason)
 	}
 	now := s.nowUTC()
@@ -257,7 +258,7 @@ func (s *Store) ConfirmDestruction(ctx context.Context, firm, matter, by, byName
 	if !idsOK(firm, matter) {
 		return warrant.DestructionOrder{}, fail(warrant.ErrNoOrder, nil, "matter %q", matter)
 	}
-	if !idsOK(by) {
+	if contracts.CheckUserID("", by) != nil {
 		return warrant.DestructionOrder{}, invalid(op, "a confirmation names its user")
 	}
 	now := s.nowUTC()

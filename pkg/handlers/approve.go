@@ -57,6 +57,9 @@ type Approve struct {
 	// not served here).
 	Holds HoldStore
 	Shred OrderCarrier
+	// Settings keeps the firms' settings (PUT /v1/settings; nil: not
+	// served here).
+	Settings SettingsStore
 	// Tools lists the tools' input schemas (GET /v1/tools), which counsel's
 	// editor is built from: the brain that checks counsel's edits.
 	Tools ToolLister
@@ -100,6 +103,13 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	switch req.RouteKey {
 	case PutMatterRoute:
 		matterRoute = func() (events.APIGatewayV2HTTPResponse, error) { return putMatter(ctx, h.Matters, h.HTTP, req, p, &id) }
+	case PutSettingsRoute:
+		if h.Settings == nil {
+			return h.Resp.Error(ctx, failure.New(failure.KindNotFound, "no such route"), failure.StageRequest, id), nil
+		}
+		matterRoute = func() (events.APIGatewayV2HTTPResponse, error) {
+			return putSettings(ctx, h.Settings, h.HTTP, req, p, &id)
+		}
 	case PutHoldRoute, DeleteHoldRoute, DestroyRoute:
 		if h.Holds == nil || h.Shred == nil {
 			return h.Resp.Error(ctx, failure.New(failure.KindNotFound, "no such route"), failure.StageRequest, id), nil
@@ -119,7 +129,7 @@ func (h *Approve) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		if err != nil {
 			stage := failure.StageLedgerWrite
 			switch {
-			case errors.Is(err, errNotMatterKeeper):
+			case errors.Is(err, errNotMatterKeeper), errors.Is(err, errNotFirmAdmin):
 				stage = failure.StageAuthorize
 			case errors.As(err, new(*requestError)):
 				stage = failure.StageRequest

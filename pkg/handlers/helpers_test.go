@@ -410,7 +410,8 @@ func (s *stack) handlerFor(route string) lambda.Handler {
 	case route == "POST /v1/runs":
 		return lambda.NewHandler(s.invoke.Handle)
 	case strings.HasPrefix(route, "POST /v1/runs/{run_id}/approvals/"), route == handlers.ReconcileRoute, route == handlers.PutMatterRoute,
-		route == handlers.ListToolsRoute, route == handlers.PutHoldRoute, route == handlers.DeleteHoldRoute, route == handlers.DestroyRoute:
+		route == handlers.ListToolsRoute, route == handlers.PutHoldRoute, route == handlers.DeleteHoldRoute, route == handlers.DestroyRoute,
+		route == handlers.PutSettingsRoute:
 		return lambda.NewHandler(s.approve.Handle)
 	case route == "POST /v1/runs/{run_id}/resume":
 		return lambda.NewHandler(s.resume.Handle)

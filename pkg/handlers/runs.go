@@ -160,6 +160,8 @@ func (h *Runs) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		resp, err = getMatter(ctx, h.Matters, req, p, &id)
 	case MatterVersionsRoute:
 		resp, err = matterVersions(ctx, h.Matters, req, p, &id)
+	case GetSettingsRoute:
+		resp, err = getSettings(ctx, h.Store, req, p, &id)
 	case GetHoldRoute:
 		if h.Holds == nil {
 			err = inRequest(failure.New(failure.KindNotFound, "no such route"))

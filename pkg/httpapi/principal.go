@@ -85,9 +85,13 @@ func (c Config) Principal(req events.APIGatewayV2HTTPRequest) (Principal, error)
 	if err != nil {
 		return Principal{}, err
 	}
-	user, err := uuidClaim(claims, c.UserClaim)
-	if err != nil {
-		return Principal{}, err
+	user := claims[c.UserClaim] // a nil map reads as missing
+	if user == "" {
+		return Principal{}, failure.New(failure.KindUnauthenticated, "claim "+c.UserClaim+" is missing")
+	}
+	if contracts.CheckUserID("", user) != nil {
+		return Principal{}, failure.New(failure.KindUnauthenticated, "claim "+c.UserClaim+
+			" must be a user id: 1 to 128 letters, digits and . _ - @ | : + = (set USER_CLAIM to the claim that holds one, e.g. oid for Entra ID)")
 	}
 	token, err := bearerPayload(req.Headers)
 	if err != nil {
