@@ -118,12 +118,17 @@ func (s *Store) RunsOfMatter(ctx context.Context, firm, matter string) ([]warran
 // or expired (each run's content.destroyed line and the firm log's receipt
 // are the lasting record). A confirmed order waits in GSI2 under SHRED
 // until it is done, for the sweeper to finish what its confirming call
-// did not.
+// did not. A requested order is in GSI2 already, under SHREDREQ (which no
+// one reads): its confirmation moves its index keys rather than adding
+// them, since minidyn (v0.8.2) loses another item's index entry when an
+// update adds an item's first index keys, and the sweeper's query of SHRED
+// then missed the confirmed order.
 const (
-	skOrder       = "DESTROY#"
-	orderShard    = "SHRED"
-	orderDone     = "SHREDDONE"
-	orderAttempts = 3
+	skOrder        = "DESTROY#"
+	orderRequested = "SHREDREQ"
+	orderShard     = "SHRED"
+	orderDone      = "SHREDDONE"
+	orderAttempts  = 3
 )
 
 type orderItem struct {
@@ -193,8 +198,8 @@ func (s *Store) RequestDestruction(ctx context.Context, o warrant.DestructionOrd
 	now := s.nowUTC()
 	o.Status, o.RequestedAt, o.ExpiresAt = warrant.OrderRequested, parseTime(fmtTime(now)), parseTime(fmtTime(now.Add(warrant.DestructionRequestTTL)))
 	o.ConfirmedBy, o.ConfirmedByName, o.ConfirmedAt, o.DoneAt = "", "", time.Time{}, time.Time{}
-	item, err := marshal(orderItem{PK: firmPK(o.FirmID), SK: orderSK(o.MatterID), FirmID: o.FirmID, MatterID: o.MatterID,
-		Status: o.Status, RequestedBy: o.RequestedBy, RequestedByName: o.RequestedByName, Reason: o.Reason,
+	item, err := marshal(orderItem{PK: firmPK(o.FirmID), SK: orderSK(o.MatterID), GSI2PK: orderRequested, GSI2SK: fmtTime(o.RequestedAt),
+		FirmID: o.FirmID, MatterID: o.MatterID, Status: o.Status, RequestedBy: o.RequestedBy, RequestedByName: o.RequestedByName, Reason: o.Reason,
 		RequestedAt: fmtTime(o.RequestedAt), ExpiresAt: fmtTime(o.ExpiresAt)})
 	if err != nil {
 		return warrant.DestructionOrder{}, wrap(op, err)

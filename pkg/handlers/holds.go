@@ -293,6 +293,10 @@ func who(id, name string) string {
 // must finish). Each destruction removes the run's data key and appends
 // its content.destroyed line, whose receipt goes to the firm log.
 //
+// The requester sending their request again for the same reason while it
+// waits (a retry whose answer was lost) gets it again (202), nothing
+// written.
+//
 // Refusals, nothing written: a matter on hold (409), a matter with nothing
 // left to destroy (409: every ended run's content already destroyed), a
 // run of the matter still running or held (409, naming it), a request
@@ -356,6 +360,13 @@ func destroy(ctx context.Context, store HoldStore, shred OrderCarrier, c httpapi
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, orderError(matter, o, err)
 		}
+		v := orderView(o)
+		v.Runs = toDestroy
+		return httpapi.JSON(202, v, id.CorrelationID), nil
+	}
+	if o.Status == warrant.OrderRequested && o.RequestedBy == p.UserID && body.Reason == o.Reason {
+		// The requester's request again, for the same reason: a retry
+		// whose answer was lost. It gets the order as it stands.
 		v := orderView(o)
 		v.Runs = toDestroy
 		return httpapi.JSON(202, v, id.CorrelationID), nil
