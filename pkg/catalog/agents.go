@@ -99,7 +99,7 @@ func ParseAgents(doc []byte, readFile func(name string) ([]byte, error)) (*Agent
 			}
 			b, err := readFile(a.SystemPromptFile)
 			if err != nil {
-				return nil, invalid(at+".system_prompt_file", "cannot be read")
+				return nil, &Error{Path: at + ".system_prompt_file", Reason: "cannot be read", Detail: err.Error()}
 			}
 			a.SystemPrompt, a.SystemPromptFile = string(b), ""
 		}
