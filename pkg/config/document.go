@@ -73,13 +73,22 @@ func (e *DocumentError) Error() string {
 	return b.String()
 }
 
-// Local is Error() with the loader's own words, for a terminal.
+// Local is Error() with the loader's own words, for a terminal: in place
+// of a reason that only stood in for them, else after the reason.
 func (e *DocumentError) Local() string {
-	if e.Detail == "" {
+	switch {
+	case e.Detail == "":
 		return e.Error()
+	case e.Reason == notAccepted:
+		local := *e
+		local.Reason, local.Detail = e.Detail, ""
+		return local.Error()
 	}
 	return e.Error() + " (" + e.Detail + ")"
 }
+
+// notAccepted stands in for a loader's reason that quotes the document.
+const notAccepted = "the value is not accepted here (warrant config check prints why)"
 
 // FailureKind is config_invalid.
 func (e *DocumentError) FailureKind() failure.Kind { return failure.KindConfigInvalid }
@@ -138,7 +147,7 @@ func (d Document) Fault(err error) *DocumentError {
 	case errors.As(err, &fe):
 		e.Field, e.Reason = fe.Path, fe.Reason
 		if !safeReason(fe.Reason) {
-			e.Reason, e.Detail = "the value is not accepted here (warrant config check prints why)", fe.Reason
+			e.Reason, e.Detail = notAccepted, fe.Reason
 		}
 	default:
 		e.Reason = "does not load"

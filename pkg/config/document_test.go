@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -141,5 +142,23 @@ func TestCrossChecks(t *testing.T) {
 	embedded, _ := toolpolicy.Embedded()
 	if faults := config.CheckPolicy(catDoc, cat, config.Document{Variable: config.DocPolicy}, embedded); len(faults) != 0 {
 		t.Errorf("the embedded catalog and policy disagree: %v", faults)
+	}
+}
+
+// Local, for the operator's terminal, gives the loader's own words, which
+// Error, for AWS, leaves out when they quote the document.
+func TestLocalGivesTheLoadersWords(t *testing.T) {
+	doc := config.Document{Variable: config.DocPolicy, Source: "file:p.json",
+		Data: []byte(`{"version": "v", "default": {"tier": "` + secret + `", "reason": "r"}, "tools": {}}`)}
+	_, err := doc.Policy()
+	var de *config.DocumentError
+	if !errors.As(err, &de) {
+		t.Fatalf("%v", err)
+	}
+	if want := `TOOL_POLICY (file:p.json): line 1, column 30: field default.tier: unknown tier "` + secret + `"`; de.Local() != want {
+		t.Errorf("Local() %s\nwant    %s", de.Local(), want)
+	}
+	if strings.Contains(de.Error(), secret) {
+		t.Errorf("Error() quotes the document: %s", de.Error())
 	}
 }
