@@ -488,3 +488,99 @@ func TestConnectingYourSystemsImport(t *testing.T) {
 		t.Fatalf("tools import printed, with the tools renamed and the user's members set as the example sets them:\n%s\nthe example:\n%s", gc, wc)
 	}
 }
+
+// Issue 27 items 9 and 10: the section's `warrant config check` runs, as
+// written, on the worked example's three documents (written under the
+// names the command gives them) and passes; with an agent's tool misspelt
+// it prints the fault the text quotes; and the fault the text quotes for a
+// catalog in SSM is the one the functions' loader gives.
+func TestConnectingYourSystemsConfigCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs cmd/warrant; skipped with -short")
+	}
+	text := section(t, deployDoc, "Connecting your systems")
+	flat := strings.Join(strings.Fields(text), " ")
+	var command string
+	for _, c := range shCommands(text) {
+		if strings.Contains(c, "warrant config check") {
+			if command != "" {
+				t.Fatalf("the section has more than one config check: %q and %q", command, c)
+			}
+			command = c
+		}
+	}
+	if command == "" {
+		t.Fatal("the section checks no documents (warrant config check)")
+	}
+	docs := map[string]string{}
+	for _, m := range jsonBlock.FindAllStringSubmatch(text, -1) {
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(m[1]), &probe); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case probe["agents"] != nil:
+			docs["agents.json"] = m[1]
+		case probe["default"] != nil:
+			docs["tool_policy.json"] = m[1]
+		case probe["servers"] != nil:
+			docs["tool_catalog.json"] = m[1]
+		}
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	for _, e := range entries {
+		if e.Name() != ".git" && e.Name() != "bin" {
+			if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(work, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run := func(files map[string]string) (string, error) {
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", "-c", "set -eo pipefail\n"+command)
+		cmd.Dir = work
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "PRICING_FILE=") })
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, stderr.String())
+		}
+		return stdout.String(), err
+	}
+	if out, err := run(docs); err != nil || !strings.HasPrefix(out, "config check: ok: ") {
+		t.Fatalf("%s: %v\n%s", command, err, out)
+	}
+	misspelt := strings.Replace(docs["agents.json"], `["search_documents", "file_to_matter"]`, `["search_documents", "file_to_matters"]`, 1)
+	if misspelt == docs["agents.json"] {
+		t.Fatal("the example's dms_clerk does not use file_to_matter")
+	}
+	out, err := run(map[string]string{"agents.json": misspelt})
+	if err == nil || strings.Count(out, "\n") != 1 || !strings.Contains(flat, "`"+strings.TrimSpace(out)+"`") {
+		t.Fatalf("%s with dms_clerk's file_to_matter misspelt: %v, printed\n%s\nwhich the section does not quote", command, err, out)
+	}
+
+	comma := strings.Replace(docs["tool_catalog.json"], `"declare_as_record": {"type": "boolean"}`, `"declare_as_record": {"type": "boolean"},`, 1)
+	if comma == docs["tool_catalog.json"] {
+		t.Fatal("the example's file_to_matter has no declare_as_record")
+	}
+	_, err = config.Document{Variable: config.DocCatalog, Source: "ssm:/warrant/prod/tool-catalog/v1", Data: []byte(comma)}.Catalog()
+	var de *config.DocumentError
+	if !errors.As(err, &de) || !strings.Contains(flat, "`"+de.Error()+"`") {
+		t.Fatalf("the catalog with a trailing comma: %v, which the section does not quote", err)
+	}
+}

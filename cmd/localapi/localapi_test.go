@@ -297,6 +297,7 @@ func TestTemplate(t *testing.T) {
 	}
 	slices.Sort(keys)
 	wantKeys := []string{
+		"DELETE /v1/matters/{matter_id}/hold -> approve",
 		"GET /desk -> runs",
 		"GET /desk/{proxy+} -> runs",
 		"GET /v1/approvals -> runs",
@@ -305,17 +306,22 @@ func TestTemplate(t *testing.T) {
 		"GET /v1/keys -> runs",
 		"GET /v1/matters -> runs",
 		"GET /v1/matters/{matter_id} -> runs",
+		"GET /v1/matters/{matter_id}/hold -> runs",
 		"GET /v1/matters/{matter_id}/versions -> runs",
 		"GET /v1/runs/{run_id} -> runs",
 		"GET /v1/runs/{run_id}/events -> runs",
 		"GET /v1/runs/{run_id}/evidence -> runs",
 		"GET /v1/runs/{run_id}/receipts -> runs",
+		"GET /v1/settings -> runs",
 		"GET /v1/tools -> approve",
+		"POST /v1/matters/{matter_id}/destroy -> approve",
 		"POST /v1/runs -> invoke",
 		"POST /v1/runs/{run_id}/approvals/{approval_id} -> approve",
 		"POST /v1/runs/{run_id}/effects/{effect_ref}/reconcile -> approve",
 		"POST /v1/runs/{run_id}/resume -> resume",
 		"PUT /v1/matters/{matter_id} -> approve",
+		"PUT /v1/matters/{matter_id}/hold -> approve",
+		"PUT /v1/settings -> approve",
 	}
 	if !slices.Equal(keys, wantKeys) {
 		t.Fatalf("routes %v, want %v", keys, wantKeys)

@@ -248,7 +248,7 @@ func serve(o options, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "localapi: interrupted during start-up; stopped")
 			return 0
 		}
-		fmt.Fprintf(stderr, "localapi: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "localapi: %s\n", startError(err))
 		return 1
 	}
 	code := serveStack(ctx, stopSignals, o, st, ln, logDir, t0, stdout, stderr)
@@ -393,7 +393,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 	}
 	fmt.Fprintf(stderr, "desk: %s/desk (the counsel's desk; local sign-in as Counsel or Associate)\n", base)
 	if !o.headless {
-		fmt.Fprint(stderr, curlExamples(base))
+		fmt.Fprint(stderr, curlExamples(base, st.Agents()))
 	}
 
 	demoDone := make(chan int, 1)
@@ -535,7 +535,7 @@ func invokeOnce(o options, stdout, stderr io.Writer) int {
 	cfg.Only = []string{o.invoke}
 	st, err := StartStack(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "localapi: %s\n", firstLine(err))
+		fmt.Fprintf(stderr, "localapi: %s\n", startError(err))
 		return 1
 	}
 	defer func() {
@@ -572,6 +572,16 @@ func invokeOnce(o options, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// startError is what localapi prints of a start-up that failed: the first
+// line, or every fault of a configuration the functions would refuse.
+func startError(err error) string {
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return ce.Error()
+	}
+	return firstLine(err)
+}
+
 func firstLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
@@ -588,13 +598,25 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-func curlExamples(base string) string {
+// curlExamples are the "Try it" lines: a run of one of the stack's agents
+// (agents: the matter assistant when it is one of them, else the first),
+// followed to its warrant, signed, resumed and read. No agents known (AGENTS
+// in SSM): the request says <agent_key>.
+func curlExamples(base string, agents []string) string {
+	agent, which := "<agent_key>", "this stack's agents are in AGENTS (an SSM parameter)"
+	if len(agents) > 0 {
+		agent, which = agents[0], "this stack's agents (AGENTS): "+strings.Join(agents, ", ")
+		if slices.Contains(agents, "matter_assistant") {
+			agent = "matter_assistant"
+		}
+	}
 	return fmt.Sprintf(`
 Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, roles %[4]s):
 
-  # start a run as an associate: 202 running; the worker takes it from the queue
+  # %[6]s
+  # start a run of %[7]s as an associate: 202 running; the worker takes it from the queue
   curl -s -X POST %[1]s/v1/runs -H 'Content-Type: application/json' -H 'X-Dev-Roles: associate' \
-    -d '{"agent_key":"matter_assistant","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","counsel_message":"Please file the motion to compel discovery."}'
+    -d '{"agent_key":"%[7]s","matter_id":"3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a99","counsel_message":"Please file the motion to compel discovery."}'
   RUN=<run_id>
 
   # follow it until it stops running: held, with the warrant to sign in pending_approval
@@ -616,5 +638,5 @@ Try it (dev identity headers are LOCAL ONLY; defaults: firm %[2]s, user %[3]s, r
   curl -s '%[1]s/v1/approvals?status=pending'
   curl -s %[1]s/v1/budget
 
-`, base, DevFirm, DevUser, DevRoles, walkthrough.Counsel)
+`, base, DevFirm, DevUser, DevRoles, walkthrough.Counsel, which, agent)
 }

@@ -119,6 +119,8 @@ type Stack struct {
 	fnLog   *os.File
 	// toolEnv is the functions' TOOL_CATALOG, AGENTS and TOOL_POLICY.
 	toolEnv []string
+	// agents are the keys of the agents the functions run (AGENTS).
+	agents []string
 	// checkpoints is the directory the sweeper keeps each checkpoint in
 	// (CHECKPOINT_DIR), outside the table, as the bucket does on AWS;
 	// tempCheckpoints: made for this stack (no LogDir), removed at Stop.
@@ -162,7 +164,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.ModelID == "" {
 		cfg.ModelID = DefaultModelID
 	}
-	s := &Stack{cfg: cfg, Emulators: map[string]*rie.Emulator{}, Region: envOr("AWS_REGION", envOr("AWS_DEFAULT_REGION", "us-east-1"))}
+	// The functions' documents first: a mistake in one stops the stack
+	// before anything is built or started, naming its place.
+	agents, err := checkConfiguration(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{cfg: cfg, Emulators: map[string]*rie.Emulator{}, Region: envOr("AWS_REGION", envOr("AWS_DEFAULT_REGION", "us-east-1")), agents: agents}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -495,6 +503,11 @@ func (s *Stack) logDeadLetter(m sqstest.Message) {
 	s.queueLine("%s %s", time.Now().Format(time.RFC3339Nano), line)
 	fmt.Fprint(s.cfg.progress(), line)
 }
+
+// Agents are the keys of the agents the functions run (AGENTS, else the
+// embedded matter assistant), sorted; none when AGENTS names an SSM
+// parameter, which the functions read.
+func (s *Stack) Agents() []string { return slices.Clone(s.agents) }
 
 // LedgerKey is the functions' LEDGER_KEY: a local HMAC key. Local only; on
 // AWS the key is in KMS and never leaves it.

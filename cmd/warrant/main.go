@@ -3,8 +3,9 @@
 // export with the same reducer the agent uses, ask the risk policy about a
 // tool, price a model call, and record counsel's reconciliation of an effect
 // through the API; and for connecting a firm's systems: import an MCP
-// server's tools as catalog entries, and check a catalog against its servers
-// before it is published. It is never deployed, and it calls AWS only to
+// server's tools as catalog entries, check a catalog against its servers,
+// and check the catalog, the agents and the policy together, before they
+// are published. It is never deployed, and it calls AWS only to
 // verify a ledger head with a KMS key (ledger verify --key kms:...) and to
 // read a tool server's secret (tools check, tools import).
 package main
@@ -109,6 +110,18 @@ const usage = `usage:
         naming what failed: a --tool the server lacks (with the tools it has), a server
         not reached, an auth failure (a secret not read, credentials refused), or a tool
         whose schema the catalog cannot take (the others are still printed)
+  warrant config check [--catalog FILE] [--agents FILE] [--policy FILE]
+        check the configuration documents together before they are published, at least
+        one given; the others are the embedded ones a stack without them runs. Each loads
+        as the functions load it (TOOL_CATALOG, AGENTS, TOOL_POLICY: whole or an overlay;
+        an agent's system_prompt_file is read from the agents FILE's folder, the bundle's
+        top), every tool an agent names is in the catalog, every agent's model_id has a
+        price (PRICING_FILE, else the embedded table; an agent without one runs the
+        stack's MODEL_ID, which the functions check when they start), and every catalog
+        tool has a policy entry: its own member of the policy's "tools" (a tool without
+        one is not refused, but takes the policy's default tier, high or prohibited, on
+        every call). One line per fault, naming the document, the field and its line and
+        column; exit 1 on any, else one line saying what passed
   warrant price MODEL INPUT OUTPUT [--cache-read N] [--cache-write N]
         print the USD cost of one model call (PRICING_FILE overrides the embedded
         table, as it does for the agent)
@@ -186,6 +199,11 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return toolsImportCmd(rest[1:], stdout, stderr)
 		}
 		return usageErr("tools needs the subcommand check or import")
+	case "config":
+		if len(rest) == 0 || rest[0] != "check" {
+			return usageErr("config needs the subcommand check")
+		}
+		return configCheckCmd(rest[1:], stdout)
 	case "evidence":
 		if len(rest) == 0 || rest[0] != "verify" {
 			return usageErr("evidence needs the subcommand verify")

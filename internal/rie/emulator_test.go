@@ -19,8 +19,12 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 )
 
-// TestConfigFailure starts invoke without TABLE_NAME: the invocation fails
-// and the function logs one failure envelope with failure_kind config_invalid.
+// TestConfigFailure starts invoke and the worker without TABLE_NAME: each
+// logs one failure envelope with failure_kind config_invalid at start;
+// invoke, which API Gateway calls, answers the invocation with that problem
+// (500, problem+json naming TABLE_NAME: not API Gateway's bare 500), and
+// the worker's invocation fails (it exits; Lambda starts it again on its
+// next message).
 func TestConfigFailure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a bootstrap; skipped with -short")
@@ -28,52 +32,67 @@ func TestConfigFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin, err := rie.Build(ctx, module+"/functions/invoke", filepath.Join(dir, "invoke"))
+	bins, err := rie.BuildAllShared(ctx, map[string]string{"invoke": module + "/functions/invoke", "worker": module + "/functions/worker"},
+		filepath.Join(dir, "build"), filepath.Join(dir, "bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logPath := filepath.Join(dir, "invoke.log")
-	e, err := rie.Start(ctx, rie.Options{Name: "invoke", Bootstrap: bin, LogPath: logPath,
-		Env: []string{"LOG_LEVEL=INFO", "MODEL_ID=" + modelID, "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	defer func() {
-		pids = e.PIDs()
-		if err := e.Stop(); err != nil {
-			t.Error(err)
+	for fn, event := range map[string]string{"invoke": "invoke", "worker": "worker-sqs"} {
+		logPath := filepath.Join(dir, fn+".log")
+		e, err := rie.Start(ctx, rie.Options{Name: fn, Bootstrap: bins[fn], LogPath: logPath,
+			Env: []string{"LOG_LEVEL=INFO", "MODEL_ID=" + modelID, "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, pid := range pids {
-			if proc.Alive(pid) {
-				t.Errorf("process %d is still running after Stop", pid)
+		func() {
+			defer func() {
+				pids := e.PIDs()
+				if err := e.Stop(); err != nil {
+					t.Error(err)
+				}
+				for _, pid := range pids {
+					if proc.Alive(pid) {
+						t.Errorf("process %d is still running after Stop", pid)
+					}
+				}
+			}()
+			out, err := e.Invoke(ctx, mustJSON(t, fixture(t, event)))
+			if fn == "invoke" {
+				var resp struct {
+					StatusCode int               `json:"statusCode"`
+					Headers    map[string]string `json:"headers"`
+					Body       string            `json:"body"`
+				}
+				var problem struct{ Kind, Detail string }
+				if err != nil || json.Unmarshal(out, &resp) != nil || json.Unmarshal([]byte(resp.Body), &problem) != nil {
+					t.Fatalf("invoke without TABLE_NAME: %v %s, want a problem", err, out)
+				}
+				if resp.StatusCode != 500 || resp.Headers["Content-Type"] != "application/problem+json" ||
+					problem.Kind != "config_invalid" || !strings.Contains(problem.Detail, "TABLE_NAME") {
+					t.Fatalf("invoke without TABLE_NAME answered %s", out)
+				}
+			} else {
+				var fe *rie.FunctionError
+				if !errors.As(err, &fe) || fe.Type != "Runtime.ExitError" {
+					t.Fatalf("the worker without TABLE_NAME: %v %s, want a Runtime.ExitError function error", err, out)
+				}
 			}
-		}
-	}()
-	out, err := e.Invoke(ctx, mustJSON(t, fixture(t, "invoke")))
-	if err == nil {
-		t.Fatalf("invoke without TABLE_NAME answered %s", out)
-	}
-	var fe *rie.FunctionError
-	if !errors.As(err, &fe) || fe.Type != "Runtime.ExitError" {
-		t.Fatalf("invoke without TABLE_NAME: %v, want a Runtime.ExitError function error", err)
-	}
-	t.Logf("invocation failed as expected: %v", err)
-
-	var envelope map[string]any
-	if !waitFor(5*time.Second, func() bool {
-		envelope = findEnvelope(logPath)
-		return envelope != nil
-	}) {
-		b, _ := os.ReadFile(logPath)
-		t.Fatalf("no failure envelope in the emulator log:\n%s", b)
-	}
-	if envelope["failure_kind"] != "config_invalid" || envelope["failure_stage"] != "config" {
-		t.Fatalf("envelope %v", envelope)
-	}
-	if testing.Verbose() {
-		b, _ := os.ReadFile(logPath)
-		t.Logf("emulator log:\n%s", b)
+			var envelope map[string]any
+			if !waitFor(5*time.Second, func() bool {
+				envelope = findEnvelope(logPath)
+				return envelope != nil
+			}) {
+				b, _ := os.ReadFile(logPath)
+				t.Fatalf("no failure envelope in the emulator log:\n%s", b)
+			}
+			if envelope["failure_kind"] != "config_invalid" || envelope["failure_stage"] != "config" {
+				t.Fatalf("envelope %v", envelope)
+			}
+			if testing.Verbose() {
+				b, _ := os.ReadFile(logPath)
+				t.Logf("%s's emulator log:\n%s", fn, b)
+			}
+		}()
 	}
 }
 

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
+	"github.com/seed-f6d3920e/warrant/pkg/config"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
@@ -24,7 +27,8 @@ type SSMGetter interface {
 // relative to the executable unless absolute) or an SSM parameter ("ssm:").
 // A document that cannot be read or does not load is config_invalid: the
 // function does not start, and never falls back to a more permissive
-// policy. The error never echoes the document.
+// policy. The error names the document, the field and its line and column,
+// never a value of the document (config.DocumentError).
 func LoadPolicy(ctx context.Context, spec string, newSSM func() SSMGetter) (*toolpolicy.Policy, error) {
 	if spec == "" {
 		p, err := toolpolicy.Embedded()
@@ -33,15 +37,11 @@ func LoadPolicy(ctx context.Context, spec string, newSSM func() SSMGetter) (*too
 		}
 		return p, nil
 	}
-	doc, err := readSource(ctx, "TOOL_POLICY", spec, newSSM)
+	doc, err := ReadDocument(ctx, config.DocPolicy, spec, newSSM)
 	if err != nil {
 		return nil, err
 	}
-	p, err := toolpolicy.LoadDocument(doc)
-	if err != nil {
-		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable TOOL_POLICY: the policy document does not load", err)
-	}
-	return p, nil
+	return doc.Policy()
 }
 
 // LoadCatalog loads the tool catalog spec names (config.Config.ToolCatalog),
@@ -54,15 +54,11 @@ func LoadCatalog(ctx context.Context, spec string, newSSM func() SSMGetter) (*ca
 		}
 		return c, nil
 	}
-	doc, err := readSource(ctx, "TOOL_CATALOG", spec, newSSM)
+	doc, err := ReadDocument(ctx, config.DocCatalog, spec, newSSM)
 	if err != nil {
 		return nil, err
 	}
-	c, err := catalog.Parse(doc)
-	if err != nil {
-		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable TOOL_CATALOG: the catalog does not load", err)
-	}
-	return c, nil
+	return doc.Catalog()
 }
 
 // LoadAgents loads the agents document spec names (config.Config.Agents),
@@ -76,48 +72,67 @@ func LoadAgents(ctx context.Context, spec string, newSSM func() SSMGetter) (*cat
 		}
 		return a, nil
 	}
-	doc, err := readSource(ctx, "AGENTS", spec, newSSM)
+	doc, err := ReadDocument(ctx, config.DocAgents, spec, newSSM)
 	if err != nil {
 		return nil, err
 	}
-	a, err := catalog.ParseAgents(doc, func(name string) ([]byte, error) {
-		path, err := bundlePath(name)
-		if err != nil {
-			return nil, err
-		}
-		return os.ReadFile(path)
-	})
-	if err != nil {
-		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable AGENTS: the agents document does not load", err)
-	}
-	return a, nil
+	return doc.Agents(ReadBundleFile)
 }
 
-// readSource reads the document a "file:" or "ssm:" spec of variable names.
-func readSource(ctx context.Context, variable, spec string, newSSM func() SSMGetter) ([]byte, error) {
+// ReadBundleFile reads a file of the function's bundle (an agent's
+// system_prompt_file): name itself when absolute, else relative to the
+// executable's folder.
+func ReadBundleFile(name string) ([]byte, error) {
+	path, err := bundlePath(name)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+// ReadDocument reads the document a "file:" or "ssm:" spec of variable
+// names. A source that cannot be read is config_invalid naming the
+// variable and the source.
+func ReadDocument(ctx context.Context, variable, spec string, newSSM func() SSMGetter) (config.Document, error) {
+	doc := config.Document{Variable: variable, Source: spec}
 	kind, where, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "file":
 		path, err := bundlePath(where)
 		if err != nil {
-			return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable "+variable+": the bundle's folder is unknown", err)
+			return doc, failure.Wrap(failure.KindConfigInvalid, doc.Name()+": the bundle's folder is unknown", err)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable "+variable+": the file cannot be read", err)
+			why := "the file cannot be read"
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				why = "no such file"
+			case errors.Is(err, fs.ErrPermission):
+				why = "the file cannot be read (permission denied)"
+			}
+			if path != where {
+				why += " (read as " + path + ", relative to the function's bundle)"
+			}
+			return doc, failure.Wrap(failure.KindConfigInvalid, doc.Name()+": "+why, err)
 		}
-		return b, nil
+		doc.Data = b
+		return doc, nil
 	case "ssm":
+		if newSSM == nil {
+			return doc, failure.New(failure.KindConfigInvalid, doc.Name()+": no SSM client here to read the parameter")
+		}
 		out, err := newSSM().GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(where), WithDecryption: aws.Bool(true)})
 		if err != nil {
-			return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable "+variable+": the SSM parameter cannot be read", err)
+			return doc, failure.Wrap(failure.KindConfigInvalid, doc.Name()+": the SSM parameter cannot be read", err)
 		}
 		if out.Parameter == nil || out.Parameter.Value == nil {
-			return nil, failure.New(failure.KindConfigInvalid, "environment variable "+variable+": the SSM parameter has no value")
+			return doc, failure.New(failure.KindConfigInvalid, doc.Name()+": the SSM parameter has no value")
 		}
-		return []byte(*out.Parameter.Value), nil
+		doc.Data = []byte(*out.Parameter.Value)
+		return doc, nil
 	}
-	return nil, failure.New(failure.KindConfigInvalid, "environment variable "+variable+" names no document source")
+	return doc, failure.New(failure.KindConfigInvalid, "environment variable "+variable+" names no document source")
 }
 
 // bundlePath is a file of the function's bundle: path itself when

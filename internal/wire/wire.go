@@ -11,12 +11,17 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -34,6 +39,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/desk"
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/eventbus"
@@ -97,6 +103,11 @@ type Deps struct {
 	// agents (AGENTS); nil: the embedded ones.
 	Catalog *catalog.Catalog
 	Agents  *catalog.Agents
+	// Documents are the configuration documents Load read (by variable:
+	// config.DocCatalog, DocAgents, DocPolicy), so a fault found in them
+	// later (an agent naming a tool the catalog lacks) names its line and
+	// column; nil: faults name the field only.
+	Documents map[string]config.Document
 	// Targets builds the target of a catalog server (an MCP server's); nil:
 	// a catalog that names servers does not build.
 	Targets func(catalog.Server) (agent.Target, error)
@@ -151,20 +162,29 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		d.Queue = sqs.New(awssqs.NewFromConfig(awsCfg), cfg.QueueURL)
 	}
 	newSSM := func() SSMGetter { return ssm.NewFromConfig(awsCfg) }
-	if cfg.ToolPolicy != "" {
-		if d.Policy, err = LoadPolicy(ctx, cfg.ToolPolicy, newSSM); err != nil {
+	d.Documents = map[string]config.Document{}
+	for _, src := range []struct{ variable, spec string }{
+		{config.DocPolicy, cfg.ToolPolicy}, {config.DocCatalog, cfg.ToolCatalog}, {config.DocAgents, cfg.Agents},
+	} {
+		if src.spec == "" {
+			continue
+		}
+		doc, err := ReadDocument(ctx, src.variable, src.spec, newSSM)
+		if err != nil {
 			return Deps{}, err
 		}
-	}
-	if cfg.ToolCatalog != "" {
-		if d.Catalog, err = LoadCatalog(ctx, cfg.ToolCatalog, newSSM); err != nil {
+		switch src.variable {
+		case config.DocPolicy:
+			d.Policy, err = doc.Policy()
+		case config.DocCatalog:
+			d.Catalog, err = doc.Catalog()
+		case config.DocAgents:
+			d.Agents, err = doc.Agents(ReadBundleFile)
+		}
+		if err != nil {
 			return Deps{}, err
 		}
-	}
-	if cfg.Agents != "" {
-		if d.Agents, err = LoadAgents(ctx, cfg.Agents, newSSM); err != nil {
-			return Deps{}, err
-		}
+		d.Documents[src.variable] = doc
 	}
 	d.Targets = targets(awsCfg, d.Logger)
 	if cfg.EventBus != "" {
@@ -244,6 +264,12 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 	}
 	var agents []agent.Definition
 	if c.HasBrain() {
+		// What agent.New would refuse, named: the agent, the tool the
+		// catalog lacks or the model without a price, and where.
+		if faults := config.CheckAgents(d.document(config.DocAgents, c.Agents), agentsDoc,
+			d.document(config.DocCatalog, c.ToolCatalog), cat, c.Prices, c.ModelID); len(faults) > 0 {
+			return nil, documentFaults(faults)
+		}
 		for _, key := range sortedKeys(agentsDoc.Agents) {
 			agents = append(agents, agent.DefinitionOf(agentsDoc.Agents[key]))
 		}
@@ -261,6 +287,41 @@ func NewBrain(d Deps) (*agent.Brain, error) {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "the agent registry does not build", err)
 	}
 	return brain, nil
+}
+
+// document is the configuration document of variable as Load read it;
+// else the one spec names, unread (its faults name no line), or the
+// embedded one.
+func (d Deps) document(variable, spec string) config.Document {
+	if doc, ok := d.Documents[variable]; ok {
+		return doc
+	}
+	doc := config.Document{Variable: variable, Source: spec}
+	if spec == "" {
+		switch variable {
+		case config.DocCatalog:
+			doc.Data = catalog.EmbeddedDocument()
+		case config.DocAgents:
+			doc.Data = catalog.EmbeddedAgentsDocument()
+		case config.DocPolicy:
+			doc.Data = toolpolicy.EmbeddedDocument()
+		}
+	}
+	return doc
+}
+
+// documentFaults is config_invalid naming the first fault, and how many
+// more there are.
+func documentFaults(faults []*config.DocumentError) error {
+	msg := faults[0].Error()
+	if n := len(faults) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more: warrant config check lists every one)", n)
+	}
+	errs := make([]error, len(faults))
+	for i, f := range faults {
+		errs[i] = f
+	}
+	return failure.Wrap(failure.KindConfigInvalid, msg, errors.Join(errs...))
 }
 
 // configuration is the tool catalog and the agents the brain runs: the
@@ -379,8 +440,41 @@ func Invoke(d Deps) (*handlers.Invoke, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.Invoke{Brain: brain, Queue: d.Queue, Store: d.Store, Keys: d.verifier(), Config: d.Config, HTTP: d.http(),
+	_, agentsDoc, err := d.configuration()
+	if err != nil {
+		return nil, err
+	}
+	return &handlers.Invoke{Brain: namedAgents{Runner: brain, keys: agentsDoc.Keys()}, Queue: d.Queue, Store: d.Store, Keys: d.verifier(), Config: d.Config, HTTP: d.http(),
 		Resp: d.responder(config.Invoke), NewID: d.NewRunID, DataKeys: d.DataKeys}, nil
+}
+
+// namedAgents is the brain as POST /v1/runs starts runs with it: its
+// unknown_agent answer names the key asked for and the stack's agents.
+type namedAgents struct {
+	handlers.Runner
+	keys []string
+}
+
+func (n namedAgents) Start(ctx context.Context, inv contracts.AgentInvoke, opts agent.StartOptions) (agent.Result, error) {
+	res, err := n.Runner.Start(ctx, inv, opts)
+	if kind, _, _ := failure.Classify(err); err != nil && kind == failure.KindUnknownAgent {
+		return res, failure.Wrap(failure.KindUnknownAgent, UnknownAgent(inv.AgentKey, n.keys), err)
+	}
+	return res, err
+}
+
+// UnknownAgent is the detail of an unknown_agent answer: the key asked for
+// (quoted only when it has an agent key's form: the request's text is
+// never echoed otherwise) and the keys of the stack's agents (AGENTS).
+func UnknownAgent(key string, agents []string) string {
+	msg := "field agent_key: no agent of this stack has the key asked for (a key is 1 to 64 lowercase letters, digits or '_', starting with a letter)"
+	if catalog.IsAgentKey(key) {
+		msg = "field agent_key: no agent of this stack has the key " + strconv.Quote(key)
+	}
+	if len(agents) == 0 {
+		return msg + "; this stack has no agents"
+	}
+	return msg + "; this stack's agents (AGENTS): " + strings.Join(agents, ", ")
 }
 
 // Resume builds the POST /v1/runs/{run_id}/resume handler.
@@ -485,21 +579,101 @@ func Handler(d Deps) (any, error) {
 	return nil, fmt.Errorf("wire: unknown function %q", d.Config.Function)
 }
 
-// Main is a function's main: configuration and clients from the environment,
-// the handler, lambda.Start. A configuration that does not load is logged as
-// a failure envelope and the process exits (only Main exits).
+// Main is a function's main: Boot, then lambda.Start. A function Boot
+// gives no handler (a configuration that does not load, of a function API
+// Gateway does not call) exits, its failure envelope logged.
 func Main(function string) {
-	ctx := context.Background()
-	d, err := Load(ctx, function, os.LookupEnv, os.Stdout)
+	h, err := Boot(context.Background(), function, os.LookupEnv, os.Stdout, ConfigRetry)
 	if err != nil {
-		config.Fatal(function, err)
+		os.Exit(1)
 	}
-	h, err := Handler(d)
-	if err != nil {
-		config.Fatal(function, err)
-	}
-	d.Logger.Info(ctx, "ready", "function", function, "table", d.Config.TableName, "model_id", d.Config.ModelID)
 	lambda.Start(h)
+}
+
+// ConfigRetry is how often a function whose configuration did not load
+// tries it again, on a request (Boot).
+const ConfigRetry = time.Minute
+
+// apiFunctions are the functions API Gateway calls.
+var apiFunctions = []string{config.Invoke, config.Resume, config.Approve, config.Runs}
+
+// APIHandler is the handler of a function API Gateway calls.
+type APIHandler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// Boot builds function's handler from its environment (Load, Handler), as
+// Main starts it, and logs "ready". A configuration that does not load is
+// logged as one config_invalid failure envelope naming the fault (for a
+// document: which, the field, its line and column; never a value), and
+// then:
+//
+//   - a function API Gateway calls (invoke, resume, approve, runs) gets a
+//     handler that answers every request with that problem (500,
+//     application/problem+json, kind config_invalid, the fault as its
+//     detail), each answer's envelope logged, rather than letting API
+//     Gateway answer a bare 500. On a request, at most once every retry, it
+//     tries the configuration again (an SSM parameter put right is read
+//     without waiting for a new container), and serves requests as usual
+//     from the first that finds it loads;
+//   - the others (the worker, stream-reduce, the sweeper) get the error:
+//     Main exits, and Lambda starts them again, reading the configuration
+//     again, on their next event.
+func Boot(ctx context.Context, function string, lookup func(string) (string, bool), logOut io.Writer, retry time.Duration) (any, error) {
+	build := func() (any, error) {
+		d, err := Load(ctx, function, lookup, logOut)
+		if err != nil {
+			return nil, err
+		}
+		h, err := Handler(d)
+		if err != nil {
+			return nil, err
+		}
+		d.Logger.Info(ctx, "ready", "function", function, "table", d.Config.TableName, "model_id", d.Config.ModelID)
+		return h, nil
+	}
+	h, err := build()
+	if err == nil {
+		return h, nil
+	}
+	// The function's logger may not exist yet (LOG_LEVEL is configuration
+	// too): envelopes are logged at every level.
+	logger := failure.NewLogger(logOut)
+	logger.Log(ctx, failure.Build(err, failure.StageConfig, function, failure.Identity{}))
+	if !slices.Contains(apiFunctions, function) {
+		return nil, err
+	}
+	f := &configFault{err: err, retry: retry, tried: time.Now(), build: build,
+		resp: httpapi.Responder{Logger: logger, Component: function}}
+	return APIHandler(f.Handle), nil
+}
+
+// configFault answers the requests of a function whose configuration did
+// not load (Boot).
+type configFault struct {
+	mu    sync.Mutex
+	err   error
+	tried time.Time
+	retry time.Duration
+	build func() (any, error)
+	serve APIHandler // once the configuration loads
+	resp  httpapi.Responder
+}
+
+func (f *configFault) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	f.mu.Lock()
+	if f.serve == nil && time.Since(f.tried) >= f.retry {
+		f.tried = time.Now()
+		if h, err := f.build(); err != nil {
+			f.err = err
+		} else if serve, ok := h.(APIHandler); ok {
+			f.serve = serve
+		}
+	}
+	serve, err := f.serve, f.err
+	f.mu.Unlock()
+	if serve != nil {
+		return serve(ctx, req)
+	}
+	return f.resp.Error(ctx, err, failure.StageConfig, failure.Identity{CorrelationID: httpapi.CorrelationID(req)}), nil
 }
 
 // notifier builds the notifications' publisher of a function that

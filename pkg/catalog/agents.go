@@ -55,7 +55,19 @@ var embeddedAgents []byte
 // matter assistant (AGENTS unset).
 func EmbeddedAgents() (*Agents, error) { return ParseAgents(embeddedAgents, nil) }
 
+// EmbeddedAgentsDocument is the embedded agents document's bytes.
+func EmbeddedAgentsDocument() []byte { return bytes.Clone(embeddedAgents) }
+
+// Keys are the agents' keys, sorted.
+func (a *Agents) Keys() []string { return sortedKeys(a.Agents) }
+
 var agentKey = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// IsAgentKey reports whether s has the form of an agent's key (1 to 64
+// lowercase letters, digits or '_', starting with a letter): a key a
+// message may quote without quoting free text.
+func IsAgentKey(s string) bool { return agentKey.MatchString(s) }
+
 var usd = regexp.MustCompile(`^(0|[1-9][0-9]{0,5})(\.[0-9]{1,9})?$`)
 
 // ParseAgents reads and validates an agents document. readFile reads a
@@ -87,7 +99,7 @@ func ParseAgents(doc []byte, readFile func(name string) ([]byte, error)) (*Agent
 			}
 			b, err := readFile(a.SystemPromptFile)
 			if err != nil {
-				return nil, invalid(at+".system_prompt_file", "cannot be read")
+				return nil, &Error{Path: at + ".system_prompt_file", Reason: "cannot be read", Detail: err.Error()}
 			}
 			a.SystemPrompt, a.SystemPromptFile = string(b), ""
 		}

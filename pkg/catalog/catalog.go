@@ -331,7 +331,7 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 		return Tool{}, invalid(at+".input_schema", "must be a JSON object")
 	}
 	if err := compiles(name, schema); err != nil {
-		return Tool{}, invalid(at+".input_schema", "is not a JSON Schema this service can apply: "+err.Error())
+		return Tool{}, &Error{Path: at + ".input_schema", Reason: "is not a JSON Schema this service can apply", Detail: err.Error()}
 	}
 	var top struct {
 		Type string `json:"type"`
@@ -342,7 +342,9 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 	t := Tool{Name: name, Description: d.Description, InputSchema: schema, SchemaSHA256: hash, Summary: d.Summary,
 		MatterField: d.MatterField, Class: d.Class, Timeout: DefaultTimeout}
 	if t.summary, err = parseSummary(d.Summary); err != nil {
-		return Tool{}, invalid(at+".summary", err.Error())
+		e := *err.(*Error)
+		e.Path = at + ".summary"
+		return Tool{}, &e
 	}
 	if d.MatterField != "" && !validPointer(d.MatterField) {
 		return Tool{}, invalid(at+".matter_field", `must be a JSON pointer to a member ("/matter_id")`)
@@ -461,10 +463,17 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Error is a catalog or agents document that does not load: Path names the
-// place, Reason what is wrong (never a value of the document).
-type Error struct{ Path, Reason string }
+// place, Reason what is wrong (never a value of the document). Detail is
+// what a library said of it (a schema that does not compile), which may
+// quote the document: for the operator's terminal, never for a log on AWS.
+type Error struct{ Path, Reason, Detail string }
 
-func (e *Error) Error() string { return "catalog: " + e.Path + ": " + e.Reason }
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return "catalog: " + e.Path + ": " + e.Reason + ": " + e.Detail
+	}
+	return "catalog: " + e.Path + ": " + e.Reason
+}
 
 func invalid(path, reason string) error { return &Error{Path: path, Reason: reason} }
 

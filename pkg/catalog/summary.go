@@ -45,11 +45,12 @@ var summaryFuncs = template.FuncMap{
 
 func parseSummary(src string) (*summaryTemplate, error) {
 	if src == "" || len(src) > 2000 {
-		return nil, fmt.Errorf("1 to 2000 bytes")
+		return nil, &Error{Reason: "1 to 2000 bytes"}
 	}
 	t, err := template.New("summary").Funcs(summaryFuncs).Option("missingkey=error").Parse(src)
 	if err != nil {
-		return nil, fmt.Errorf("not a template: %v", err)
+		// The parser's message quotes the template: a detail, not the reason.
+		return nil, &Error{Reason: "not a template", Detail: err.Error()}
 	}
 	return &summaryTemplate{t: t}, nil
 }

@@ -39,7 +39,7 @@ var (
 	policy = []string{"TOOL_POLICY"}
 	// catalog: the functions that build a brain over the tool catalog and
 	// the agents (pkg/catalog).
-	catalog = []string{"TOOL_CATALOG", "AGENTS"}
+	catalogVars = []string{"TOOL_CATALOG", "AGENTS"}
 	// budget: the functions that hold firms to their monthly budget (the
 	// worker) or show it (runs).
 	budget = []string{"FIRM_MONTHLY_BUDGET_USD"}
@@ -69,13 +69,13 @@ var (
 
 // FunctionVars is every environment variable each function reads.
 var FunctionVars = map[string][]string{
-	Invoke:       slices.Concat(base, brain, queue, catalog, data),
-	Resume:       slices.Concat(base, brain, queue, policy, catalog, data),
-	Worker:       slices.Concat(base, brain, queue, policy, budget, catalog, data),
-	Approve:      slices.Concat(base, policy, catalog, data),
+	Invoke:       slices.Concat(base, brain, queue, catalogVars, data),
+	Resume:       slices.Concat(base, brain, queue, policy, catalogVars, data),
+	Worker:       slices.Concat(base, brain, queue, policy, budget, catalogVars, data),
+	Approve:      slices.Concat(base, policy, catalogVars, data),
 	Runs:         slices.Concat(base, budget, desk, receipts, data),
 	StreamReduce: slices.Concat(base, receipts, notify),
-	Sweeper:      slices.Concat(base, queue, catalog, receipts, checkpoints, notify, retention),
+	Sweeper:      slices.Concat(base, queue, catalogVars, receipts, checkpoints, notify, retention),
 }
 
 // Optional variables may be left unset in the template. DATA_KEY is among
