@@ -447,9 +447,20 @@ func addingATool(t *testing.T, root string, line docCommand, walk []docCommand, 
 	var final struct {
 		Status    string `json:"status"`
 		FinalText string `json:"final_text"`
+		Actions   []struct {
+			ToolName  string `json:"tool_name"`
+			Outcome   string `json:"outcome"`
+			EffectRef string `json:"effect_ref"`
+		} `json:"actions"`
+		ActionsNotDone int `json:"actions_not_done"`
 	}
 	if err := json.Unmarshal(last, &final); err != nil || final.Status != "completed" || final.FinalText != "The memo is saved in the matter." {
 		t.Fatalf("the clerk's run ended %s (%v): %s", final.Status, err, last)
+	}
+	// What the section says: the memo saved once, under its effect_ref.
+	if len(final.Actions) != 1 || final.Actions[0].ToolName != "save_research_memo" || final.Actions[0].Outcome != "done" ||
+		final.Actions[0].EffectRef == "" || final.ActionsNotDone != 0 {
+		t.Fatalf("the clerk's run's actions: %s", last)
 	}
 }
 
