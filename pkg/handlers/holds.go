@@ -49,9 +49,12 @@ type OrderCarrier interface {
 	CarryOut(ctx context.Context, o warrant.DestructionOrder, deadline time.Time) (agent.OrderResult, error)
 }
 
-// HoldBody is PUT and DELETE /v1/matters/{matter_id}/hold's body: why the
-// hold is placed (required) or lifted (optional).
-type HoldBody struct {
+// ReasonBody is the body of PUT and DELETE /v1/matters/{matter_id}/hold
+// and POST /v1/matters/{matter_id}/destroy: why the hold is placed
+// (required) or lifted (optional); the instruction a destruction carries
+// out (required of the request; the confirmation may repeat it or send
+// none).
+type ReasonBody struct {
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -82,13 +85,6 @@ type HoldStatus struct {
 	Hold        *HoldView        `json:"hold,omitempty"`
 	History     []HoldEventView  `json:"history"`
 	Destruction *DestructionView `json:"destruction,omitempty"`
-}
-
-// DestructionBody is POST /v1/matters/{matter_id}/destroy's body: the
-// instruction the destruction carries out (required of the request; the
-// confirmation may repeat it or send none).
-type DestructionBody struct {
-	Reason string `json:"reason,omitempty"`
 }
 
 // DestructionView is a matter's destruction order: requested by one user
@@ -157,6 +153,27 @@ func matterOfFirm(ctx context.Context, store HoldStore, req events.APIGatewayV2H
 	return matterID, runs, nil
 }
 
+// matterAndReason reads a write to a matter of the caller's firm (see
+// matterOfFirm) and its body's reason (required or not, at most max
+// characters); an empty body is no reason when none is required.
+func matterAndReason(ctx context.Context, store HoldStore, c httpapi.Config, req events.APIGatewayV2HTTPRequest, p httpapi.Principal,
+	required bool, max int) (string, []warrant.Run, string, error) {
+	matter, runs, err := matterOfFirm(ctx, store, req, p)
+	if err != nil {
+		return "", nil, "", err
+	}
+	var body ReasonBody
+	if req.Body != "" || required {
+		if err := c.DecodeBody(req, &body); err != nil {
+			return "", nil, "", inRequest(err)
+		}
+	}
+	if err := reasonOf(body.Reason, required, max); err != nil {
+		return "", nil, "", err
+	}
+	return matter, runs, body.Reason, nil
+}
+
 // reasonOf checks a reason: text of at most max characters, required or not.
 func reasonOf(reason string, required bool, max int) error {
 	switch {
@@ -217,21 +234,14 @@ func getHold(ctx context.Context, store HoldStore, req events.APIGatewayV2HTTPRe
 // for the same reason (a retry) gets 200, anyone else 409 naming who
 // placed it and when; nothing is written.
 func putHold(ctx context.Context, store HoldStore, c httpapi.Config, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	matter, _, err := matterOfFirm(ctx, store, req, p)
+	matter, _, reason, err := matterAndReason(ctx, store, c, req, p, true, warrant.MaxHoldReason)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	var body HoldBody
-	if err := c.DecodeBody(req, &body); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
-	}
-	if err := reasonOf(body.Reason, true, warrant.MaxHoldReason); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
 	status := 201
-	cur, err := store.PutHold(ctx, warrant.Hold{FirmID: p.FirmID, MatterID: matter, By: p.UserID, ByName: p.Name, Reason: body.Reason})
+	cur, err := store.PutHold(ctx, warrant.Hold{FirmID: p.FirmID, MatterID: matter, By: p.UserID, ByName: p.Name, Reason: reason})
 	switch {
-	case errors.Is(err, warrant.ErrMatterOnHold) && cur.By == p.UserID && cur.Reason == body.Reason:
+	case errors.Is(err, warrant.ErrMatterOnHold) && cur.By == p.UserID && cur.Reason == reason:
 		status = 200
 	case errors.Is(err, warrant.ErrMatterOnHold):
 		return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindConflict,
@@ -250,20 +260,11 @@ func putHold(ctx context.Context, store HoldStore, c httpapi.Config, req events.
 // recorded when given): 200 with the matter's hold status. A matter not on
 // hold is 409, nothing written.
 func deleteHold(ctx context.Context, store HoldStore, c httpapi.Config, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	matter, _, err := matterOfFirm(ctx, store, req, p)
+	matter, _, reason, err := matterAndReason(ctx, store, c, req, p, false, warrant.MaxHoldReason)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	var body HoldBody
-	if req.Body != "" {
-		if err := c.DecodeBody(req, &body); err != nil {
-			return events.APIGatewayV2HTTPResponse{}, inRequest(err)
-		}
-	}
-	if err := reasonOf(body.Reason, false, warrant.MaxHoldReason); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	err = store.ReleaseHold(ctx, p.FirmID, matter, warrant.HoldEvent{By: p.UserID, ByName: p.Name, Reason: body.Reason})
+	err = store.ReleaseHold(ctx, p.FirmID, matter, warrant.HoldEvent{By: p.UserID, ByName: p.Name, Reason: reason})
 	if errors.Is(err, warrant.ErrNotFound) {
 		return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindConflict, fmt.Sprintf("matter %s is not on hold", matter), err)
 	}
@@ -304,17 +305,11 @@ func who(id, name string) string {
 // oneself (403 self_approval), a confirmation by a firm admin who is not
 // counsel (403), another firm's matter (404).
 func destroy(ctx context.Context, store HoldStore, shred OrderCarrier, c httpapi.Config, req events.APIGatewayV2HTTPRequest, p httpapi.Principal, id *failure.Identity) (events.APIGatewayV2HTTPResponse, error) {
-	matter, runs, err := matterOfFirm(ctx, store, req, p)
+	matter, runs, reason, err := matterAndReason(ctx, store, c, req, p, false, warrant.MaxDestructionReason)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	var body DestructionBody
-	if err := c.DecodeBody(req, &body); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, inRequest(err)
-	}
-	if err := reasonOf(body.Reason, false, warrant.MaxDestructionReason); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
+	body := ReasonBody{Reason: reason}
 	if h, err := store.GetHold(ctx, p.FirmID, matter); err == nil {
 		return events.APIGatewayV2HTTPResponse{}, failure.Wrap(failure.KindConflict, fmt.Sprintf(
 			"matter %s is on hold since %s, placed by %s: no run of it loses its content until the hold is lifted", matter,
