@@ -1353,7 +1353,9 @@
     if (original) {
       editor = createEditor({
         toolName, matterId: str(w.matter_id), original, canonical, shownHash, toggle: edit,
-        hints: [str(w.reason), ...rules.map((r) => `${str(r.id)} ${str(r.reason)}`)].join(' '),
+        // Where the focus lands: the reason, then the rules that raised the
+        // tier or deny (a record rule changes nothing).
+        hints: [str(w.reason), ...rules.filter((r) => str(r.effect) !== 'record').map((r) => `${str(r.id)} ${str(r.reason)}`)].join(' '),
         approve: (e) => decide('approve', e),
       });
       edit.setAttribute('aria-controls', editor.el.id);
@@ -2020,11 +2022,16 @@
 
     // The first field a person would change: the first the warrant's
     // reason or rules name as a word ("a cc or bcc recipient is outside the
-    // firm": cc), else the first that may be edited.
+    // firm": cc; "email.attachments_leave_firm": attachments), else the
+    // first that may be edited.
     const firstControl = () => {
       const editable = fields.filter((f) => !f.readOnly);
-      const words = new Set(String(hints).toLowerCase().split(/[^a-z0-9_]+/).filter(Boolean));
-      const named = editable.find((f) => words.has(f.key.toLowerCase()));
+      const byKey = new Map(editable.map((f) => [f.key.toLowerCase(), f]));
+      let named = null;
+      for (const token of String(hints).toLowerCase().split(/[^a-z0-9_]+/)) {
+        named = [token, ...token.split('_')].map((x) => byKey.get(x)).find(Boolean);
+        if (named) break;
+      }
       return (named || editable[0])?.focusEl || heading;
     };
 
