@@ -119,8 +119,8 @@ func triageDesk(t *testing.T) (*fakeAPI, []handlers.WarrantView) {
 // rowShown is what a warrant's row says, closed.
 type rowShown struct {
 	Matter, Requester, Expires, Deadline, DeadlineISO, Tier, Tool, Summary string
-	Height, Top, Bottom                                                  float64
-	Open                                                                 bool
+	Height, Top, Bottom                                                    float64
+	Open                                                                   bool
 }
 
 const readRows = `JSON.stringify([...document.querySelectorAll('#warrants > li.warrant')].map((li) => {
