@@ -1827,11 +1827,13 @@
   }
 
   /**
-   * An e-mail address as the server's schema check reads format "email":
-   * a local part and a domain (a host name, or an address in brackets).
-   * Lenient on purpose: this only names the field before the server refuses it.
+   * An e-mail address as the server's schema check reads format "email"
+   * (santhosh-tekuri/jsonschema: a local part, an @, and a host name, which
+   * may end in a dot, or an address in brackets). Looser than it on
+   * purpose (no lengths, any local part), so it never refuses an address
+   * the server takes: it only names the field before the server refuses it.
    */
-  const EMAIL = /^(?:[^\s@"]+|"[^"]*")@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[^\]\s]+\])$/;
+  const EMAIL = /^(?:[^\s@"]*|"[^"]*")@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[^\]\s]+\])$/;
 
   /** What is wrong with a value of a format this page checks, in words, or "". */
   function formatProblem(format, value) {
