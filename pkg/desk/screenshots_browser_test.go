@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -42,6 +43,7 @@ func TestScreenshots(t *testing.T) {
 		ActionsNotDone: 1, ActionsSummary: reducer.OutcomeWords([]reducer.Action{fail}),
 		Actions: []handlers.ActionView{{Action: fail, Words: reducer.ActionWords(fail)}}}}
 	f.events = map[string][]string{failed: {}}
+	f.answerReceipts(func(string, int) any { return receiptsView(true, 3, true, "", filingReceipts()) })
 	ctx := openDesk(t, f)
 	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"}); err != nil {
 		t.Fatal(err)
@@ -106,5 +108,27 @@ func TestScreenshots(t *testing.T) {
 		}
 		evalIn[any](t, ctx, `(() => { scrollTo(0, 0); return null; })()`)
 		shot("run-failed-action"+suffix, "", size.w, size.h)
+	}
+}
+
+// TestMakeScreenshots: `make screenshots` runs TestScreenshots into
+// docs/screenshots, so the pictures there are the ones this test takes.
+func TestMakeScreenshots(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recipe, ok := strings.Cut(string(b), "\nscreenshots:\n")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	want := "\tDESK_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestScreenshots$$' ./pkg/desk/"
+	if !ok || strings.TrimRight(recipe, "\n") != want {
+		t.Fatalf("the Makefile's screenshots target:\n%s\nwant\n%s", recipe, want)
+	}
+	for _, size := range sizes {
+		for _, name := range []string{"desk-list", "desk-warrant", "desk-editor", "run-failed-action"} {
+			if _, err := os.Stat(filepath.Join("..", "..", "docs", "screenshots", name+"-"+size.name+".png")); err != nil {
+				t.Errorf("make screenshots has not been run: %v", err)
+			}
+		}
 	}
 }
