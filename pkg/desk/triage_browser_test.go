@@ -197,6 +197,14 @@ func TestDeskListIsOneRowAWarrant(t *testing.T) {
 			t.Errorf("%s: the first warrant is at %.0f-%.0f px of a %d px screen", size.name, first.Top, first.Bottom, size.h)
 		}
 		browsertest.CheckAxe(t, ctx, size.name+": the list")
+		// j from the heading: the first warrant (the list was shown anew
+		// several times: one move a key, however often).
+		evalIn[any](t, ctx, `(() => { document.querySelector('h1').focus(); return null; })()`)
+		press(t, ctx, "j")
+		press(t, ctx, "j")
+		if !activeIs(t, ctx, wsel(ws[1].ApprovalRequestID)+" .warrant-toggle") {
+			t.Errorf("%s: j twice from the heading: the focus is on %s", size.name, evalIn[string](t, ctx, `document.activeElement?.outerHTML.slice(0, 100)`))
+		}
 
 		// A warrant opened: its fields first, then the rules, the
 		// decision, the exact bytes (collapsed) and who asked when.

@@ -833,7 +833,7 @@
       const dir = { j: 1, n: 1, k: -1, p: -1 }[ev.key];
       if (!dir || !(ev.target instanceof Element) || ev.target.closest('input, textarea, select, [contenteditable]')) return;
       if (moveToWarrant(list, ev.target.closest('li.warrant'), dir)) ev.preventDefault();
-    });
+    }, { signal: ctx.signal }); // #view outlives this list: the listener goes with it
 
     let loadSeq = 0;
     // quiet: the list refreshing itself; it never takes the focus, disables
