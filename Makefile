@@ -63,6 +63,14 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 
+# The counsel's desk's pictures in docs/screenshots (the list, a warrant, the
+# editor, a run page whose filing failed; 1280x900 and 390x844): the browser
+# test TestScreenshots against the tests' fake API, in headless Chromium.
+# make test runs the same test into a temporary directory.
+.PHONY: screenshots
+screenshots:
+	DESK_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestScreenshots$$' ./pkg/desk/
+
 # ---- AWS SAM: build targets, offline validation, deploy (docs/DEPLOY.md) ----
 # `sam build` (BuildMethod: makefile, CodeUri: .) runs `make build-<LogicalId>` with
 # ARTIFACTS_DIR set to that function's artifact folder; Lambda runs the bootstrap there.

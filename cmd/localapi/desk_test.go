@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/seed-f6d3920e/warrant/internal/browsertest"
@@ -239,7 +240,7 @@ func TestDeskInABrowser(t *testing.T) {
 	if err := signIn(ctx, s.base, "Counsel"); err != nil {
 		t.Fatalf("counsel's sign-in: %v", err)
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(w+" pre.args")),
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(w+" pre.args")),
 		poll(`document.querySelector('`+w+` .hash-check').textContent.includes('verified')`, 30*time.Second)); err != nil {
 		t.Fatalf("counsel's desk: %v", err)
 	}
@@ -258,9 +259,15 @@ func TestDeskInABrowser(t *testing.T) {
 	screenshot(t, ctx, "desk.png")
 
 	// A second tab of the same browser loads the same warrant before
-	// counsel decides it in the first.
+	// counsel decides it in the first. Its list does not refresh itself
+	// (window.__deskRefreshMs: a day), so it still offers the warrant when
+	// counsel approves it there too.
 	stale, cancelStale := chromedp.NewContext(browserCtx)
 	defer cancelStale()
+	if _, err := chromedp.Call(stale, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: "window.__deskRefreshMs = 86400000;"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := signIn(stale, s.base, "Counsel"); err != nil {
 		t.Fatalf("second tab: %v", err)
 	}
@@ -334,7 +341,7 @@ func TestDeskInABrowser(t *testing.T) {
 	if err := signIn(associate, s.base, "Associate"); err != nil {
 		t.Fatalf("associate's sign-in: %v", err)
 	}
-	if err := chromedp.Do(associate, chromedp.WaitVisible(chromedp.CSS(w2+" pre.args"))); err != nil {
+	if err := chromedp.Do(associate, chromedp.WaitReady(chromedp.CSS(w2+" pre.args"))); err != nil {
 		t.Fatalf("associate's desk: %v", err)
 	}
 	controls, err := chromedp.Run(associate, chromedp.Evaluate[int](`document.querySelectorAll('button.approve, button.decline, textarea.note').length`))
@@ -453,7 +460,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	if who, _ := text(ctx, "#whoami"); !strings.Contains(who, DevCounselName) {
 		t.Errorf("whoami %q, want counsel's name", who)
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(w+" pre.args")),
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(w+" pre.args")),
 		poll(`document.querySelector('`+w+` .hash-check').textContent.includes('verified')`, 30*time.Second)); err != nil {
 		t.Fatalf("counsel's desk: %v", err)
 	}
@@ -474,7 +481,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	}
 	fields, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+ed+` .editor-fields > .field-row')].map((r) =>
 		r.dataset.member + ' ' + (r.tagName === 'FIELDSET' ? 'list' : r.querySelector('input, textarea, select').readOnly ? 'readonly' : r.querySelector('input, textarea, select').tagName.toLowerCase()))`))
-	if want := "matter_id readonly|attachments textarea|bcc list|body textarea|cc list|subject textarea|to input"; err != nil || strings.Join(fields, "|") != want {
+	if want := "to input|cc list|bcc list|subject textarea|body textarea|attachments list|matter_id readonly"; err != nil || strings.Join(fields, "|") != want {
 		t.Fatalf("the editor's fields: %q (%v), want %s", fields, err, want)
 	}
 	browsertest.CheckAxe(t, ctx, "the editor open")
@@ -518,7 +525,7 @@ func TestDeskEditInABrowser(t *testing.T) {
 	view, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.querySelector('`+ed+` .edit-canonical').textContent,
 		document.querySelector('`+ed+` .edit-hash').textContent,
 		[...document.querySelectorAll('`+ed+` ul.diff > li')].map((d) => d.dataset.member + ' ' + d.querySelector('.diff-tag').textContent).join(', ')]`))
-	if err != nil || view[0] != string(wantCanonical) || view[1] != wantHash || view[2] != "body Changed, cc Changed" {
+	if err != nil || view[0] != string(wantCanonical) || view[1] != wantHash || view[2] != "cc Changed, body Changed" {
 		t.Fatalf("the edit shown: %q (%v), want %s %s and body, cc changed", view, err, wantCanonical, wantHash)
 	}
 	shownHash := view[1]

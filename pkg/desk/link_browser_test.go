@@ -24,19 +24,19 @@ func linkedWarrants() (handlers.WarrantView, handlers.WarrantView) {
 		pendingWarrant("2b2b2b2b-2222-4222-8222-222222222222", in2, sha256Hex(in2), "File “Motion B”.")
 }
 
-// linkedCard waits until the warrant the link names is the focused card,
-// its details open.
+// linkedCard waits until the warrant the link names is open, its toggle
+// focused.
 func linkedCard(t *testing.T, ctx context.Context, id string) {
 	t.Helper()
 	sel := wsel(id)
-	if err := waitFor(ctx, `document.activeElement && document.activeElement.matches('`+sel+`') && [...document.querySelectorAll('`+sel+` details')].every((d) => d.open)`); err != nil {
+	if err := waitFor(ctx, `document.activeElement && document.activeElement.matches('`+sel+` .warrant-toggle[aria-expanded="true"]') && !document.querySelector('`+sel+` .warrant-body').hidden`); err != nil {
 		t.Fatalf("the linked warrant %s is not opened and focused: %v (focus on %s)", id, err,
 			evalIn[string](t, ctx, `document.activeElement ? document.activeElement.outerHTML.slice(0, 120) : 'nothing'`))
 	}
 }
 
 // Issue 27 item 2: a notification's link, desk#/runs/<run>/warrants/<id>,
-// opens that warrant (its card focused and open, filters that hid it
+// opens that warrant (open, its toggle focused, filters that hid it
 // cleared); a link to a warrant no longer pending says so and links to
 // its run.
 func TestNotificationLinkOpensTheWarrant(t *testing.T) {

@@ -358,11 +358,13 @@ func TestDeskRefusesAWarrantWhoseHashDoesNotMatch(t *testing.T) {
 
 	// The matching warrant is approved: its decision and its resume leave,
 	// and nothing else does.
+	openWarrant(t, ctx, "good")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`li.warrant[data-approval-id="good"] button.approve`))); err != nil {
 		t.Fatal(err)
 	}
-	// The desk follows the run once the resume is answered.
-	if err := waitFor(ctx, `location.hash === '#/runs/run-good'`); err != nil {
+	// Other warrants wait (unsignable as they are): the desk stays on the
+	// list once the resume is answered, and says what was decided.
+	if err := waitFor(ctx, `window.__fetches.includes('POST /v1/runs/run-good/resume') && !document.querySelector('li.warrant[data-approval-id="good"] .decided-note').hidden`); err != nil {
 		t.Fatalf("approving the matching warrant: %v (the page fetched %v)", err, evalIn[[]string](t, ctx, `window.__fetches`))
 	}
 	want := []string{"POST /v1/runs/run-good/approvals/good", "POST /v1/runs/run-good/resume"}
@@ -413,7 +415,7 @@ func TestDeskShowsEveryInvisibleCharacter(t *testing.T) {
 		t.Fatalf("the desk did not show the warrant with its hash verified: %v", err)
 	}
 	t.Logf("%d code points, the first and last of %d ranges", len(want), len(contracts.InvisibleRanges()))
-	for _, sel := range []string{"pre.args", "p.summary", "dl.fields dd"} {
+	for _, sel := range []string{"pre.args", ".summary", "dl.fields dd"} {
 		raw := evalIn[string](t, ctx, `(() => {
 			const el = document.querySelector('li.warrant[data-approval-id="inv"] `+sel+`');
 			const labels = [...el.querySelectorAll('span.ctl')].map((s) => s.textContent);

@@ -33,7 +33,10 @@
   const LONG_POLL_SECONDS = 20;
   /** How long a run page keeps following a run that still reads "held" right after this page resumed it. */
   const HELD_GRACE_MS = 30_000;
-  const EXPIRY_TICK_MS = 30_000;
+  /** The countdowns tick every second, so a warrant's buttons lock the moment it reads "expired". */
+  const EXPIRY_TICK_MS = 1000;
+  /** How often the list looks for warrants that arrived or went (see refreshInterval). */
+  const LIST_REFRESH_MS = 30_000;
   /** A warrant this close to its expiry stands out on the desk. */
   const EXPIRING_SOON_MS = 60 * 60_000;
   /**
@@ -750,9 +753,9 @@
 
   /**
    * Brings the warrant a link named into view once the list is in: its
-   * card opened and focused, the filters cleared if they hid it; or, when
-   * it is no longer pending (decided or expired), says so with a link to
-   * its run.
+   * warrant opened and its toggle focused, the filters cleared if they hid
+   * it; or, when it is no longer pending (decided or expired), says so with
+   * a link to its run.
    */
   function showLinkedWarrant(els, target) {
     const card = [...els.list.querySelectorAll('li.warrant')].find((li) => li.dataset.approvalId === target.approvalId);
@@ -775,36 +778,46 @@
       els.tierSelect.value = '';
       applyFilters(els);
     }
-    for (const d of card.querySelectorAll('details')) d.open = true;
+    const c = warrantControls.get(card);
+    c?.setOpen(true);
     card.classList.add('linked');
-    if (!card.hasAttribute('tabindex')) card.setAttribute('tabindex', '-1');
     card.scrollIntoView({ block: 'start' });
-    card.focus({ preventScroll: true });
+    (card.querySelector('.warrant-toggle') || card).focus({ preventScroll: true });
+  }
+
+  /**
+   * How often the list looks for warrants that arrived or went while it is
+   * shown and the tab is visible. window.__deskRefreshMs, read when the list
+   * is shown, overrides it (the browser tests set it).
+   */
+  function refreshInterval() {
+    const ms = Number(window.__deskRefreshMs);
+    return Number.isFinite(ms) && ms >= 50 ? ms : LIST_REFRESH_MS;
   }
 
   function renderDesk(view, ctx, target) {
     const refresh = h('button', { id: 'refresh', type: 'button', class: 'secondary', text: 'Refresh' });
-    const updated = h('p', { class: 'updated muted', 'aria-live': 'polite' });
+    const updated = h('span', { class: 'updated' });
     const matterSelect = h('select', { id: 'filter-matter', name: 'matter' }, h('option', { value: '', text: 'All matters' }));
     const tierSelect = h('select', { id: 'filter-tier', name: 'tier' },
       h('option', { value: '', text: 'All tiers' }),
       [...TIERS].map((t) => h('option', { value: t, text: t })));
     tierSelect.value = listFilter.tier;
     const count = h('p', { id: 'warrant-count', class: 'warrant-count', role: 'status' });
-    const list = h('ul', { id: 'warrants', class: 'warrants', 'aria-label': 'Pending warrants' });
+    const list = h('ul', { id: 'warrants', class: 'warrants', 'aria-label': 'Pending warrants', 'aria-describedby': 'keys-hint' });
     const noMatch = h('p', { id: 'no-match', class: 'empty', hidden: true, text: 'No pending warrant matches these filters.' });
     view.append(
       h('div', { class: 'view-head' }, h('h1', { text: 'Pending warrants', tabindex: '-1' }), refresh),
       h('div', { class: 'list-tools', role: 'group', 'aria-label': 'Filter the pending warrants' },
         h('div', { class: 'filter' }, h('label', { for: 'filter-matter', text: 'Matter' }), matterSelect),
-        h('div', { class: 'filter' }, h('label', { for: 'filter-tier', text: 'Risk tier' }), tierSelect),
-        h('p', { class: 'sort-note muted', text: 'Sorted by time left, soonest first.' })),
-      updated,
-      count,
+        h('div', { class: 'filter' }, h('label', { for: 'filter-tier', text: 'Risk tier' }), tierSelect)),
+      h('p', { class: 'list-status muted' }, count, h('span', { class: 'sort-note', text: 'Soonest deadline first.' }), ' ', updated),
       list,
-      noMatch);
+      noMatch,
+      h('p', { id: 'keys-hint', class: 'keys-hint muted', text: 'Keys: j or n moves to the next warrant, k or p to the previous one; Enter opens or closes it.' }));
 
     const els = { list, matterSelect, tierSelect, count, noMatch };
+    ctx.els = els;
     const onFilter = () => {
       listFilter.matter = matterSelect.value;
       listFilter.tier = tierSelect.value;
@@ -813,25 +826,42 @@
     matterSelect.addEventListener('change', onFilter);
     tierSelect.addEventListener('change', onFilter);
 
+    // j / n: the next warrant, k / p: the previous one, anywhere in the
+    // desk but a text field or a choice (where the keys are typing).
+    view.addEventListener('keydown', (ev) => {
+      if (ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+      const dir = { j: 1, n: 1, k: -1, p: -1 }[ev.key];
+      if (!dir || !(ev.target instanceof Element) || ev.target.closest('input, textarea, select, [contenteditable]')) return;
+      if (moveToWarrant(list, ev.target.closest('li.warrant'), dir)) ev.preventDefault();
+    }, { signal: ctx.signal }); // #view outlives this list: the listener goes with it
+
     let loadSeq = 0;
-    const load = async () => {
+    // quiet: the list refreshing itself; it never takes the focus, disables
+    // the Refresh button or says "Loading…".
+    const load = async ({ quiet = false } = {}) => {
       const seq = ++loadSeq;
-      refresh.disabled = true;
-      list.setAttribute('aria-busy', 'true');
-      updated.textContent = 'Loading…';
+      if (!quiet) {
+        refresh.disabled = true;
+        list.setAttribute('aria-busy', 'true');
+        updated.textContent = 'Loading…';
+      }
       try {
-        const [approvals, names] = await Promise.all([
+        const [approvals, names, catalog] = await Promise.all([
           loadPending(ctx.signal),
           loadMatterNames(ctx.signal),
+          loadToolCatalog().catch(() => null), // titles only: the list stands without them
         ]);
         if (!ctx.alive || seq !== loadSeq) return;
         setError('');
-        renderWarrants(els, approvals, names, ctx);
-        updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
-        if (target && seq === 1) showLinkedWarrant(els, target);
+        renderWarrants(els, approvals, names, catalog, ctx);
+        updated.textContent = `Updated ${new Date().toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}`;
+        if (target && !ctx.linkShown) {
+          ctx.linkShown = true;
+          showLinkedWarrant(els, target);
+        }
       } catch (err) {
         if (!ctx.alive || seq !== loadSeq) return;
-        updated.textContent = '';
+        if (!quiet) updated.textContent = '';
         showError(err);
       } finally {
         if (ctx.alive && seq === loadSeq) {
@@ -840,8 +870,12 @@
         }
       }
     };
-    refresh.addEventListener('click', load);
+    refresh.addEventListener('click', () => load());
     ctx.every(() => updateExpiries(list), EXPIRY_TICK_MS);
+    ctx.every(() => { if (document.visibilityState === 'visible') load({ quiet: true }); }, refreshInterval());
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'visible' && ctx.alive) load({ quiet: true });
+    }, { signal: ctx.signal });
     load();
   }
 
@@ -866,48 +900,76 @@
     }
   }
 
-  /** Soonest expiry first (an unreadable expiry last); ties: the later request first. */
-  function soonestFirst(approvals) {
+  /**
+   * Soonest expiry first (an unreadable expiry last); ties: the later
+   * request first. view(item) is the item's warrant view.
+   */
+  function soonestFirst(items, view = (x) => x) {
     const time = (s) => {
       const t = Date.parse(str(s));
       return Number.isNaN(t) ? null : t;
     };
-    return approvals
-      .map((w, i) => ({ w, i, e: time(w.expires_at), r: time(w.requested_at) }))
+    return items
+      .map((x, i) => ({ x, i, e: time(view(x)?.expires_at), r: time(view(x)?.requested_at) }))
       .sort((a, b) => {
         if ((a.e === null) !== (b.e === null)) return a.e === null ? 1 : -1;
         if (a.e !== b.e) return a.e - b.e;
         if (a.r !== b.r) return (b.r ?? -Infinity) > (a.r ?? -Infinity) ? 1 : -1;
         return b.i - a.i;
       })
-      .map((x) => x.w);
+      .map((y) => y.x);
   }
+
+  /** What each warrant on the list shows, and how it is opened, closed and locked (see renderWarrant). */
+  const warrantControls = new WeakMap();
 
   /**
    * Shows the warrants, soonest expiry first. A warrant already on screen
    * (same approval id, same hash: a pending warrant's call never changes)
-   * keeps its element, and with it counsel's note and open edit.
+   * keeps its element, and with it counsel's note, an open warrant and an
+   * edit in progress; elements already shown are never moved (a move would
+   * take the focus from them), new ones are put in their place. A warrant
+   * this page decided stays, saying so; one that is no longer pending goes,
+   * unless counsel has it open, where it says it is no longer pending.
    */
-  function renderWarrants(els, approvals, names, ctx) {
+  function renderWarrants(els, approvals, names, catalog, ctx) {
     const { list } = els;
     const shownBefore = new Map();
     for (const li of list.querySelectorAll(':scope > li.warrant')) shownBefore.set(li.dataset.approvalId, li);
     byId('no-warrants')?.remove();
     const warrants = Array.isArray(approvals) ? approvals.filter((w) => w && typeof w === 'object') : [];
-    const items = soonestFirst(warrants).map((w) => {
-      const prev = shownBefore.get(str(w.approval_request_id));
+    const entries = warrants.map((w) => {
+      const id = str(w.approval_request_id);
+      const prev = shownBefore.get(id);
       if (prev && prev.dataset.hash === str(w.tool_input_hash)) {
-        shownBefore.delete(str(w.approval_request_id));
-        showMatter(prev.querySelector('.matter-value'), str(w.matter_id), names);
-        return prev;
+        shownBefore.delete(id);
+        for (const el of prev.querySelectorAll('.matter-value')) showMatter(el, str(w.matter_id), names);
+        warrantControls.get(prev)?.retitle(catalog);
+        return { w, li: prev };
       }
-      return renderWarrant(w, ctx, names);
+      return { w, li: renderWarrant(w, ctx, names, catalog) };
     });
-    const same = items.length === list.children.length && items.every((li, i) => list.children[i] === li);
-    if (!same) list.replaceChildren(...items); // moving nodes would take the focus from them: only when the order changed
-    if (warrants.length === 0) {
+    for (const li of shownBefore.values()) {
+      const c = warrantControls.get(li);
+      if (!c) continue;
+      const open = c.isOpen() || li.contains(document.activeElement);
+      if (c.settled() || open) {
+        if (!c.settled()) c.gone();
+        entries.push({ w: c.view, li });
+      }
+    }
+    const items = soonestFirst(entries, (e) => e.w).map((e) => e.li);
+    const keep = new Set(items);
+    for (const li of [...list.children]) if (!keep.has(li)) li.remove();
+    items.forEach((li, i) => {
+      if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
+    });
+    if (warrants.length === 0 && items.length === 0) {
       list.after(h('p', { id: 'no-warrants', class: 'empty', text: 'No warrants are waiting for counsel.' }));
     }
+    // One warrant alone is opened: there is nothing else to choose from.
+    if (items.length === 1 && shownBefore.size === 0 && !list.dataset.shown) warrantControls.get(items[0])?.setOpen(true);
+    list.dataset.shown = 'yes';
     fillMatterFilter(els, warrants, names);
     applyFilters(els);
     updateExpiries(list);
@@ -925,28 +987,68 @@
       if (Boolean(na) !== Boolean(nb)) return na ? -1 : 1;
       return na.localeCompare(nb) || compareIds(a, b);
     });
-    els.matterSelect.replaceChildren(h('option', { value: '', text: 'All matters' }),
-      ...ids.map((id) => h('option', { value: id, text: names?.get(id) ? `${names.get(id)} (${id})` : id })));
+    const options = [h('option', { value: '', text: 'All matters' }),
+      ...ids.map((id) => h('option', { value: id, text: names?.get(id) ? `${names.get(id)} (${id})` : id }))];
+    // Rebuilt only when the choices change, so a refresh never closes the
+    // choice counsel has open.
+    const now = [...els.matterSelect.options].map((o) => `${o.value}\u0000${o.textContent}`).join('\u0001');
+    if (now !== options.map((o) => `${o.value}\u0000${o.textContent}`).join('\u0001')) els.matterSelect.replaceChildren(...options);
     if (!ids.includes(listFilter.matter)) listFilter.matter = '';
     els.matterSelect.value = listFilter.matter;
     els.tierSelect.value = listFilter.tier;
   }
 
-  /** Hides the warrants the filters leave out, and says how many are shown. */
+  /** Hides the warrants the filters leave out, and says how many pending ones are shown. */
   function applyFilters(els) {
     const { list, count, noMatch } = els;
     let total = 0;
     let shown = 0;
     for (const li of list.querySelectorAll(':scope > li.warrant')) {
-      total++;
       const ok = (!listFilter.matter || li.dataset.matterId === listFilter.matter) &&
         (!listFilter.tier || li.dataset.tier === listFilter.tier);
       li.hidden = !ok;
+      if (warrantControls.get(li)?.settled()) continue;
+      total++;
       if (ok) shown++;
     }
     const plural = (n) => `${n} pending warrant${n === 1 ? '' : 's'}`;
-    count.textContent = total === 0 ? '' : shown === total ? plural(total) : `Showing ${shown} of ${plural(total)}`;
+    setText(count, total === 0 ? '' : shown === total ? plural(total) : `Showing ${shown} of ${plural(total)}`);
     noMatch.hidden = !(total > 0 && shown === 0);
+    updateNextButtons(list);
+  }
+
+  /** The warrants on the list that may still be decided and are not filtered out, in order. */
+  function decidable(list) {
+    return [...list.querySelectorAll(':scope > li.warrant')].filter((li) => !li.hidden && warrantControls.get(li)?.pending());
+  }
+
+  /**
+   * Moves the focus to the next (dir 1) or previous (dir -1) warrant that
+   * may still be decided, from li (none: from the top of the list). False
+   * when there is none that way.
+   */
+  function moveToWarrant(list, li, dir) {
+    const all = [...list.querySelectorAll(':scope > li.warrant')].filter((x) => !x.hidden);
+    const at = li ? all.indexOf(li) : (dir > 0 ? -1 : all.length);
+    for (let i = at + dir; i >= 0 && i < all.length; i += dir) {
+      const c = warrantControls.get(all[i]);
+      if (!c?.pending()) continue;
+      c.focus();
+      return true;
+    }
+    return false;
+  }
+
+  /** Each open warrant's "Next warrant" button shows only when a warrant follows it. */
+  function updateNextButtons(list) {
+    const open = decidable(list);
+    for (const li of list.querySelectorAll(':scope > li.warrant')) {
+      const b = li.querySelector('.next-warrant');
+      if (!b) continue;
+      const i = open.indexOf(li);
+      const hasNext = (i >= 0 && i < open.length - 1) || (i < 0 && open.some((x) => li.compareDocumentPosition(x) & Node.DOCUMENT_POSITION_FOLLOWING));
+      b.hidden = !hasNext;
+    }
   }
 
   /** A matter: its name, when the registry names it, and its id. */
@@ -957,6 +1059,7 @@
     if (name) parts.push(appendVisible(h('span', { class: 'matter-name' }), name), ' ');
     parts.push(h('code', { class: 'matter', text: matterId }));
     el.replaceChildren(...parts);
+    el.classList.toggle('named', Boolean(name));
   }
 
   /** Who asked: the display name from their token when there was one, and the user id. */
@@ -964,12 +1067,56 @@
     const id = str(w.requested_by);
     const name = str(w.requested_by_name);
     if (!name) return h('span', { class: 'requester-value' }, h('code', { class: 'requester', text: id }));
-    return h('span', { class: 'requester-value' },
+    return h('span', { class: 'requester-value named' },
       appendVisible(h('span', { class: 'requester' }), name), ' ', h('code', { class: 'requester-id', text: id }));
   }
 
-  /** One pending warrant, with Approve / Edit / Decline for counsel. */
-  function renderWarrant(w, ctx, names) {
+  /**
+   * A tool's display name: the catalog's title for it, else its input
+   * schema's title, else its name (the catalog carries no title today).
+   */
+  function toolTitle(name, catalog) {
+    const tool = catalog instanceof Map ? catalog.get(name) : null;
+    return str(member(tool, 'title')).trim() || str(member(member(tool, 'input_schema'), 'title')).trim() || name;
+  }
+
+  /** A time in the reader's own zone: "14:32" today, "Tue 3 Mar, 14:32" another day (with the year when it is not this one). */
+  function localTimeText(ms, now = Date.now()) {
+    const d = new Date(ms);
+    const today = new Date(now);
+    const opts = { hour: '2-digit', minute: '2-digit' };
+    if (d.toDateString() !== today.toDateString()) Object.assign(opts, { weekday: 'short', day: 'numeric', month: 'short' });
+    if (d.getFullYear() !== today.getFullYear()) opts.year = 'numeric';
+    return d.toLocaleString(undefined, opts);
+  }
+
+  /** A <time> in the reader's local time, with the API's ISO time on hover and in datetime (as it came, when unreadable). */
+  function localTimeEl(value, cls) {
+    const iso = str(value);
+    const t = Date.parse(iso);
+    if (Number.isNaN(t)) return h('time', { class: cls, text: iso || 'unknown' });
+    return h('time', { class: cls, datetime: iso, title: iso, text: localTimeText(t) });
+  }
+
+  /** A fired rule's effect in words: raise:high "raised to high", deny "denies the call", record "recorded only". */
+  function ruleEffectWords(effect) {
+    const e = str(effect);
+    if (e.startsWith('raise:')) return `raised to ${e.slice(6)}`;
+    if (e === 'deny') return 'denies the call';
+    if (e === 'record') return 'recorded only';
+    return e;
+  }
+
+  let warrantSeq = 0;
+
+  /**
+   * One pending warrant: a row to triage by (matter, requester, time left
+   * and the deadline, tier, the tool and its summary) that opens to the
+   * whole warrant: why counsel is asked, the call's fields, the rules that
+   * fired, Approve / Edit / Decline for counsel, the exact bytes signed
+   * (collapsed; checked all the same) and who asked when.
+   */
+  function renderWarrant(w, ctx, names, catalog) {
     // What this page shows is what counsel signs: every value below comes
     // from this one view, captured here and never refetched.
     const approvalId = str(w.approval_request_id);
@@ -977,34 +1124,82 @@
     const shownHash = str(w.tool_input_hash);
     const canonical = typeof w.tool_input_canonical === 'string' ? w.tool_input_canonical : null;
     const tier = str(w.risk_tier) || 'unknown';
+    const toolName = str(w.tool_name);
+    const n = ++warrantSeq;
+    const wid = (s) => `warrant-${n}-${s}`;
 
     const li = h('li', {
       class: 'warrant card', 'data-approval-id': approvalId, 'data-hash': shownHash,
       'data-matter-id': str(w.matter_id), 'data-tier': tier,
     });
 
-    // Heading: tool and tier, and a badge when the warrant expires within the hour.
-    li.append(h('div', { class: 'warrant-head' },
-      h('h2', { class: 'tool-heading' }, h('span', { class: 'tool', text: str(w.tool_name) })),
-      h('span', { class: `tier tier-${classToken(tier)}`, title: 'risk tier', text: tier }),
-      h('span', { class: 'expiry-badge', hidden: true }, h('span', { class: 'badge-icon', 'aria-hidden': 'true', text: '\u26a0' }), ' Expires within the hour')));
+    // The row: what counsel triages by.
+    const expires = h('span', { class: 'expires', 'data-expires-at': str(w.expires_at) });
+    const rowMatter = h('span', { class: 'matter-value' });
+    showMatter(rowMatter, str(w.matter_id), names);
+    const sep = () => h('span', { class: 'sep', 'aria-hidden': 'true', text: ' \u00b7 ' });
+    const badge = h('span', { class: 'expiry-badge', hidden: true },
+      h('span', { class: 'badge-icon', 'aria-hidden': 'true', text: '\u26a0' }), h('span', { class: 'badge-text', text: ' Expires within the hour' }));
+    const rowMeta = h('p', { class: 'row-meta', id: wid('meta') },
+      rowMatter, sep(), requesterEl(w), sep(),
+      h('span', { class: 'due' }, expires, ' (', localTimeEl(w.expires_at, 'deadline'), ')'), sep(),
+      h('span', { class: `tier tier-${classToken(tier)}`, title: 'risk tier', text: tier }), ' ', badge);
+    const title = h('span', { class: 'tool', text: toolTitle(toolName, catalog) });
+    const toggle = h('button', {
+      type: 'button', class: 'warrant-toggle', id: wid('toggle'), 'aria-expanded': 'false', 'aria-controls': wid('body'),
+      'aria-describedby': wid('meta'),
+    }, h('span', { class: 'toggle-icon', 'aria-hidden': 'true' }), title, ' ',
+    h('span', { class: 'summary' }, appendVisible(document.createDocumentFragment(), str(w.human_summary))));
+    const decidedNote = h('p', { class: 'decided-note', role: 'status', hidden: true });
+    const row = h('div', { class: 'warrant-row' }, h('h2', { class: 'warrant-title' }, toggle), rowMeta, decidedNote);
+    li.append(row);
 
-    li.append(h('p', { class: 'summary' }, appendVisible(document.createDocumentFragment(), str(w.human_summary))));
+    const body = h('div', { class: 'warrant-body', id: wid('body'), hidden: true });
+    li.append(body);
 
-    li.append(kv('Why counsel is asked', h('span', { class: 'reason', text: str(w.reason) })));
+    body.append(kv('Why counsel is asked', h('span', { class: 'reason', text: str(w.reason) })));
 
-    // The risk policy's rules that fired.
+    // The call's fields, for reading, in the order people read them (see
+    // orderedKeys): tool_input, or the canonical text parsed where the view
+    // has no tool_input (the pending list carries each input once, as the
+    // canonical text).
+    const fields = h('dl', { class: 'fields', 'aria-label': 'The call\u2019s fields' });
+    const input = w.tool_input !== undefined ? w.tool_input : parsedCanonical(canonical);
+    const schema = catalog instanceof Map ? member(catalog.get(toolName), 'input_schema') : undefined;
+    if (isObject(input)) {
+      for (const key of orderedKeys(Object.keys(input), schema)) {
+        const value = input[key];
+        fields.append(
+          h('dt', {}, appendVisible(document.createDocumentFragment(), key)),
+          h('dd', { class: typeof value === 'string' ? 'field-string' : 'field-json' },
+            appendVisible(document.createDocumentFragment(), fieldText(value))));
+      }
+    }
+    body.append(fields);
+
+    // The risk policy's rules that fired: their words first, the rule and
+    // its effect quieter; a record rule (it changes nothing) is information.
     const rules = Array.isArray(w.fired_rules) ? w.fired_rules.filter((r) => r && typeof r === 'object') : [];
-    const rulesList = h('ul', { class: 'fired-rules' }, rules.map((r) => h('li', {},
-      h('code', { class: 'rule-id', text: str(r.id) }), ' ',
-      h('span', { class: 'rule-effect', text: str(r.effect) }), ' ',
-      h('span', { class: 'rule-reason', text: str(r.reason) }))));
-    li.append(h('div', { class: 'rules-block' },
+    const rulesList = h('ul', { class: 'fired-rules' }, rules.map((r) => {
+      const effect = str(r.effect);
+      const kind = effect === 'record' ? 'record' : effect === 'deny' ? 'deny' : effect.startsWith('raise:') ? 'raise' : 'other';
+      return h('li', { class: `rule rule-${kind}`, 'data-effect': effect },
+        h('span', { class: 'rule-reason', text: str(r.reason) }), ' ',
+        h('span', { class: 'rule-source' }, '(', h('code', { class: 'rule-id', text: str(r.id) }), ': ',
+          h('span', { class: 'rule-effect', title: effect, text: ruleEffectWords(effect) }), ')'));
+    }));
+    body.append(h('div', { class: 'rules-block' },
       h('span', { class: 'label', text: 'Policy rules that fired' }),
       rules.length ? null : h('span', { class: 'muted', text: ' none' }),
       rulesList));
 
-    // The exact canonical arguments the warrant covers.
+    // The hash the decision is bound to, checked in this browser.
+    const hashCheck = h('span', { class: 'hash-check pending', text: 'checking the hash in your browser\u2026' });
+    const decision = h('div', { class: 'decision' }, h('p', { class: 'hash-status' }, hashCheck));
+    body.append(decision);
+
+    // The exact canonical arguments the warrant covers, and their hash:
+    // collapsed, and checked whether open or not.
     const pre = h('pre', { class: 'args', tabindex: '0', 'aria-label': 'Arguments as signed (canonical JSON)' });
     if (canonical !== null) {
       appendVisible(pre, canonical);
@@ -1012,72 +1207,144 @@
       pre.classList.add('missing');
       pre.textContent = 'The API sent no canonical arguments for this warrant.';
     }
-    li.append(h('div', { class: 'args-block' },
-      h('span', { class: 'label', text: 'Arguments as signed (canonical JSON, exact bytes)' }), pre));
-
-    // The arguments' top-level fields, for reading: tool_input, or the
-    // canonical text parsed where the view has no tool_input (the pending
-    // list carries each input once, as the canonical text).
-    const fields = h('dl', { class: 'fields' });
-    const input = w.tool_input !== undefined ? w.tool_input : parsedCanonical(canonical);
-    if (input && typeof input === 'object' && !Array.isArray(input)) {
-      for (const [key, value] of Object.entries(input)) {
-        const shown = typeof value === 'string' ? value : JSON.stringify(value);
-        fields.append(
-          h('dt', {}, appendVisible(document.createDocumentFragment(), key)),
-          h('dd', { class: typeof value === 'string' ? 'field-string' : 'field-json' },
-            appendVisible(document.createDocumentFragment(), str(shown))));
-      }
-    }
-    li.append(h('details', { class: 'fields-block', open: true },
-      h('summary', { text: 'Fields' }), fields));
-
-    // The hash the decision is bound to, checked in this browser.
-    const hashCheck = h('span', { class: 'hash-check pending', text: 'checking the hash in your browser…' });
-    li.append(h('div', { class: 'kv hash-block' },
-      h('span', { class: 'label', text: 'SHA-256 of the arguments' }), ' ',
-      h('code', { class: 'hash', text: shownHash }), ' ', hashCheck));
+    body.append(h('details', { class: 'args-block' },
+      h('summary', { text: 'Exact bytes signed' }),
+      h('p', { class: 'muted args-note', text: 'The call as canonical JSON: the bytes whose SHA-256 your decision is bound to.' }),
+      pre,
+      h('div', { class: 'kv hash-block' },
+        h('span', { class: 'label', text: 'SHA-256' }), ' ', h('code', { class: 'hash', text: shownHash }))));
 
     // Who, what matter, when.
-    const expires = h('span', { class: 'expires', 'data-expires-at': str(w.expires_at), title: str(w.expires_at) });
     const matter = h('span', { class: 'matter-value' });
     showMatter(matter, str(w.matter_id), names);
-    li.append(h('div', { class: 'meta' },
+    const toolRow = kv('Tool', h('code', { class: 'tool-name', text: toolName }));
+    toolRow.hidden = title.textContent === toolName;
+    const meta = h('div', { class: 'meta' },
       kv('Requested by', requesterEl(w)),
-      kv('Requested at', h('time', { class: 'requested', datetime: str(w.requested_at), text: str(w.requested_at) })),
+      kv('Requested at', localTimeEl(w.requested_at, 'requested')),
+      kv('Deadline', localTimeEl(w.expires_at, 'deadline-at')),
       kv('Matter', matter),
-      kv('Expires', expires),
+      toolRow,
       kv('Policy version', h('code', { class: 'policy-version', text: str(w.policy_version) })),
-      kv('Run', h('a', { class: 'run-link', href: runHash(runId), text: runId || 'run' }))));
-    renderExpiry(expires);
+      kv('Run', h('a', { class: 'run-link', href: runHash(runId), text: runId || 'run' })));
+    body.append(meta);
     // A tool the firm connected (the tool catalog's): the system that runs
     // the call, and the schema the catalog pinned it to.
     if (str(w.tool_server) !== '') {
       const server = h('code', { class: 'tool-server' });
       appendVisible(server, str(w.tool_server));
-      li.append(h('div', { class: 'meta external' },
+      body.append(h('div', { class: 'meta external' },
         kv('Runs on', server),
         kv('Schema pinned at', h('code', { class: 'tool-schema', text: str(w.tool_schema_sha256) }))));
     }
+    const next = h('button', { type: 'button', class: 'next-warrant secondary', text: 'Next warrant \u2193' });
+    next.addEventListener('click', () => {
+      const list = li.parentElement;
+      if (list) moveToWarrant(list, li, 1);
+    });
+    body.append(h('div', { class: 'warrant-foot' }, next));
+
+    // hashOk: the shown hash matches the shown bytes. busy: a request is out.
+    // locked: this warrant may not be decided from this page any more
+    // (decided, or refused for good). expired: its time is up. gone: no
+    // longer on the pending list.
+    const st = { hashOk: false, busy: false, locked: false, decided: '', expired: false, gone: false };
+    let sync = () => {};
+
+    const setOpen = (open) => {
+      body.hidden = !open;
+      toggle.setAttribute('aria-expanded', String(open));
+      li.classList.toggle('open', open);
+    };
+    toggle.addEventListener('click', () => setOpen(body.hidden));
+    // A click anywhere on the row opens or closes it too (not on a link, or
+    // when counsel is selecting its text).
+    row.addEventListener('click', (ev) => {
+      if (!(ev.target instanceof Element) || ev.target.closest('a, button, input, textarea, select')) return;
+      if (String(window.getSelection?.() ?? '') !== '') return;
+      setOpen(body.hidden);
+    });
+
+    const locked = (words, cls) => {
+      li.classList.add(cls);
+      decidedNote.hidden = false;
+      decidedNote.replaceChildren(words, ' ', h('a', { href: runHash(runId), text: 'See its run' }), '.');
+      sync();
+    };
+    warrantControls.set(li, {
+      view: w,
+      setOpen,
+      isOpen: () => !body.hidden,
+      focus: () => {
+        li.scrollIntoView({ block: 'nearest' });
+        toggle.focus({ preventScroll: true });
+      },
+      retitle: (cat) => {
+        title.textContent = toolTitle(toolName, cat);
+        toolRow.hidden = title.textContent === toolName;
+      },
+      pending: () => !(st.locked || st.expired || st.gone || st.decided),
+      settled: () => Boolean(st.decided || st.gone),
+      expire: () => {
+        if (st.expired || st.decided) return;
+        st.expired = true;
+        locked('This warrant expired: it can no longer be approved or declined.', 'expired');
+      },
+      gone: () => {
+        if (st.gone || st.decided) return;
+        st.gone = true;
+        locked('This warrant is no longer pending: it was decided elsewhere or it expired.', 'gone');
+      },
+    });
 
     if (!isCounsel()) {
-      li.append(h('p', { class: 'muted not-counsel', text: 'Only counsel may decide a warrant.' }));
+      decision.append(h('p', { class: 'muted not-counsel', text: 'Only counsel may decide a warrant.' }));
       verifyShownHash(canonical, shownHash, hashCheck, () => {});
       return li;
     }
 
-    // Counsel's decision.
+    // Counsel's decision. The note goes with an approval; a decline asks
+    // for its own reason, which is required.
     const note = h('textarea', {
       class: 'note', maxlength: String(NOTE_MAX), placeholder: 'Note (optional)', rows: '2',
-      'aria-label': 'Note to the record (optional)',
+      'aria-label': 'Note to the record with an approval (optional)',
     });
     note.value = draftNotes.get(approvalId) ?? '';
     note.addEventListener('input', () => draftNotes.set(approvalId, note.value));
     const approve = h('button', { type: 'button', class: 'approve primary', disabled: true, text: 'Approve and continue the run' });
     const edit = h('button', { type: 'button', class: 'edit secondary', disabled: true, 'aria-expanded': 'false', text: 'Edit the call\u2026' });
-    const decline = h('button', { type: 'button', class: 'decline danger', disabled: true, text: 'Decline' });
-    const actions = h('div', { class: 'actions' }, approve, edit, decline);
-    li.append(h('div', { class: 'decision' }, note, actions));
+    const decline = h('button', { type: 'button', class: 'decline quiet', disabled: true, 'aria-expanded': 'false', 'aria-controls': wid('decline'), text: 'Decline\u2026' });
+    const actions = h('div', { class: 'actions' }, approve, edit, h('span', { class: 'actions-gap', 'aria-hidden': 'true' }), decline);
+
+    const reasonKey = `decline:${approvalId}`;
+    const reason = h('textarea', {
+      id: wid('decline-reason'), class: 'decline-reason', maxlength: String(NOTE_MAX), rows: '3', required: true,
+      'aria-describedby': `${wid('decline-help')} ${wid('decline-invalid')}`,
+    });
+    reason.value = draftNotes.get(reasonKey) ?? '';
+    const reasonInvalid = h('p', { class: 'decline-invalid', id: wid('decline-invalid'), hidden: true });
+    const confirmDecline = h('button', { type: 'button', class: 'confirm-decline danger', text: 'Decline this warrant' });
+    const cancelDecline = h('button', { type: 'button', class: 'cancel-decline secondary', text: 'Cancel' });
+    const declinePanel = h('section', { class: 'decline-panel', id: wid('decline'), hidden: true, 'aria-labelledby': wid('decline-heading') },
+      h('h3', { id: wid('decline-heading'), class: 'decline-heading', text: 'Decline the warrant' }),
+      h('label', { for: wid('decline-reason'), text: 'Reason (required)' }),
+      h('p', { class: 'hint', id: wid('decline-help'), text: 'The requester is shown your reason, and it is recorded with the decision. Nothing is sent; the run goes on without this call.' }),
+      reason, reasonInvalid,
+      h('div', { class: 'actions' }, confirmDecline, cancelDecline));
+    const reasonOk = () => {
+      const ok = reason.value.trim() !== '';
+      if (ok) {
+        reason.removeAttribute('aria-invalid');
+        reasonInvalid.hidden = true;
+        reasonInvalid.textContent = '';
+      }
+      return ok;
+    };
+    reason.addEventListener('input', () => {
+      draftNotes.set(reasonKey, reason.value);
+      if (!reasonInvalid.hidden) reasonOk();
+    });
+    decision.append(note, actions, declinePanel);
 
     // The call as an object, only if this browser writes it back to the
     // very bytes shown (RFC 8785): an edit starts from exactly those.
@@ -1085,38 +1352,67 @@
     let editor = null;
     if (original) {
       editor = createEditor({
-        toolName: str(w.tool_name), matterId: str(w.matter_id), original, canonical, shownHash, toggle: edit,
+        toolName, matterId: str(w.matter_id), original, canonical, shownHash, toggle: edit,
+        // Where the focus lands: the reason, then the rules that raised the
+        // tier or deny (a record rule changes nothing).
+        hints: [str(w.reason), ...rules.filter((r) => str(r.effect) !== 'record').map((r) => `${str(r.id)} ${str(r.reason)}`)].join(' '),
         approve: (e) => decide('approve', e),
       });
       edit.setAttribute('aria-controls', editor.el.id);
-      li.append(editor.el);
+      decision.append(editor.el);
     } else {
       edit.hidden = true;
       if (canonical !== null) {
-        li.append(h('p', { class: 'muted no-edit', text: 'This browser cannot write the call back to its exact bytes, so it cannot be edited here.' }));
+        decision.append(h('p', { class: 'muted no-edit', text: 'This browser cannot write the call back to its exact bytes, so it cannot be edited here.' }));
       }
     }
 
-    // hashOk: the shown hash matches the shown bytes. busy: a request is out.
-    // locked: this warrant may not be decided from this page any more.
-    const st = { hashOk: false, busy: false, locked: false, decided: '' };
-    const sync = () => {
-      const off = !st.hashOk || st.busy || st.locked;
+    sync = () => {
+      const off = !st.hashOk || st.busy || st.locked || st.expired || st.gone;
       approve.disabled = off;
       decline.disabled = off;
+      confirmDecline.disabled = off;
       edit.disabled = off || !editor;
       note.readOnly = st.busy || st.locked;
+      reason.readOnly = st.busy || st.locked;
       editor?.sync(off);
     };
     verifyShownHash(canonical, shownHash, hashCheck, (ok) => { st.hashOk = ok; sync(); });
     edit.addEventListener('click', () => editor?.toggle());
 
+    const showDecline = (open) => {
+      declinePanel.hidden = !open;
+      decline.setAttribute('aria-expanded', String(open));
+      if (open) reason.focus();
+      else decline.focus();
+    };
+    decline.addEventListener('click', () => {
+      if (decline.disabled) return;
+      showDecline(declinePanel.hidden);
+    });
+    cancelDecline.addEventListener('click', () => showDecline(false));
+    declinePanel.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Escape' && !ev.defaultPrevented) {
+        ev.preventDefault();
+        showDecline(false);
+      }
+    });
+    confirmDecline.addEventListener('click', () => {
+      if (!reasonOk()) {
+        reason.setAttribute('aria-invalid', 'true');
+        reasonInvalid.hidden = false;
+        reasonInvalid.textContent = 'Give a reason before declining: the requester is shown it, and it is recorded.';
+        reason.focus();
+        return;
+      }
+      decide('deny');
+    });
+
     const resume = async () => {
       await api(`/v1/runs/${enc(runId)}/resume`, { method: 'POST', body: { approval_request_id: approvalId } });
       justResumed.set(runId, approvalId);
       draftNotes.delete(approvalId);
-      // Follow the run, unless counsel has already gone elsewhere.
-      if (ctx.alive) location.hash = runHash(runId);
+      draftNotes.delete(reasonKey);
     };
 
     /**
@@ -1124,10 +1420,16 @@
      * (edited: {value, hash}) approve the edited call whose canonical JSON
      * and hash the editor shows.
      */
-    const decide = async (decision, edited = null) => {
-      if (st.busy || st.locked || !st.hashOk) return;
-      const slot = edited ? editor.problemSlot : null;
-      const text = note.value;
+    const decide = async (decisionWord, edited = null) => {
+      if (st.busy || st.locked || st.expired || st.gone || !st.hashOk) return;
+      // Its time may be up since the last tick.
+      if (timeLeft(str(w.expires_at)).expired) {
+        warrantControls.get(li)?.expire();
+        return;
+      }
+      const slot = edited ? editor.problemSlot : decisionWord === 'deny' ? declinePanel : null;
+      const text = decisionWord === 'deny' ? reason.value : note.value;
+      if (decisionWord === 'deny' && text.trim() === '') return;
       if (text.length > NOTE_MAX) {
         showProblem(li, new Problem({ title: 'Note too long', detail: `a note holds at most ${NOTE_MAX} characters` }), slot);
         return;
@@ -1135,15 +1437,15 @@
       st.busy = true;
       sync();
       clearProblem(li);
-      const body = { decision, tool_input_hash: shownHash };
-      if (edited) body.edited_input = edited.value;
-      if (text.trim()) body.note = text;
+      const reqBody = { decision: decisionWord, tool_input_hash: shownHash };
+      if (edited) reqBody.edited_input = edited.value;
+      if (text.trim()) reqBody.note = text;
       let answer;
       try {
         // Not tied to the view's signal: a decision once sent is not "cancelled" by navigating.
-        answer = (await api(`/v1/runs/${enc(runId)}/approvals/${enc(approvalId)}`, { method: 'POST', body })).data;
+        answer = (await api(`/v1/runs/${enc(runId)}/approvals/${enc(approvalId)}`, { method: 'POST', body: reqBody })).data;
       } catch (err) {
-        showProblem(li, err, slot);
+        showProblem(li, err, slot, edited ? editor.explain(err) : '');
         st.busy = false;
         // Try again only when the failure may be passing (network, 5xx), or
         // when the server refused the edit itself (400: it does not fit the
@@ -1151,43 +1453,61 @@
         // correct; a 403, 404, 409 or 410 stands.
         const correctable = edited && err instanceof Problem && (err.status === 400 || err.status === 422);
         if (!(err instanceof Problem && (err.retryable || correctable))) st.locked = true;
+        if (err instanceof Problem && err.status === 410) st.expired = true;
         sync();
         return;
       }
       // The decision is recorded: it cannot be made again from this page.
-      st.decided = decision;
+      st.decided = decisionWord;
       st.locked = true;
       st.busy = false;
       sync();
       li.classList.add('decided');
-      let words = decision === 'approve' ? 'approved' : 'declined';
       let resumeNow = true;
+      let words = decisionWord === 'approve'
+        ? 'Approved: the run continues with this call.'
+        : 'Declined, with your reason recorded: nothing was sent, and the run goes on without this call.';
       if (edited) {
-        words = `approved as edited (SHA-256 ${edited.hash})`;
+        words = `Approved as edited (SHA-256 ${edited.hash}): the run continues with the edited call.`;
         const recorded = str(answer?.edited_input_hash);
         if (recorded !== edited.hash) {
           // Not what counsel was shown: say so and leave the run held.
           resumeNow = false;
+          words = `Approved as edited, but the run was not resumed: the server recorded the edit under SHA-256 ${recorded || '(none)'}.`;
           showProblem(li, new Problem({
             title: 'Edited hash differs',
             detail: `the server recorded the edit under SHA-256 ${recorded || '(none)'}, not the ${edited.hash} shown here; the run was not resumed`,
           }), slot);
         }
       }
-      const decided = h('p', { class: 'decided-note', role: 'status', text: `Decision recorded: ${words}. ${resumeNow ? 'Resuming the run…' : 'The run was not resumed.'}` });
-      actions.after(decided);
+      decidedNote.hidden = false;
+      decidedNote.replaceChildren(words, ' ', h('a', { href: runHash(runId), text: 'See its run' }), '.');
+      applyFilters(ctx.els || { list: li.parentElement, count: byId('warrant-count'), noMatch: byId('no-match') });
       if (!resumeNow) return;
       try {
         await resume();
       } catch (err) {
         showProblem(li, err, slot);
-        decided.textContent = `Decision recorded: ${words}. The run was not resumed.`;
+        decidedNote.replaceChildren(`${decisionWord === 'approve' ? 'Approved' : 'Declined'}; the run was not resumed. `,
+          h('a', { href: runHash(runId), text: 'See its run' }), '.');
         if (err instanceof Problem && err.retryable) offerResumeRetry(li, resume);
+        return;
       }
+      if (!ctx.alive) return; // counsel has gone elsewhere
+      const list = li.parentElement;
+      // The next warrant, if any waits: the desk stays on the list. Else,
+      // after an approval, it follows the run.
+      setOpen(false);
+      if (list && moveToWarrant(list, li, 1)) return;
+      if (list && moveToWarrant(list, li, -1)) return;
+      if (decisionWord === 'approve') {
+        location.hash = runHash(runId);
+        return;
+      }
+      toggle.focus();
     };
 
     approve.addEventListener('click', () => decide('approve'));
-    decline.addEventListener('click', () => decide('deny'));
     return li;
   }
 
@@ -1216,13 +1536,14 @@
 
   /**
    * A problem in words inside one warrant: "<status> <title>: <detail>", in
-   * slot (else the warrant's decision block). The focus moves to it, so a
-   * keyboard or screen reader user is at the words, not at a button the
+   * slot (else the warrant's decision block), and more words when there are
+   * (more: which fields of an edit it concerns). The focus moves to it, so
+   * a keyboard or screen reader user is at the words, not at a button the
    * failure may have disabled.
    */
-  function showProblem(li, err, slot = null) {
+  function showProblem(li, err, slot = null, more = '') {
     clearProblem(li);
-    const text = errorText(err);
+    const text = errorText(err) + (more ? ` ${more}` : '');
     const p = h('p', { class: 'problem', role: 'alert', tabindex: '-1', text });
     if (err instanceof Problem) {
       if (err.status) p.dataset.status = String(err.status);
@@ -1247,6 +1568,9 @@
       button.disabled = true;
       try {
         await resume();
+        button.remove();
+        const note = li.querySelector('.decided-note');
+        if (note) note.firstChild.textContent = 'The run was resumed. ';
       } catch (err) {
         showProblem(li, err);
         if (err instanceof Problem && err.retryable) offerResumeRetry(li, resume);
@@ -1258,30 +1582,39 @@
   /** "expires in 23 h 59 min", "expires in 12 min", "expired"; soon: within the hour. */
   function timeLeft(expiresAt, now = Date.now()) {
     const t = Date.parse(expiresAt);
-    if (Number.isNaN(t)) return { text: 'expiry unknown', expired: false, soon: false };
+    if (Number.isNaN(t)) return { text: 'expiry unknown', expired: false, soon: false, ms: Infinity };
     const ms = t - now;
-    if (ms <= 0) return { text: 'expired', expired: true, soon: false };
+    if (ms <= 0) return { text: 'expired', expired: true, soon: false, ms };
     const soon = ms <= EXPIRING_SOON_MS;
     const minutes = Math.floor(ms / 60_000);
     const hours = Math.floor(minutes / 60);
     const mins = minutes % 60;
-    if (hours > 0) return { text: `expires in ${hours} h ${mins} min`, expired: false, soon };
-    if (minutes > 0) return { text: `expires in ${minutes} min`, expired: false, soon };
-    return { text: 'expires in less than 1 min', expired: false, soon };
+    if (hours > 0) return { text: `expires in ${hours} h ${mins} min`, expired: false, soon, ms };
+    if (minutes > 0) return { text: `expires in ${minutes} min`, expired: false, soon, ms };
+    return { text: 'expires in less than 1 min', expired: false, soon, ms };
   }
 
-  /** An expiry's words, and its warrant's "expires within the hour" badge. */
+  /**
+   * An expiry's words and its warrant's badge ("Expires within the hour";
+   * in the last five minutes, how many are left), and, the moment it reads
+   * "expired", the warrant locked: the countdown and the buttons agree.
+   */
   function renderExpiry(el) {
-    const { text, expired, soon } = timeLeft(el.dataset.expiresAt || '');
-    el.textContent = text;
+    const { text, expired, soon, ms } = timeLeft(el.dataset.expiresAt || '');
+    setText(el, text);
     el.classList.toggle('expired', expired);
     el.classList.toggle('soon', soon);
     const li = el.closest('li.warrant');
-    if (li) {
-      li.classList.toggle('expiring', soon);
-      const badge = li.querySelector('.expiry-badge');
-      if (badge) badge.hidden = !soon;
+    if (!li) return;
+    li.classList.toggle('expiring', soon);
+    const badge = li.querySelector('.expiry-badge');
+    if (badge) {
+      badge.hidden = !soon;
+      const words = ms < 60_000 ? ' Expires in less than a minute' : ms < 5 * 60_000 ? ` Expires in ${Math.floor(ms / 60_000)} min` : ' Expires within the hour';
+      const t = badge.querySelector('.badge-text');
+      if (t && soon) setText(t, words);
     }
+    if (expired) warrantControls.get(li)?.expire();
   }
 
   function updateExpiries(root) {
@@ -1400,12 +1733,13 @@
     let type = schema === null ? valueType(value) : schemaType(schema);
     if (schema !== null && type === 'array') {
       const items = member(schema, 'items');
-      type = schemaType(items) === 'string' && !Array.isArray(member(items, 'enum')) ? 'strings' : 'json';
+      type = schemaType(items) === 'string' && !Array.isArray(member(items, 'enum')) ? 'strings'
+        : objectColumns(items) ? 'objects' : 'json';
     }
     if (type === 'string' && Array.isArray(member(schema, 'enum'))) {
       type = member(schema, 'enum').every((x) => typeof x === 'string') ? 'enum' : 'json';
     }
-    if (!['string', 'enum', 'strings', 'integer', 'number', 'boolean'].includes(type)) return 'json';
+    if (!['string', 'enum', 'strings', 'objects', 'integer', 'number', 'boolean'].includes(type)) return 'json';
     // A value of another type than the schema says (or one a form control
     // would not hold exactly: a carriage return) is edited as JSON.
     if (had && !fitsKind(type, schema, value)) return 'json';
@@ -1417,6 +1751,11 @@
       case 'string': return typeof value === 'string' && !value.includes('\r');
       case 'enum': return typeof value === 'string' && member(schema, 'enum').includes(value);
       case 'strings': return Array.isArray(value) && value.every((x) => typeof x === 'string' && !/[\r\n]/.test(x));
+      case 'objects': {
+        const cols = objectColumns(member(schema, 'items'));
+        return Array.isArray(value) && value.every((x) => isObject(x) &&
+          Object.entries(x).every(([k, v]) => cols.some((c) => c.key === k && fitsKind(c.type, null, v))));
+      }
       case 'integer': return Number.isSafeInteger(value);
       case 'number': return typeof value === 'number';
       case 'boolean': return typeof value === 'boolean';
@@ -1426,8 +1765,90 @@
 
   const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-  /** An edit that cannot be sent as it is, in words. */
-  class EditError extends Error {}
+  /**
+   * The columns of a list of objects edited as rows (attachments: document,
+   * name, size): an item schema that is an object whose every property is
+   * a string, a whole number or a number. null for anything else, which is
+   * edited as JSON.
+   */
+  function objectColumns(items) {
+    const props = member(items, 'properties');
+    if (schemaType(items) !== 'object' || !isObject(props) || Object.keys(props).length === 0) return null;
+    const required = new Set(Array.isArray(member(items, 'required')) ? items.required : []);
+    const cols = [];
+    for (const key of orderedKeys(Object.keys(props), items)) {
+      const p = props[key];
+      const type = schemaType(p);
+      if (!['string', 'integer', 'number'].includes(type) || Array.isArray(member(p, 'enum'))) return null;
+      cols.push({ key, type, required: required.has(key), format: str(member(p, 'format')) });
+    }
+    return cols;
+  }
+
+  /** An edit that cannot be sent as it is, in words; item: which row of a list (from 1). */
+  class EditError extends Error {
+    constructor(message, item = 0) {
+      super(message);
+      this.item = item;
+    }
+  }
+
+  /**
+   * The order people read and edit a call's members in, where the schema
+   * does not say: GET /v1/tools sends each input schema as canonical JSON,
+   * whose members are sorted, so the order the catalog wrote them in is
+   * lost. Known members come in this order, the rest after them by name.
+   */
+  const KNOWN_ORDER = ['to', 'cc', 'bcc', 'subject', 'court', 'title', 'document_title', 'document_id', 'name', 'body', 'document_text', 'text',
+    'attachments', 'size_bytes'];
+
+  /**
+   * keys in the order to show them: the schema's own order when it gives
+   * one (an "x-order" or "propertyOrder" list of names, or a number of
+   * that name on each property), else KNOWN_ORDER, else by name.
+   */
+  function orderedKeys(keys, schema) {
+    const props = member(schema, 'properties');
+    const listed = [member(schema, 'x-order'), member(schema, 'propertyOrder')].find(Array.isArray) || [];
+    const rank = (k) => {
+      const i = listed.indexOf(k);
+      if (i >= 0) return [0, i];
+      const p = member(props, k);
+      const n = [member(p, 'x-order'), member(p, 'propertyOrder')].find((v) => typeof v === 'number' && Number.isFinite(v));
+      if (n !== undefined) return [1, n];
+      const j = KNOWN_ORDER.indexOf(k);
+      return j >= 0 ? [2, j] : [3, 0];
+    };
+    return [...keys].sort((a, b) => {
+      const ra = rank(a);
+      const rb = rank(b);
+      return ra[0] - rb[0] || ra[1] - rb[1] || (a < b ? -1 : a > b ? 1 : 0);
+    });
+  }
+
+  /**
+   * An e-mail address as the server's schema check reads format "email"
+   * (santhosh-tekuri/jsonschema: a local part, an @, and a host name, which
+   * may end in a dot, or an address in brackets). Looser than it on
+   * purpose (no lengths, any local part), so it never refuses an address
+   * the server takes: it only names the field before the server refuses it.
+   */
+  const EMAIL = /^(?:[^\s@"]*|"[^"]*")@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[^\]\s]+\])$/;
+
+  /** What is wrong with a value of a format this page checks, in words, or "". */
+  function formatProblem(format, value) {
+    if (format === 'email' && typeof value === 'string' && value !== '' && !EMAIL.test(value)) {
+      return `\u201c${value}\u201d is not an e-mail address`;
+    }
+    return '';
+  }
+
+  /** A member's name in words, for a label: document_id "Document", size_bytes "Size (bytes)". */
+  function memberWords(key) {
+    const k = String(key);
+    const words = k.replace(/_id$/, '').replace(/_bytes$/, ' (bytes)').replace(/_/g, ' ').trim() || k;
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }
 
   let editorSeq = 0;
 
@@ -1443,9 +1864,10 @@
    * (the edit is kept until the page is left).
    *
    * opts: toolName, matterId (the warrant's), original (the call, parsed), canonical and shownHash
-   * (the original's bytes and hash), toggle (the Edit button), approve(edit).
+   * (the original's bytes and hash), toggle (the Edit button), approve(edit), hints (the
+   * warrant's reason and rules: the first field they name is where the focus lands).
    */
-  function createEditor({ toolName, matterId, original, canonical, shownHash, toggle, approve }) {
+  function createEditor({ toolName, matterId, original, canonical, shownHash, toggle, approve, hints = '' }) {
     const n = ++editorSeq;
     const id = (s) => `editor-${n}-${s}`;
     const heading = h('h3', { id: id('heading'), class: 'editor-heading', tabindex: '-1', text: 'Edit the call before approving' });
@@ -1471,16 +1893,20 @@
       schemaNote,
       fieldsBox,
       invalid,
-      h('div', { class: 'edit-compare' },
-        h('div', { class: 'compare-col' },
-          h('h4', { id: id('orig'), text: 'Original call (canonical JSON)' }), origPre,
-          h('div', { class: 'kv' }, h('span', { class: 'label', text: 'SHA-256' }), ' ', h('code', { class: 'orig-hash', text: shownHash }))),
-        h('div', { class: 'compare-col' },
-          h('h4', { id: id('edited'), text: 'Edited call (canonical JSON)' }), editPre,
-          h('div', { class: 'kv' }, h('span', { class: 'label', text: 'SHA-256, computed in your browser' }), ' ', editHash))),
-      h('h4', { id: id('diff'), text: 'Differences from the original' }),
+      h('h4', { id: id('diff'), text: 'Changes from the call as requested' }),
       diffSummary,
       diffList,
+      // The bytes counsel signs, beside the original's: collapsed, and
+      // hashed here whether open or not.
+      h('details', { class: 'edit-bytes' },
+        h('summary', { text: 'Exact bytes to be signed' }),
+        h('div', { class: 'edit-compare' },
+          h('div', { class: 'compare-col' },
+            h('h4', { id: id('orig'), text: 'Original call (canonical JSON)' }), origPre,
+            h('div', { class: 'kv' }, h('span', { class: 'label', text: 'SHA-256' }), ' ', h('code', { class: 'orig-hash', text: shownHash }))),
+          h('div', { class: 'compare-col' },
+            h('h4', { id: id('edited'), text: 'Edited call (canonical JSON)' }), editPre,
+            h('div', { class: 'kv' }, h('span', { class: 'label', text: 'SHA-256, computed in your browser' }), ' ', editHash)))),
       h('div', { class: 'actions' }, approveEdit, close),
       problemSlot);
 
@@ -1489,6 +1915,7 @@
     let current = null; // {value, canonical, hash} of the form as last hashed
     let off = true; // the warrant may not be decided now
     let seq = 0;
+    let lastDiffs = [];
 
     const collect = () => {
       const value = Object.create(null);
@@ -1500,8 +1927,8 @@
           if (r.present) value[f.key] = r.value;
         } catch (err) {
           if (!(err instanceof EditError)) throw err;
-          f.invalid(true);
-          errors.push(`${f.key}: ${err.message}`);
+          f.invalid(true, err.item);
+          errors.push(`${f.key}${err.item ? `, item ${err.item}` : ''}: ${err.message}`);
         }
       }
       let canon = null;
@@ -1522,6 +1949,8 @@
     const update = () => {
       const mine = ++seq;
       current = null;
+      // A refusal was of the call as it was: once it changes, the words go.
+      problemSlot.replaceChildren();
       sync();
       const { value, canonical: canon, errors } = collect();
       if (errors.length) {
@@ -1537,11 +1966,12 @@
       invalid.textContent = '';
       editPre.replaceChildren();
       appendVisible(editPre, canon);
-      const diffs = memberDiffs(original, value);
+      const diffs = memberDiffs(original, value, fields.map((f) => f.key));
+      lastDiffs = diffs;
       diffList.replaceChildren(...diffs.map(renderDiff));
       setText(diffSummary, diffs.length === 0
-        ? 'No differences: this is the call as requested (approve it with \u201cApprove and continue the run\u201d).'
-        : `${diffs.length} member${diffs.length === 1 ? '' : 's'} differ: ${diffs.map((d) => `${d.member} ${d.change}`).join(', ')}.`);
+        ? 'No changes: this is the call as requested (approve it with \u201cApprove and continue the run\u201d).'
+        : `${diffs.length} change${diffs.length === 1 ? '' : 's'}: ${diffs.map((d) => `${d.member} ${d.detail ? `changed (${d.detail})` : d.change}`).join('; ')}.`);
       editHash.textContent = 'computing\u2026';
       sha256HexOfText(canon).then((hash) => {
         if (mine !== seq) return;
@@ -1575,8 +2005,9 @@
       // without the catalog, a matter_id that names the warrant's matter.
       const matterKey = tool ? pointerHead(str(tool.matter_field))
         : (matterId && member(original, 'matter_id') === matterId ? 'matter_id' : '');
-      const keys = [...new Set([...Object.keys(props), ...Object.keys(original)])].sort();
-      if (matterKey && keys.includes(matterKey)) keys.splice(0, 0, ...keys.splice(keys.indexOf(matterKey), 1));
+      const keys = orderedKeys(new Set([...Object.keys(props), ...Object.keys(original)]), schema);
+      // The matter, which may not be changed, comes last.
+      if (matterKey && keys.includes(matterKey)) keys.push(...keys.splice(keys.indexOf(matterKey), 1));
       fields = keys.map((key) => makeField({
         key,
         ids: id(`f${keys.indexOf(key)}`),
@@ -1591,7 +2022,20 @@
       update();
     };
 
-    const firstControl = () => fields.find((f) => !f.readOnly)?.focusEl || heading;
+    // The first field a person would change: the first the warrant's
+    // reason or rules name as a word ("a cc or bcc recipient is outside the
+    // firm": cc; "email.attachments_leave_firm": attachments), else the
+    // first that may be edited.
+    const firstControl = () => {
+      const editable = fields.filter((f) => !f.readOnly);
+      const byKey = new Map(editable.map((f) => [f.key.toLowerCase(), f]));
+      let named = null;
+      for (const token of String(hints).toLowerCase().split(/[^a-z0-9_]+/)) {
+        named = [token, ...token.split('_')].map((x) => byKey.get(x)).find(Boolean);
+        if (named) break;
+      }
+      return (named || editable[0])?.focusEl || heading;
+    };
 
     const open = () => {
       el.hidden = false;
@@ -1627,6 +2071,11 @@
     return {
       el,
       problemSlot,
+      /** More words for the server's refusal of an edit: which fields the edit changed. */
+      explain: (err) => {
+        if (!(err instanceof Problem) || err.status !== 400 || lastDiffs.length === 0) return '';
+        return `The fields this edit changes: ${lastDiffs.map((d) => `${d.member} (${d.change})`).join(', ')}.`;
+      },
       toggle: () => (el.hidden ? open() : hide()),
       sync: (isOff) => {
         off = isOff;
@@ -1642,17 +2091,61 @@
 
   const CHANGE_WORDS = { added: 'Added', removed: 'Removed', changed: 'Changed' };
 
-  /** The members in which after differs from before, by name: added, removed or changed (canonical JSON before and after). */
-  function memberDiffs(before, after) {
-    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  /**
+   * The members in which after differs from before, in order (the
+   * editor's), then any other by name: added, removed or changed, with
+   * their values before and after in words (see valueWords).
+   */
+  function memberDiffs(before, after, order = []) {
+    const all = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+    const keys = [...order.filter((k) => all.includes(k)), ...all.filter((k) => !order.includes(k)).sort()];
     const out = [];
     for (const key of keys) {
       const a = Object.hasOwn(before, key) ? canonicalJSON(before[key]) : null;
       const b = Object.hasOwn(after, key) ? canonicalJSON(after[key]) : null;
       if (a === b) continue;
-      out.push({ member: key, change: a === null ? 'added' : b === null ? 'removed' : 'changed', before: a, after: b });
+      // A list changed: how many of its items went and came.
+      let detail = '';
+      if (Array.isArray(before[key]) && Array.isArray(after[key])) {
+        const was = before[key].map(canonicalJSON);
+        const now = after[key].map(canonicalJSON);
+        const gone = was.filter((x) => !now.includes(x)).length;
+        const came = now.filter((x) => !was.includes(x)).length;
+        detail = [came && `${came} added`, gone && `${gone} removed`].filter(Boolean).join(', ');
+      }
+      out.push({
+        member: key, change: a === null ? 'added' : b === null ? 'removed' : 'changed', detail,
+        before: a === null ? null : valueWords(before[key]), after: b === null ? null : valueWords(after[key]),
+      });
     }
     return out;
+  }
+
+  /** A field's value as the warrant shows it: valueWords, or JSON where that cannot say it. */
+  function fieldText(v) {
+    try {
+      return valueWords(v);
+    } catch {
+      return str(JSON.stringify(v));
+    }
+  }
+
+  /**
+   * A value as a person reads it: text as it is, a list of text one item a
+   * line, a list of objects one "name: value, …" a line, anything else as
+   * JSON.
+   */
+  function valueWords(v) {
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+    if (Array.isArray(v)) {
+      if (v.length === 0) return '(none)';
+      if (v.every((x) => typeof x === 'string')) return v.join('\n');
+      if (v.every((x) => isObject(x))) {
+        return v.map((x) => Object.entries(x).map(([k, y]) => `${k}: ${typeof y === 'string' ? y : canonicalJSON(y)}`).join(', ')).join('\n');
+      }
+    }
+    return canonicalJSON(v);
   }
 
   /** One difference, in words (Added / Removed / Changed, was / now), not by colour alone. */
@@ -1681,6 +2174,7 @@
         string: `Text${Number.isInteger(max) ? `, at most ${max} characters` : ''}${format ? ` (${format})` : ''}.`,
         enum: 'One of the listed values.',
         strings: `A list${format ? ` of ${format} values` : ''}${Number.isInteger(maxItems) ? `, at most ${maxItems}` : ''}; empty rows are left out.`,
+        objects: `A list${Number.isInteger(maxItems) ? ` of at most ${maxItems}` : ''}, one row each; a row left empty is left out.`,
         integer: 'A whole number.',
         number: 'A number.',
         boolean: 'True or false.',
@@ -1743,7 +2237,13 @@
           : h('input', { id: ids, type: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': describedBy,
             inputmode: str(member(schema, 'format')) === 'email' ? 'email' : null });
         control.value = s;
-        read = () => (control.value === '' && !(had && value === '') ? absent() : { present: true, value: control.value });
+        const format = str(member(schema, 'format'));
+        read = () => {
+          if (control.value === '' && !(had && value === '')) return absent();
+          const bad = formatProblem(format, control.value);
+          if (bad) throw new EditError(bad);
+          return { present: true, value: control.value };
+        };
         row = h('div', { class: `field-row${long ? ' long' : ''}` }, h('label', { for: ids }, labelText()), hint, on(control));
         break;
       }
@@ -1826,11 +2326,101 @@
         relabel();
         control = rows;
         read = () => {
-          const items = [...rows.querySelectorAll('input')].map((i) => i.value).filter((s) => s !== '');
+          const inputs = [...rows.querySelectorAll('input')];
+          inputs.forEach((input, i) => {
+            const bad = formatProblem(itemFormat, input.value);
+            if (bad) throw new EditError(bad, i + 1);
+          });
+          const items = inputs.map((i) => i.value).filter((s) => s !== '');
           if (items.length === 0 && !(had && value.length === 0)) return required ? { present: true, value: [] } : { present: false };
           return { present: true, value: items };
         };
         row = h('fieldset', { class: 'field-row list', 'aria-describedby': describedBy },
+          h('legend', {}, labelText('(list)')), hint, rows, add);
+        focusTarget = () => rows.querySelector('input') || add;
+        break;
+      }
+      case 'objects': {
+        // A list of objects (attachments) as rows, one input a column.
+        const cols = objectColumns(member(schema, 'items'));
+        const maxItems = Number.isInteger(member(schema, 'maxItems')) ? member(schema, 'maxItems') : Infinity;
+        const itemWord = key.endsWith('s') && key.length > 1 ? key.slice(0, -1) : 'row';
+        const rows = h('ul', { class: 'object-rows', id: `${ids}-rows` });
+        const add = h('button', { type: 'button', class: 'add-row secondary' },
+          `Add ${memberWords(itemWord).toLowerCase()}`, h('span', { class: 'visually-hidden', text: ` to ${key}` }));
+        let rowSeq = 0;
+        const relabel = () => {
+          [...rows.children].forEach((li, i) => {
+            li.querySelector('.object-row-label').textContent = `${memberWords(itemWord)} ${i + 1}`;
+            li.querySelector('.remove-row .visually-hidden').textContent = ` ${itemWord} ${i + 1}`;
+          });
+          add.disabled = rows.children.length >= maxItems;
+        };
+        const addRow = (obj) => {
+          const r = ++rowSeq;
+          const inputs = cols.map((c) => {
+            const cid = `${ids}-r${r}-${c.key}`;
+            const input = on(h('input', {
+              id: cid, type: 'text', autocomplete: 'off', spellcheck: 'false', 'data-column': c.key,
+              inputmode: c.type === 'string' ? null : c.type === 'integer' ? 'numeric' : 'decimal',
+            }));
+            const v = member(obj, c.key);
+            input.value = v === undefined ? '' : typeof v === 'string' ? v : canonicalJSON(v);
+            return h('div', { class: 'object-cell' },
+              h('label', { for: cid }, memberWords(c.key), c.required ? null : h('span', { class: 'field-type', text: ' (optional)' })), input);
+          });
+          const remove = h('button', { type: 'button', class: 'remove-row secondary' }, 'Remove', h('span', { class: 'visually-hidden' }));
+          const li = h('li', { class: 'object-row' }, h('p', { class: 'object-row-label' }), h('div', { class: 'object-cells' }, inputs), remove);
+          remove.addEventListener('click', () => {
+            const nextRow = li.nextElementSibling || li.previousElementSibling;
+            li.remove();
+            relabel();
+            (nextRow ? nextRow.querySelector('input') : add).focus();
+            changed();
+          });
+          rows.append(li);
+          return li;
+        };
+        for (const obj of had ? value : []) addRow(obj);
+        add.addEventListener('click', () => {
+          if (rows.children.length >= maxItems) return;
+          const li = addRow(null);
+          relabel();
+          li.querySelector('input')?.focus();
+          changed();
+        });
+        relabel();
+        control = rows;
+        read = () => {
+          const items = [];
+          [...rows.children].forEach((li, i) => {
+            const obj = {};
+            let any = false;
+            for (const c of cols) {
+              const t = li.querySelector(`input[data-column="${c.key}"]`).value;
+              if (t.trim() === '') continue;
+              any = true;
+              if (c.type === 'string') {
+                const bad = formatProblem(c.format, t);
+                if (bad) throw new EditError(`${memberWords(c.key).toLowerCase()}: ${bad}`, i + 1);
+                obj[c.key] = t;
+              } else {
+                const v = Number(t.trim());
+                if (!JSON_NUMBER.test(t.trim()) || !Number.isFinite(v) || (c.type === 'integer' && !Number.isSafeInteger(v))) {
+                  throw new EditError(`${memberWords(c.key).toLowerCase()} is not ${c.type === 'integer' ? 'a whole number' : 'a number'}`, i + 1);
+                }
+                obj[c.key] = v;
+              }
+            }
+            if (!any) return; // a row left empty is left out
+            const missing = cols.filter((c) => c.required && !Object.hasOwn(obj, c.key));
+            if (missing.length) throw new EditError(`${missing.map((c) => memberWords(c.key).toLowerCase()).join(', ')} missing`, i + 1);
+            items.push(obj);
+          });
+          if (items.length === 0 && !(had && value.length === 0)) return required ? { present: true, value: [] } : { present: false };
+          return { present: true, value: items };
+        };
+        row = h('fieldset', { class: 'field-row list objects', 'aria-describedby': describedBy },
           h('legend', {}, labelText('(list)')), hint, rows, add);
         focusTarget = () => rows.querySelector('input') || add;
         break;
@@ -1857,10 +2447,13 @@
       readOnly,
       get focusEl() { return focusTarget ? focusTarget() : control; },
       read,
-      invalid(bad) {
-        const targets = kind === 'strings' ? [...control.querySelectorAll('input')] : [control];
+      /** Marks the control invalid or not; item: only that row of a list (from 1). */
+      invalid(bad, item = 0) {
+        const list = kind === 'strings' || kind === 'objects';
+        const targets = list ? [...control.querySelectorAll('input')] : [control];
         for (const t of targets) {
-          if (bad) t.setAttribute('aria-invalid', 'true');
+          const rowNo = list ? [...control.children].indexOf(t.closest('li')) + 1 : 0;
+          if (bad && (!item || rowNo === item)) t.setAttribute('aria-invalid', 'true');
           else t.removeAttribute('aria-invalid');
         }
       },
