@@ -132,8 +132,7 @@ func (d Document) Policy() (*toolpolicy.Policy, error) {
 // error), else the field the error names, located in the document.
 func (d Document) Fault(err error) *DocumentError {
 	e := &DocumentError{Variable: d.Variable, Source: d.Source}
-	root, syntax := scanJSON(d.Data)
-	if syntax != nil {
+	if syntax := checkSyntax(d.Data); syntax != nil {
 		e.Field, e.Reason = syntax.path, syntax.reason
 		e.Line, e.Column = lineCol(d.Data, syntax.at)
 		return e
@@ -160,7 +159,7 @@ func (d Document) Fault(err error) *DocumentError {
 		// head, the object the key is in.
 		e.Field = validHead(e.Field)
 	}
-	if at, ok := root.locate(e.Field, e.Reason == "duplicate key"); ok && e.Field != "" {
+	if at, ok := locate(d.Data, e.Field, e.Reason == "duplicate key"); ok && e.Field != "" {
 		e.Line, e.Column = lineCol(d.Data, at)
 	}
 	return e
@@ -170,8 +169,8 @@ func (d Document) Fault(err error) *DocumentError {
 // is there): reason names no value, detail (for a terminal) may.
 func (d Document) At(field, reason, detail string) *DocumentError {
 	e := &DocumentError{Variable: d.Variable, Source: d.Source, Field: field, Reason: reason, Detail: detail}
-	if root, syntax := scanJSON(d.Data); syntax == nil {
-		if at, ok := root.locate(field, false); ok {
+	if checkSyntax(d.Data) == nil {
+		if at, ok := locate(d.Data, field, false); ok {
 			e.Line, e.Column = lineCol(d.Data, at)
 		}
 	}
