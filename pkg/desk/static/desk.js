@@ -2482,7 +2482,14 @@
     const finalBlock = h('div', { class: 'run-final', hidden: true }, h('span', { class: 'label', text: 'Final answer' }), final);
     const failure = h('p', { id: 'run-failure', class: 'run-failure', hidden: true });
     const follow = h('p', { id: 'run-follow', class: 'muted', 'aria-live': 'polite' });
-    const timeline = h('ol', { id: 'timeline', class: 'timeline' });
+    const timeline = h('ol', { id: 'timeline', class: 'timeline hide-engineering' });
+    // The model's engineering lines (token usage, turns, streamed
+    // fragments) are folded away: a reader wants what was asked, decided
+    // and done; the lines are one click away, and always in the export.
+    const engineeringBox = h('input', { id: 'show-engineering', type: 'checkbox' });
+    engineeringBox.addEventListener('change', () => timeline.classList.toggle('hide-engineering', !engineeringBox.checked));
+    const engineering = h('p', { class: 'engineering-toggle' }, engineeringBox, ' ',
+      h('label', { for: 'show-engineering', text: "Show the model's usage and turn lines" }));
     const receipts = {
       status: h('p', { id: 'receipts-status', class: 'receipts-status', role: 'status' }),
       problem: h('p', { id: 'receipts-problem', class: 'receipts-problem', role: 'alert', hidden: true }),
@@ -2510,13 +2517,25 @@
         receipts.list,
         receipts.empty),
       h('h2', { text: 'Ledger' }),
+      engineering,
       timeline);
 
     /** Everything the ledger has said so far, by seq. */
     const events = new Map();
+    // Names the page shows instead of ids, as they come in: the matter's
+    // (the registry, counsel and firm admins only) and, per warrant, who
+    // decided it and as what (the ledger's approval.decided).
+    let lastRun = null;
+    let matterNames = null;
+    const deciders = new Map();
+    loadMatterNames(ctx.signal).then((names) => {
+      matterNames = names;
+      if (ctx.alive && lastRun) renderInfo(lastRun);
+    }).catch(() => { /* left the view: ids it is */ });
     let lastSeq = 0;
 
     const renderInfo = (run) => {
+      lastRun = run;
       const s = str(run?.status) || 'unknown';
       status.textContent = s;
       status.className = `run-status status-${classToken(s)}`;
@@ -2543,7 +2562,9 @@
       details.replaceChildren(
         kv('Agent', h('code', { text: str(run?.agent_key) })),
         kv('Model', h('code', { text: str(run?.model_id) })),
-        kv('Matter', h('code', { text: str(run?.matter_id) })),
+        kv('Matter', matterNames?.get(str(run?.matter_id))
+          ? h('span', { text: matterNames.get(str(run?.matter_id)), title: str(run?.matter_id) })
+          : h('code', { text: str(run?.matter_id) })),
         kv('Tokens', h('span', { text: `${str(run?.input_tokens, '0')} in / ${str(run?.output_tokens, '0')} out` })));
 
       const pending = s === 'held' && run?.pending_approval && typeof run.pending_approval === 'object' ? run.pending_approval : null;
@@ -2564,7 +2585,10 @@
         : `${actions.length === 1 ? 'The action' : `All ${actions.length} actions`} done`;
       actionsList.replaceChildren(...actions.map((a) => {
         const words = str(a?.words);
-        const done = `${str(a?.tool_name)} done${a?.edited ? ', as edited by counsel' : ''}`;
+        // Who signed what went out, by name, as the ledger says.
+        const d = deciders.get(str(a?.approval_id));
+        const by = d ? ` by ${d.name}${d.as ? ` (${d.as})` : ''}` : ' by counsel';
+        const done = `${str(a?.tool_name)} done${a?.edited ? `, as edited${by}${d?.changes ? `: ${d.changes}` : ''}` : str(a?.approval_id) ? `, as signed${by}` : ''}`;
         return h('li', { class: words ? 'action not-done' : 'action done', text: words || done });
       }));
 
@@ -2627,6 +2651,23 @@
         }
         after = n;
       }
+      // Per warrant: the call as asked (run.blocked) and as counsel edited
+      // it (approval.decided), so the page can say what changed.
+      const asked = new Map();
+      for (const ev of events.values()) {
+        const a = ev.type === 'run.blocked' && isObject(ev.payload?.approval) ? ev.payload.approval : null;
+        if (a && str(a.approval_request_id) && isObject(a.tool_input)) asked.set(str(a.approval_request_id), a.tool_input);
+      }
+      for (const ev of events.values()) {
+        const p = ev.type === 'approval.decided' && ev.payload && typeof ev.payload === 'object' ? ev.payload : null;
+        if (p && str(p.approval_request_id)) {
+          const before = asked.get(str(p.approval_request_id));
+          const diffs = before && isObject(p.edited_input) ? memberDiffs(before, p.edited_input) : [];
+          deciders.set(str(p.approval_request_id), { name: str(p.decided_by_name) || str(p.decided_by), as: str(p.decided_as),
+            changes: diffs.map((d) => `${d.member} ${d.detail ? `changed (${d.detail})` : d.change}`).join('; ') });
+        }
+      }
+      if (lastRun) renderInfo(lastRun);
       renderTimeline(timeline, [...events.values()]);
     };
 
@@ -2732,6 +2773,9 @@
   }
 
   /** The ledger as a list; consecutive turn.delta lines of one turn are grouped. */
+  /** The ledger lines a reader of the run page need not see (folded). */
+  const ENGINEERING = new Set(['model.usage', 'turn.completed', 'turn.delta']);
+
   function renderTimeline(ol, events) {
     const sorted = events.slice().sort((a, b) => (a.seq ?? Infinity) - (b.seq ?? Infinity));
     const items = [];
@@ -2765,7 +2809,7 @@
   function renderEvent(ev) {
     const { summary, note, text } = summarize(ev);
     const li = h('li', {
-      class: `event event-${classToken(str(ev.type).replace(/\./g, '-'))}`,
+      class: `event event-${classToken(str(ev.type).replace(/\./g, '-'))}${ENGINEERING.has(str(ev.type)) ? ' engineering' : ''}`,
       'data-type': str(ev.type),
       'data-seq': ev.seq === null || ev.seq === undefined ? null : String(ev.seq),
     }, eventHead(ev, summary));
@@ -2780,7 +2824,7 @@
     const turn = first.payload?.turn;
     const summary = `${group.length} fragment${group.length === 1 ? '' : 's'}${turn !== undefined ? ` of turn ${str(turn)}` : ''}` +
       (group.length > 1 ? ` (seq ${first.seq}\u2013${last.seq})` : '');
-    const li = h('li', { class: 'event event-turn-delta', 'data-type': 'turn.delta', 'data-seq': String(first.seq), 'data-seq-last': String(last.seq) },
+    const li = h('li', { class: 'event event-turn-delta engineering', 'data-type': 'turn.delta', 'data-seq': String(first.seq), 'data-seq-last': String(last.seq) },
       eventHead(first, summary));
     if (text) li.append(appendVisible(h('div', { class: 'event-text streamed' }), text));
     return li;
@@ -2972,14 +3016,16 @@
       }
       case 'approval.decided':
         return {
-          summary: `${decisionWord(p.decision)}${str(p.decided_by) ? ` by ${str(p.decided_by)}` : ''}` +
+          summary: `${decisionWord(p.decision)}${str(p.decided_by_name) || str(p.decided_by) ? ` by ${str(p.decided_by_name) || str(p.decided_by)}` : ''}` +
+            (str(p.decided_as) ? ` as ${str(p.decided_as)}` : '') +
             (str(p.edited_input_sha256) ? `, edited input ${str(p.edited_input_sha256).slice(0, 12)}\u2026` : ''),
           note: str(p.note) && `Note: ${str(p.note)}`,
         };
       case 'run.released':
         return { summary: `${decisionWord(p.decision)}${str(p.effect_ref) ? `, effect ${str(p.effect_ref)}` : ''}` };
       case 'run.completed':
-        return { summary: str(p.stop_reason) && `stop: ${str(p.stop_reason)}`, text: str(p.final_text) };
+        // The final answer is shown once, above the receipts.
+        return { summary: str(p.stop_reason) && `stop: ${str(p.stop_reason)}; the final answer is above` };
       case 'run.failed': {
         const kind = str(p.failure_kind) || str(p.kind) || str(p.failure?.kind) || 'failed';
         const msg = str(p.user_visible_message) || str(p.failure?.user_visible_message);
