@@ -165,7 +165,7 @@ func TestNewDataKey(t *testing.T) {
 // checks the exit and the processes, and returns its stderr.
 func demoHeadless(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // a bound for a loaded CI machine, not a measure
 	defer cancel()
 	logDir := t.TempDir()
 	var stdout, stderr bytes.Buffer

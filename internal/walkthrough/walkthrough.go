@@ -697,7 +697,10 @@ func (w *walk) evidence(ctx context.Context, runID, last string) error {
 		return &StepError{step, "the public keys (GET /v1/keys)", err.Error()}
 	}
 	t0 := time.Now()
-	deadline := t0.Add(w.RunWait)
+	// A liveness bound, not a measure: the receipts wait on stream-reduce
+	// and the sweeper's next checkpoint, which on a loaded machine against
+	// moto take a good deal longer than a run does.
+	deadline := t0.Add(3 * w.RunWait)
 	for {
 		a, err := w.call(ctx, associate, http.MethodGet, "/v1/runs/"+runID+"/evidence", nil)
 		if err != nil {
