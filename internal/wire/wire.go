@@ -503,7 +503,7 @@ func Sweeper(d Deps) (*handlers.Sweeper, error) {
 	}
 	return &handlers.Sweeper{Brain: brain, Index: d.Store, Budgets: d.Store, Queue: d.Queue, Logger: d.Logger, Now: d.Now,
 		Evidence: d.evidence(true), Notify: d.notifier(), Expiring: d.Store,
-		Retention: d.Store, Shred: d.shredder()}, nil
+		Retention: d.Store, Shred: d.shredder(), Reduce: StreamReduce(d)}, nil
 }
 
 // shredder destroys runs' content by their keys (the sweeper's retention

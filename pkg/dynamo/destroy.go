@@ -85,7 +85,10 @@ func (s *Store) DestroyContent(ctx context.Context, firm, run string, line contr
 		item := maps.Clone(m)
 		delete(item, "data_key")
 		item["content_destroyed_at"] = str(fmtTime(at))
-		item[AttrGSI2PK] = str(doneShard) // nothing left for a retention pass
+		// Due once more in the retention shards: the pass that looks at it
+		// catches up a projection whose stream record of this line was lost,
+		// then, with nothing left to destroy, moves it to DONE.
+		item[AttrGSI2PK], item[AttrGSI2SK] = str(retainShardOf(run)), str(fmtTime(at))
 		item["updated_at"] = str(fmtTime(s.nowUTC()))
 		item["head_seq"], item["head_hash"] = num(h.seq), str(h.hash)
 		for attr, v := range map[string]string{"head_mac": h.mac, "head_key": h.keyID} {

@@ -23,7 +23,9 @@ import (
 // destroys the run's content (DestroyContent moves it to DONE) or moves it
 // to when it falls due, at the latest a week on (RetainUntil), so that a
 // retention set or shortened later reaches it too. A run with nothing to
-// destroy (no data key of its own, or destroyed) leaves the shards.
+// destroy (no data key of its own, or destroyed) leaves the shards. A
+// destruction puts the run back, due at once: the pass that looks at a run
+// first catches up its projection if the stream lost the line's record.
 //
 // A run is also listed among its matter's runs, in GSI1 under
 // FIRM#<firm>#MATTER#<matter>#RUNS sorted by creation (RunsOfMatter), for a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -86,6 +87,43 @@ func (h *StreamReduce) Handle(ctx context.Context, ev events.DynamoDBEvent) (eve
 		}
 	}
 	return resp, nil
+}
+
+// ReduceGrace is how long a finished run's projection may lag its ledger
+// before the sweeper catches it up itself: the stream mapping's five
+// retries, with their backoff, fit well inside it, so a run the sweeper
+// projects is one whose record the mapping gave up on (or never got).
+const ReduceGrace = 5 * time.Minute
+
+// CatchUp is the stream-reduce of a run whose record did not come: when
+// the run's projection is behind its ledger's signed head it folds the
+// lines after it, issues their receipts and notices and moves the
+// projection, exactly as a delivered record would (so the stream and the
+// sweeper may both do it: receipts and the projection's compare-and-set
+// keep the first). Within grace (if any) of the run's last write (its end, the
+// destruction of its content) it leaves the run to the stream and answers
+// when to look again. caughtUp says a projection was moved.
+func (h *StreamReduce) CatchUp(ctx context.Context, firm, run string, now time.Time, grace time.Duration) (caughtUp bool, lookAgain time.Time, err error) {
+	item, err := h.Store.GetRun(ctx, firm, run)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if item.Projection.LastSeq >= item.Head.Seq || item.Projection.Halted != "" {
+		return false, time.Time{}, nil // current, or stopped at a line it cannot fold (logged when it stopped)
+	}
+	if grace > 0 {
+		last := item.UpdatedAt
+		if item.ContentDestroyedAt.After(last) {
+			last = item.ContentDestroyedAt
+		}
+		if t := last.Add(grace); now.Before(t) {
+			return false, t, nil
+		}
+	}
+	if err := h.project(ctx, firm, run); err != nil {
+		return false, time.Time{}, err
+	}
+	return true, time.Time{}, nil
 }
 
 // project advances one run's projection, retrying a lost optimistic race.

@@ -72,10 +72,17 @@ type Sweeper struct {
 	// destroys (nil: no retention pass). Neither opens a key.
 	Retention RetentionIndex
 	Shred     Shredder
-	Logger    *failure.Logger
-	Now       func() time.Time
-	Limit     int           // runs per pass (default 500)
-	Grace     time.Duration // how long past its lease a run is left alone (default 30 s)
+	// Reduce catches up, in the retention pass, a finished run whose
+	// projection (and so its receipts and notices) lags its ledger past
+	// ReduceGrace: a stream record the mapping gave up on, the last of its
+	// run, is brought by nothing else. The sweeper's own destructions are
+	// caught up at once, so the pass's checkpoint covers their receipts
+	// (nil: left to the stream).
+	Reduce Reducer
+	Logger *failure.Logger
+	Now    func() time.Time
+	Limit  int           // runs per pass (default 500)
+	Grace  time.Duration // how long past its lease a run is left alone (default 30 s)
 	// Reserve is the time a pass keeps for the run in hand (default 20 s).
 	Reserve time.Duration
 }
@@ -111,6 +118,11 @@ type SweepReport struct {
 	RetentionWaiting int `json:"retention_waiting"`
 	OrdersDone       int `json:"destruction_orders_done"`
 	RetentionErrors  int `json:"retention_errors"`
+	// Finished runs whose projection lagged their ledger: caught up by
+	// the sweeper (their stream record was lost), or left to the stream
+	// for its grace (looked at again when it ends).
+	ProjectionsCaughtUp int `json:"projections_caught_up"`
+	ProjectionsWaiting  int `json:"projections_waiting"`
 }
 
 // RetentionIndex finds finished runs due a retention look and confirmed
@@ -118,6 +130,12 @@ type SweepReport struct {
 type RetentionIndex interface {
 	RetentionDue(ctx context.Context, now time.Time, limit int) ([]warrant.RunRef, error)
 	DestructionOrders(ctx context.Context, limit int) ([]warrant.DestructionOrder, error)
+	RetainUntil(ctx context.Context, firm, run string, next time.Time) error
+}
+
+// Reducer catches a run's projection up with its ledger (*StreamReduce).
+type Reducer interface {
+	CatchUp(ctx context.Context, firm, run string, now time.Time, grace time.Duration) (caughtUp bool, lookAgain time.Time, err error)
 }
 
 // Shredder destroys finished runs' content (*agent.Shredder).
@@ -148,6 +166,9 @@ func (h *Sweeper) retention(ctx context.Context, now time.Time, limit int, reser
 	for _, o := range orders {
 		res, err := h.Shred.CarryOut(ctx, o, deadline)
 		rep.ContentDestroyed += len(res.Destroyed)
+		for _, run := range res.Destroyed {
+			h.catchUpNow(ctx, o.FirmID, run, now, rep)
+		}
 		if err != nil {
 			rep.RetentionErrors++
 			h.log(ctx, err, failure.Identity{FirmID: o.FirmID})
@@ -168,18 +189,58 @@ func (h *Sweeper) retention(ctx context.Context, now time.Time, limit int, reser
 			rep.Deferred += len(refs) - i
 			return
 		}
+		id := failure.Identity{FirmID: ref.FirmID, RunID: ref.RunID}
+		if h.Reduce != nil {
+			caughtUp, later, err := h.Reduce.CatchUp(ctx, ref.FirmID, ref.RunID, now, ReduceGrace)
+			if err == nil && !later.IsZero() {
+				err = h.Retention.RetainUntil(ctx, ref.FirmID, ref.RunID, later)
+				if err == nil {
+					rep.ProjectionsWaiting++
+					continue
+				}
+			}
+			if err != nil {
+				// Left due: the next pass tries again before the retention.
+				rep.RetentionErrors++
+				h.log(ctx, err, id)
+				continue
+			}
+			if caughtUp {
+				rep.ProjectionsCaughtUp++
+			}
+		}
 		action, err := h.Shred.Retain(ctx, ref.FirmID, ref.RunID)
 		switch {
 		case err != nil:
 			rep.RetentionErrors++
-			h.log(ctx, err, failure.Identity{FirmID: ref.FirmID, RunID: ref.RunID})
+			h.log(ctx, err, id)
 		case action == agent.RetainDestroyed:
 			rep.ContentDestroyed++
+			h.catchUpNow(ctx, ref.FirmID, ref.RunID, now, rep)
 		case action == agent.RetainHeld:
 			rep.RetentionHeld++
 		case action == agent.RetainNotDue, action == agent.RetainKept:
 			rep.RetentionWaiting++
 		}
+	}
+}
+
+// catchUpNow projects a run whose content this pass destroyed, so that
+// the pass's checkpoint commits to the destruction's receipt whatever
+// becomes of the line's stream record. A failure is logged and counted:
+// the run waits in its retention shard (DestroyContent), where the next
+// pass catches it up.
+func (h *Sweeper) catchUpNow(ctx context.Context, firm, run string, now time.Time, rep *SweepReport) {
+	if h.Reduce == nil {
+		return
+	}
+	caughtUp, _, err := h.Reduce.CatchUp(ctx, firm, run, now, 0)
+	switch {
+	case err != nil:
+		rep.RetentionErrors++
+		h.log(ctx, err, failure.Identity{FirmID: firm, RunID: run})
+	case caughtUp:
+		rep.ProjectionsCaughtUp++
 	}
 }
 
@@ -339,7 +400,8 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 			"expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
 			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,
 			"errors", rep.Errors, "deferred", rep.Deferred, "content_destroyed", rep.ContentDestroyed, "retention_held", rep.RetentionHeld,
-			"retention_waiting", rep.RetentionWaiting, "destruction_orders_done", rep.OrdersDone, "retention_errors", rep.RetentionErrors)
+			"retention_waiting", rep.RetentionWaiting, "destruction_orders_done", rep.OrdersDone, "retention_errors", rep.RetentionErrors,
+			"projections_caught_up", rep.ProjectionsCaughtUp, "projections_waiting", rep.ProjectionsWaiting)
 	}
 	return rep, nil
 }
