@@ -59,6 +59,7 @@ type (
 		Scopes       []string `json:"scopes,omitempty"`
 	}
 	importTool struct {
+		Title       string          `json:"title,omitempty"`
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 		Summary     string          `json:"summary"`
@@ -175,6 +176,12 @@ func toolsImportCmd(args []string, stdout, stderr io.Writer) error {
 		if len(rt.InputSchema) == 0 {
 			skipped = append(skipped, fmt.Sprintf("%q: the server lists it twice, or its input schema is not JSON that has one canonical form; nothing can pin it", remoteName))
 			continue
+		}
+		switch {
+		case catalog.TitleOK(rt.Title):
+			entry.Title = rt.Title // the desk shows it for the name
+		case rt.Title != "":
+			fmt.Fprintf(stderr, "tools import: %s: the server's title is not one the catalog takes (1 to 80 printable characters on one line): left out\n", cname)
 		}
 		if n := len(rt.Description); n == 0 || n > maxDescription {
 			// The catalog refuses an empty description: the user writes one.

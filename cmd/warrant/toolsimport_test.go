@@ -267,6 +267,42 @@ func TestToolsImportLeavesOut(t *testing.T) {
 	}
 }
 
+// Issue 27, item 4: a tool's title for people comes over from the server
+// (its title, else its annotations' title) when the catalog can take it,
+// and is left out, said so, when it cannot.
+func TestToolsImportTitles(t *testing.T) {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "titled", Version: "1"}, nil)
+	for _, tool := range []*mcpsdk.Tool{
+		{Name: "archive_search", Title: "Search the archive"},
+		{Name: "archive_read", Annotations: &mcpsdk.ToolAnnotations{Title: "Read from the archive"}},
+		{Name: "archive_note", Title: "Note\nto file"},
+	} {
+		tool.Description, tool.InputSchema = "A tool.", json.RawMessage(`{"type":"object"}`)
+		s.AddTool(tool, func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return nil, errors.New("not called")
+		})
+	}
+	srv := httptest.NewServer(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	got := runCLI("", "tools", "import", "--server", srv.URL)
+	if got.code != 0 || !strings.Contains(got.stderr, "archive_note: the server's title is not one the catalog takes") {
+		t.Fatalf("exit %d\n%s%s", got.code, got.stdout, got.stderr)
+	}
+	d := decodeImported(t, got.stdout)
+	for name, want := range map[string]string{"archive_search": `"Search the archive"`, "archive_read": `"Read from the archive"`, "archive_note": ""} {
+		if g := string(d.Tools[name]["title"]); g != want {
+			t.Errorf("%s: title %s, want %s", name, g, want)
+		}
+	}
+	c, err := catalog.Parse(filled(t, d, ""))
+	if err != nil {
+		t.Fatalf("the filled entries do not load: %v", err)
+	}
+	if c.Tools["archive_search"].Title != "Search the archive" {
+		t.Errorf("the catalog's title: %q", c.Tools["archive_search"].Title)
+	}
+}
+
 // Issue 25, item 9: credentials are given as tools check takes them (a
 // Secrets Manager secret read with the usual AWS configuration), and the
 // printed server entry names them; a server that refuses them, a secret

@@ -200,11 +200,15 @@ func (b *Brain) withMatter(tool string, input json.RawMessage, matter string) (j
 	return out, matterRun
 }
 
-// ToolSchema is what counsel's editor is built from: a tool's name,
-// description, input schema (canonical) and its hash, and the input member
-// that carries the matter (filled by the run, not editable).
+// ToolSchema is what counsel's editor is built from: a tool's name, its
+// title for people (absent: the desk shows the name), description, input
+// schema as the catalog writes it (its members in the catalog's order, the
+// order the editor lays them out in) and the SHA-256 of that schema's
+// canonical form (the catalog's pin), and the input member that carries the
+// matter (filled by the run, not editable).
 type ToolSchema struct {
 	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	SchemaSHA256 string          `json:"schema_sha256"`
@@ -215,7 +219,11 @@ type ToolSchema struct {
 func (b *Brain) ToolSchemas() []ToolSchema {
 	out := make([]ToolSchema, 0, len(b.tools))
 	for _, t := range b.tools {
-		out = append(out, ToolSchema{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
+		schema := t.SchemaAsWritten
+		if len(schema) == 0 {
+			schema = t.InputSchema
+		}
+		out = append(out, ToolSchema{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema,
 			SchemaSHA256: t.SchemaSHA256, MatterField: t.MatterField})
 	}
 	slices.SortFunc(out, func(a, b ToolSchema) int { return strings.Compare(a.Name, b.Name) })

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -117,6 +119,13 @@ type Tool struct {
 	// SchemaSHA256 its hash: hex SHA-256 of its RFC 8785 form.
 	InputSchema  json.RawMessage
 	SchemaSHA256 string
+	// SchemaAsWritten is the same schema as the catalog document writes
+	// it (compact, its members in the document's order): what the desk's
+	// editor lays its fields out by. Its canonical form is InputSchema.
+	SchemaAsWritten json.RawMessage
+	// Title is the tool's name for people (counsel's desk), "" when the
+	// catalog gives none (the desk shows Name).
+	Title string
 	// Summary is the template counsel's one-line summary is made from
 	// (Summarize).
 	Summary string
@@ -173,6 +182,7 @@ type authDoc struct {
 }
 
 type toolDoc struct {
+	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	Summary     string          `json:"summary"`
@@ -202,6 +212,17 @@ func EmbeddedDocument() []byte { return bytes.Clone(embeddedCatalog) }
 
 // A name the model sees, and a server's name: what Bedrock takes as a tool
 // name (letters, digits, '_' and '-', at most 64).
+// maxTitle bounds a tool's title (characters).
+const maxTitle = 80
+
+// TitleOK says whether a catalog takes title as a tool's title: 1 to 80
+// printable characters on one line, no leading or trailing space.
+func TitleOK(title string) bool {
+	n := utf8.RuneCountInString(title)
+	return n > 0 && n <= maxTitle && utf8.ValidString(title) && strings.TrimSpace(title) == title &&
+		!strings.ContainsFunc(title, func(r rune) bool { return !unicode.IsPrint(r) })
+}
+
 var toolName = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`)
 
 // Parse reads and validates a catalog document. Every problem is an error
@@ -339,8 +360,15 @@ func parseTool(name string, d toolDoc, servers map[string]Server) (Tool, error) 
 	if json.Unmarshal(schema, &top) != nil || top.Type != "object" {
 		return Tool{}, invalid(at+".input_schema", `must describe an object ("type": "object")`)
 	}
-	t := Tool{Name: name, Description: d.Description, InputSchema: schema, SchemaSHA256: hash, Summary: d.Summary,
-		MatterField: d.MatterField, Class: d.Class, Timeout: DefaultTimeout}
+	var written bytes.Buffer
+	if err := json.Compact(&written, d.InputSchema); err != nil {
+		return Tool{}, invalid(at+".input_schema", "must be a JSON object")
+	}
+	if d.Title != "" && !TitleOK(d.Title) {
+		return Tool{}, invalid(at+".title", fmt.Sprintf("1 to %d printable characters on one line, no leading or trailing space", maxTitle))
+	}
+	t := Tool{Name: name, Title: d.Title, Description: d.Description, InputSchema: schema, SchemaSHA256: hash, SchemaAsWritten: written.Bytes(),
+		Summary: d.Summary, MatterField: d.MatterField, Class: d.Class, Timeout: DefaultTimeout}
 	if t.summary, err = parseSummary(d.Summary); err != nil {
 		e := *err.(*Error)
 		e.Path = at + ".summary"

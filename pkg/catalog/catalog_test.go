@@ -1,9 +1,11 @@
 package catalog_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,6 +160,9 @@ func TestParseRefuses(t *testing.T) {
 		"server kind":                 {func(m map[string]any) { server(m)["kind"] = "sse" }, "servers.dms.kind"},
 		"builtin with a server":       {func(m map[string]any) { tool(m)["target"] = map[string]any{"kind": "builtin", "server": "dms"} }, "tools.search_documents.target"},
 		"description over 4000 bytes": {func(m map[string]any) { tool(m)["description"] = strings.Repeat("d", 4001) }, "tools.search_documents.description"},
+		"title over 80 characters":    {func(m map[string]any) { tool(m)["title"] = strings.Repeat("é", 81) }, "tools.search_documents.title"},
+		"title on two lines":          {func(m map[string]any) { tool(m)["title"] = "Search\ndocuments" }, "tools.search_documents.title"},
+		"title padded":                {func(m map[string]any) { tool(m)["title"] = " Search" }, "tools.search_documents.title"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := catalog.Parse(mcpDoc(t, tc.edit))
@@ -226,5 +231,48 @@ func TestOnServer(t *testing.T) {
 	}
 	if c.Servers["reference"].URL != "http://127.0.0.1:3001/mcp" {
 		t.Fatalf("servers %+v", c.Servers)
+	}
+}
+
+// A tool's title is for people; its schema is kept as written too (the
+// desk's editor lays the fields out in the document's order), while the pin
+// and the schema the model and the checks use are the canonical form.
+func TestTitleAndSchemaAsWritten(t *testing.T) {
+	c, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := c.Tools["send_client_email"]
+	if email.Title != "E-mail the client" {
+		t.Errorf("title %q", email.Title)
+	}
+	var written struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(email.SchemaAsWritten, &written); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(written.Properties))
+	var order []string
+	if _, err := dec.Token(); err != nil { // {
+		t.Fatal(err)
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"matter_id", "to", "cc", "bcc", "subject", "body", "attachments"}; !slices.Equal(order, want) {
+		t.Errorf("members as written %v, want %v", order, want)
+	}
+	canon, hash, err := contracts.CanonicalInput(email.SchemaAsWritten)
+	if err != nil || !bytes.Equal(canon, email.InputSchema) || hash != email.SchemaSHA256 {
+		t.Errorf("the schema as written is not the pinned schema in another order (%v)", err)
 	}
 }

@@ -3,6 +3,7 @@ package desk_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -50,7 +51,9 @@ func catalogTool(t *testing.T, name string) agent.ToolSchema {
 	if !ok {
 		t.Fatalf("the catalog has no %s", name)
 	}
-	return agent.ToolSchema{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema,
+	// As GET /v1/tools sends it (agent.Brain.ToolSchemas): the schema as
+	// the catalog writes it, and the tool's title.
+	return agent.ToolSchema{Name: tool.Name, Title: tool.Title, Description: tool.Description, InputSchema: tool.SchemaAsWritten,
 		SchemaSHA256: tool.SchemaSHA256, MatterField: tool.MatterField}
 }
 
@@ -214,9 +217,8 @@ func openEditor(t *testing.T, ctx context.Context, id string) {
 	}
 }
 
-// The editor is built from the tool's schema, its fields in the order an
-// e-mail is read (to, cc, bcc, subject, body, attachments: the schema's own
-// order is lost in the canonical JSON GET /v1/tools sends), the matter
+// The editor is built from the tool's schema, its fields in the order the
+// catalog writes them (to, cc, bcc, subject, body, attachments), the matter
 // read-only and last, the recipients (cc, bcc) as lists of rows, the long
 // body as a textarea, the attachments (a list of objects) as rows, every
 // control labelled. Untouched, it is the call as requested (same canonical bytes,
@@ -850,5 +852,52 @@ func TestDeskEditsNumbersBooleansAndChoices(t *testing.T) {
 	}
 	if len(f.decisionBodies()) != 0 {
 		t.Fatal("a decision was sent")
+	}
+}
+
+// The editor lays the fields out in the order the catalog writes them
+// (GET /v1/tools sends the schema as written; its pin is of the canonical
+// form, the same in any order): a catalog that puts the body before the
+// recipients gets its own order, not the desk's guess.
+func TestDeskEditorKeepsTheCatalogsOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser; skipped with -short")
+	}
+	const id = "6f1d5c2b-8e3a-4b4c-8d9e-2f3a4b5c6d7e"
+	tool := catalogTool(t, emailTool)
+	var schema map[string]json.RawMessage
+	if err := json.Unmarshal(tool.InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(schema["properties"], &props); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i, k := range []string{"body", "subject", "attachments", "bcc", "cc", "to", "matter_id"} {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "%q:%s", k, props[k])
+	}
+	b.WriteString("}")
+	schema["properties"] = json.RawMessage(b.String())
+	var rest []string
+	for k, v := range schema {
+		rest = append(rest, fmt.Sprintf("%q:%s", k, v))
+	}
+	tool.InputSchema = json.RawMessage("{" + strings.Join(rest, ",") + "}")
+	if _, h, err := contracts.CanonicalInput(tool.InputSchema); err != nil || h != tool.SchemaSHA256 {
+		t.Fatalf("the reordered schema is not the pinned one: %v", err)
+	}
+	f := newFakeAPI(t, emailWarrant(t, id, emailInput()))
+	f.tools = []agent.ToolSchema{tool}
+	ctx := openDesk(t, f)
+	openEditor(t, ctx, id)
+	got := evalIn[[]string](t, ctx, fieldControls+`(document.querySelector('`+wsel(id)+`'))`)
+	want := []string{"body textarea", "subject textarea", "attachments rows:0", "bcc list:0", "cc list:1", "to input", "matter_id readonly"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the editor's fields: %q, want the catalog's order %q", got, want)
 	}
 }

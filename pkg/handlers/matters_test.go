@@ -120,6 +120,7 @@ func TestListTools(t *testing.T) {
 	v := decode[struct {
 		Tools []struct {
 			Name         string          `json:"name"`
+			Title        string          `json:"title"`
 			InputSchema  json.RawMessage `json:"input_schema"`
 			SchemaSHA256 string          `json:"schema_sha256"`
 			MatterField  string          `json:"matter_field"`
@@ -131,6 +132,14 @@ func TestListTools(t *testing.T) {
 	var names []string
 	for _, tool := range v.Tools {
 		names = append(names, tool.Name)
+		if tool.Name == "send_client_email" {
+			// Titled for people, and the schema as the catalog writes it:
+			// the editor's fields in the catalog's order.
+			if tool.Title != "E-mail the client" || !strings.Contains(string(tool.InputSchema), `"to":`) ||
+				strings.Index(string(tool.InputSchema), `"to":`) > strings.Index(string(tool.InputSchema), `"body":`) {
+				t.Errorf("send_client_email: title %q, schema %s", tool.Title, tool.InputSchema)
+			}
+		}
 		if h, err := contracts.InputHash(tool.InputSchema); err != nil || h != tool.SchemaSHA256 {
 			t.Errorf("%s: schema hashes to %s, pinned %s (%v)", tool.Name, h, tool.SchemaSHA256, err)
 		}

@@ -47,7 +47,10 @@ type Target struct {
 
 // RemoteTool is a tool as the server lists it.
 type RemoteTool struct {
-	Name        string
+	Name string
+	// Title is the server's name of the tool for people (its title, else
+	// its annotations' title; "" when it gives none).
+	Title       string
 	Description string
 	// InputSchema is the tool's input schema in its RFC 8785 canonical
 	// form; SchemaSHA256 is its hash, the value a catalog pins. Both are
@@ -344,7 +347,10 @@ func (t *Target) listTools(ctx context.Context, s *session, force bool) (map[str
 }
 
 func remoteTool(tool *sdk.Tool) RemoteTool {
-	rt := RemoteTool{Name: tool.Name, Description: tool.Description}
+	rt := RemoteTool{Name: tool.Name, Title: tool.Title, Description: tool.Description}
+	if rt.Title == "" && tool.Annotations != nil {
+		rt.Title = tool.Annotations.Title
+	}
 	if raw, err := json.Marshal(tool.InputSchema); err == nil {
 		if c, err := canonicalSchema(raw); err == nil {
 			rt.InputSchema, rt.SchemaSHA256 = c, hashOf(c)

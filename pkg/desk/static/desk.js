@@ -1073,7 +1073,7 @@
 
   /**
    * A tool's display name: the catalog's title for it, else its input
-   * schema's title, else its name (the catalog carries no title today).
+   * schema's title, else its name.
    */
   function toolTitle(name, catalog) {
     const tool = catalog instanceof Map ? catalog.get(name) : null;
@@ -1795,9 +1795,11 @@
 
   /**
    * The order people read and edit a call's members in, where the schema
-   * does not say: GET /v1/tools sends each input schema as canonical JSON,
-   * whose members are sorted, so the order the catalog wrote them in is
-   * lost. Known members come in this order, the rest after them by name.
+   * does not say: GET /v1/tools sends each input schema as the catalog
+   * writes it, so its members' order is the catalog's, unless they come
+   * sorted by name (a schema imported in canonical form, or a catalog that
+   * wrote them so): then known members come in this order, the rest after
+   * them by name.
    */
   const KNOWN_ORDER = ['to', 'cc', 'bcc', 'subject', 'court', 'title', 'document_title', 'document_id', 'name', 'body', 'document_text', 'text',
     'attachments', 'size_bytes'];
@@ -1805,19 +1807,24 @@
   /**
    * keys in the order to show them: the schema's own order when it gives
    * one (an "x-order" or "propertyOrder" list of names, or a number of
-   * that name on each property), else KNOWN_ORDER, else by name.
+   * that name on each property), else the order its properties are written
+   * in (unless sorted by name), else KNOWN_ORDER, else by name.
    */
   function orderedKeys(keys, schema) {
     const props = member(schema, 'properties');
     const listed = [member(schema, 'x-order'), member(schema, 'propertyOrder')].find(Array.isArray) || [];
+    const written = isObject(props) ? Object.keys(props) : [];
+    const writtenSorted = written.every((k, i) => i === 0 || written[i - 1] < k);
     const rank = (k) => {
       const i = listed.indexOf(k);
       if (i >= 0) return [0, i];
       const p = member(props, k);
       const n = [member(p, 'x-order'), member(p, 'propertyOrder')].find((v) => typeof v === 'number' && Number.isFinite(v));
       if (n !== undefined) return [1, n];
+      const w = writtenSorted ? -1 : written.indexOf(k);
+      if (w >= 0) return [2, w];
       const j = KNOWN_ORDER.indexOf(k);
-      return j >= 0 ? [2, j] : [3, 0];
+      return j >= 0 ? [3, j] : [4, 0];
     };
     return [...keys].sort((a, b) => {
       const ra = rank(a);
