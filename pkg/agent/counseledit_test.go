@@ -140,7 +140,14 @@ func TestCounselEditRefusals(t *testing.T) {
 		{"not JSON", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"to":`)}, failure.KindInvalidRequest, "field edited_input"},
 		{"duplicate keys", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"to":"a@b.example","to":"c@d.example"}`)}, failure.KindInvalidRequest, "field edited_input"},
 		{"not an object", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`["x"]`)}, failure.KindInvalidRequest, "must be a JSON object"},
-		{"the schema", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"matter_id":"` + h.matter + `"}`)}, failure.KindInvalidRequest, "does not match the tool's input schema"},
+		{"the schema", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"matter_id":"` + h.matter + `"}`)}, failure.KindInvalidRequest,
+			"field edited_input/to, edited_input/subject, edited_input/body: does not match the tool's input schema"},
+		{"an address that is not one", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"matter_id":"` + h.matter +
+			`","to":"` + bedrocktest.DemoClientAddress + `","cc":["ok@warrant-law.example","123-45-6789"],"subject":"x","body":"y"}`)}, failure.KindInvalidRequest,
+			"field edited_input/cc/1: does not match the tool's input schema"},
+		{"a member the schema does not have", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: json.RawMessage(`{"matter_id":"` + h.matter +
+			`","to":"` + bedrocktest.DemoClientAddress + `","subject":"x","body":"y","123-45-6789":"z"}`)}, failure.KindInvalidRequest,
+			"field edited_input: does not match the tool's input schema"},
 		{"the matter wall", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: walled}, failure.KindPolicyDenied, "matter.wall"},
 		{"an SSN outside the firm", warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: ssn}, failure.KindPolicyDenied, "email.ssn_outside_firm"},
 	} {

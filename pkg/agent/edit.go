@@ -37,8 +37,17 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 	if !ok {
 		return EditVerdict{}, failure.New(failure.KindConflict, "the warranted tool is no longer available")
 	}
-	if !validInput(t.schema, input) {
-		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: does not match the tool's input schema")
+	if where, ok := inputProblem(t.schema, input); !ok {
+		// Named by where, never by value: the edit is privileged.
+		fields := "edited_input"
+		if len(where) > 0 {
+			parts := make([]string, len(where))
+			for i, w := range where {
+				parts[i] = "edited_input" + w
+			}
+			fields = strings.Join(parts, ", ")
+		}
+		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field "+fields+": does not match the tool's input schema")
 	}
 	fs, err := b.store.GetFirmSettings(ctx, run.FirmID)
 	if err != nil {

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
@@ -189,11 +192,96 @@ func (s *session) answerFromRecord(ctx context.Context, req *contracts.ToolReque
 }
 
 func validInput(sch *jsonschema.Schema, raw json.RawMessage) bool {
+	_, ok := inputProblem(sch, raw)
+	return ok
+}
+
+// inputProblem checks raw against the tool's schema and, when it does not
+// fit, names where: the JSON pointers (under the input) of the members the
+// schema refuses, at most three ("" when it cannot say, e.g. not JSON). A
+// pointer names only the schema's own members and list positions; a member
+// the schema does not know is not named (its name is the caller's text).
+func inputProblem(sch *jsonschema.Schema, raw json.RawMessage) (where []string, ok bool) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return false
+		return nil, false
 	}
-	return sch.Validate(v) == nil
+	err = sch.Validate(v)
+	if err == nil {
+		return nil, true
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, false
+	}
+	known := map[string]bool{}
+	collectPropertyNames(sch, known, 0)
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		segs := make([]string, 0, len(e.InstanceLocation))
+		for _, seg := range e.InstanceLocation {
+			if _, err := strconv.Atoi(seg); err != nil && !known[seg] {
+				break // a member the schema does not know: named up to its parent
+			}
+			segs = append(segs, strings.NewReplacer("~", "~0", "/", "~1").Replace(seg))
+		}
+		add := func(segs []string) {
+			p := ""
+			if len(segs) > 0 {
+				p = "/" + strings.Join(segs, "/")
+			}
+			if !seen[p] && len(where) < 3 {
+				seen[p] = true
+				where = append(where, p)
+			}
+		}
+		if req, ok := e.ErrorKind.(*kind.Required); ok && len(segs) == len(e.InstanceLocation) {
+			for _, m := range req.Missing { // the schema's own names
+				add(append(slices.Clone(segs), strings.NewReplacer("~", "~0", "/", "~1").Replace(m)))
+			}
+			return
+		}
+		add(segs)
+	}
+	walk(ve)
+	return where, false
+}
+
+// collectPropertyNames gathers the member names a schema declares, at any
+// depth (bounded).
+func collectPropertyNames(s *jsonschema.Schema, into map[string]bool, depth int) {
+	if s == nil || depth > 16 {
+		return
+	}
+	for name, sub := range s.Properties {
+		into[name] = true
+		collectPropertyNames(sub, into, depth+1)
+	}
+	if s.Items2020 != nil {
+		collectPropertyNames(s.Items2020, into, depth+1)
+	}
+	if it, ok := s.Items.(*jsonschema.Schema); ok {
+		collectPropertyNames(it, into, depth+1)
+	}
+	for _, sub := range s.AllOf {
+		collectPropertyNames(sub, into, depth+1)
+	}
+	for _, sub := range s.AnyOf {
+		collectPropertyNames(sub, into, depth+1)
+	}
+	for _, sub := range s.OneOf {
+		collectPropertyNames(sub, into, depth+1)
+	}
+	if s.Ref != nil {
+		collectPropertyNames(s.Ref, into, depth+1)
+	}
 }
 
 // execute claims the effect once, runs the tool and records the outcome: two
