@@ -186,7 +186,6 @@ func TestRetentionSweep(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	h := s.completedFiling(t)
 	s.settle(h.runID)
-	ctx := context.Background()
 	if rep := s.sweep(); rep.RetentionWaiting != 0 || rep.ContentDestroyed != 0 {
 		// The settle's sweep looked at it already (kept: no retention).
 		t.Fatalf("a second sweep at once: %+v", rep)
@@ -215,15 +214,7 @@ func TestRetentionSweep(t *testing.T) {
 		t.Fatalf("8 days after the run ended: %+v", rep)
 	}
 	// A firm retention of 5 days does not override the matter's 30.
-	days := 5
-	fs, err := s.store.GetFirmSettings(ctx, fixFirm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs.RetentionDays = &days
-	if err := s.store.PutFirmSettings(ctx, fs); err != nil {
-		t.Fatal(err)
-	}
+	s.setFirmRetention(t, 5)
 	s.clock.Advance(8 * 24 * time.Hour)
 	if rep := s.sweep(); rep.ContentDestroyed != 0 {
 		t.Fatalf("16 days after the run ended, under the matter's 30: %+v", rep)
