@@ -466,7 +466,7 @@ func addingATool(t *testing.T, root string, line docCommand, walk []docCommand, 
 
 // userMembers are the members of a catalog entry that tools import leaves
 // to the user.
-var userMembers = []string{"description", "summary", "matter_field", "class", "timeout"}
+var userMembers = []string{"title", "description", "summary", "matter_field", "class", "timeout"}
 
 // importedIsExample holds what the section's tools import printed to the
 // example catalog (at path, its reference server moved to tools): the same
@@ -495,6 +495,12 @@ func importedIsExample(t *testing.T, c docCommand, out []byte, path, tools strin
 		t.Fatal(err)
 	}
 	for name, entry := range got.Tools {
+		// The reference server titles its tools: the import carries the
+		// title over, for the firm to keep or rewrite as it does the
+		// description.
+		if _, ok := entry["title"]; !ok {
+			t.Errorf("%s: the import left out the server's title for %s", c, name)
+		}
 		for _, m := range userMembers {
 			if v, ok := want.Tools[name][m]; ok {
 				entry[m] = v

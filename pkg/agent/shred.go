@@ -129,8 +129,10 @@ const (
 // firm's, read now (so a retention lengthened or removed since the run
 // ended is honoured). Past it, and with the matter not on hold, the run's
 // content is destroyed (reason retention); otherwise the run waits until
-// it falls due, at most Recheck.
-func (sh Shredder) Retain(ctx context.Context, firm, runID string) (RetainAction, error) {
+// it falls due, at most Recheck. A non-zero lookBy is the latest the run
+// is looked at again if it is not destroyed now (the sweeper's catch-up of
+// a projection still in flight), whatever the retention says.
+func (sh Shredder) Retain(ctx context.Context, firm, runID string, lookBy time.Time) (RetainAction, error) {
 	now := sh.now()
 	run, err := sh.Store.GetRun(ctx, firm, runID)
 	if err != nil {
@@ -140,9 +142,9 @@ func (sh Shredder) Retain(ctx context.Context, firm, runID string) (RetainAction
 		return "", warrant.ErrRunNotInState
 	}
 	if len(run.DataKey) == 0 || !run.ContentDestroyedAt.IsZero() {
-		return RetainNothing, sh.Store.RetainUntil(ctx, firm, runID, time.Time{})
+		return RetainNothing, sh.Store.RetainUntil(ctx, firm, runID, lookBy)
 	}
-	later := now.Add(sh.recheck())
+	later := earliest(now.Add(sh.recheck()), lookBy)
 	fs, err := sh.Store.GetFirmSettings(ctx, firm)
 	if err != nil {
 		return "", err
@@ -177,11 +179,19 @@ func (sh Shredder) Retain(ctx context.Context, firm, runID string) (RetainAction
 		// Placed between the read and the destruction: the hold won.
 		return RetainHeld, sh.Store.RetainUntil(ctx, firm, runID, later)
 	case errors.Is(err, warrant.ErrContentDestroyed), errors.Is(err, warrant.ErrContentNotSealed):
-		return RetainNothing, sh.Store.RetainUntil(ctx, firm, runID, time.Time{})
+		return RetainNothing, sh.Store.RetainUntil(ctx, firm, runID, lookBy)
 	case err != nil:
 		return "", err
 	}
 	return RetainDestroyed, nil
+}
+
+// earliest is the earlier of a and a non-zero b.
+func earliest(a, b time.Time) time.Time {
+	if !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -816,7 +816,7 @@ func TestDeskEditsNumbersBooleansAndChoices(t *testing.T) {
 	ctx := openDesk(t, f)
 	openEditor(t, ctx, id)
 	if got := evalIn[[]string](t, ctx, fieldControls+`(document.querySelector('`+wsel(id)+`'))`); !slices.Equal(got,
-		[]string{"days input", "fee input", "kind select", "urgent select", "matter_id readonly"}) {
+		[]string{"days input", "fee input", "urgent select", "kind select", "matter_id readonly"}) { // the schema's own order
 		t.Fatalf("the editor's fields: %q", got)
 	}
 	ed := wsel(id) + " .editor"

@@ -159,7 +159,13 @@ func TestDeskListIsOneRowAWarrant(t *testing.T) {
 	}
 	browsertest.AxeSource(t)
 	f, ws := triageDesk(t)
-	// A catalog tool whose input schema has a title: the desk shows it.
+	// The desk shows a tool by the catalog's title; a tool the catalog
+	// gives no title is shown by its input schema's title.
+	if f.tools[0].Title == "" || f.tools[1].Title == "" {
+		t.Fatalf("the default catalog titles both tools: %q, %q", f.tools[0].Title, f.tools[1].Title)
+	}
+	fileTitle := f.tools[0].Title
+	f.tools[1].Title = ""
 	f.tools[1].InputSchema = withSchemaTitle(t, f.tools[1].InputSchema, "E-mail to the client")
 	ctx := openDesk(t, f)
 	for _, size := range sizes {
@@ -171,7 +177,7 @@ func TestDeskListIsOneRowAWarrant(t *testing.T) {
 		rs := rowsOf(t, ctx)
 		for i, r := range rs {
 			w := ws[i] // the warrants are made soonest first
-			wantTool := w.ToolName
+			wantTool := fileTitle
 			if w.ToolName == emailTool {
 				wantTool = "E-mail to the client"
 			}

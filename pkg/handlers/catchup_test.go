@@ -91,6 +91,35 @@ func TestLostDestructionRecordIsCaughtUp(t *testing.T) {
 	}
 }
 
+// A projection still in flight (the stream's record not yet delivered,
+// within handlers.ReduceGrace) must not postpone a retention that falls
+// due: the look the stream's grace asks for is at most as late as the one
+// the retention asks for, and a run due now is destroyed now, the
+// destruction's own catch-up folding the lines the stream has not brought
+// yet. (The local stack's two-second day met this: a run's first look came
+// before its record, and its destruction waited out the grace.)
+func TestRetentionIsNotPostponedByAProjectionInFlight(t *testing.T) {
+	for _, delivered := range []bool{true, false} {
+		s := newStack(t, stackOptions{env: map[string]string{"RETENTION_DAY": "2s"}})
+		s.setFirmRetention(t, 1)
+		h := s.completedFiling(t)
+		if rep := s.sweep(); rep.ContentDestroyed != 0 || rep.RetentionErrors != 0 {
+			t.Fatalf("a sweep within the run's retention: %+v\n%s", rep, s.logs.String())
+		}
+		if delivered { // the stream's record comes before the retention passes
+			if resp := s.deliver(s.records(fixFirm, h.runID, 0)); len(resp.BatchItemFailures) > 0 {
+				t.Fatalf("stream-reduce failed: %+v\n%s", resp, s.logs.String())
+			}
+		}
+		s.clock.Advance(3 * time.Second)
+		rep := s.sweep()
+		if rep.ContentDestroyed != 1 || rep.Checkpoints != 1 || rep.RetentionErrors != 0 {
+			t.Fatalf("record delivered %v: the sweep once the retention passed: %+v\n%s", delivered, rep, s.logs.String())
+		}
+		s.completeEvidence(t, h.runID, evidence.KindDestruction, "after the retention sweep")
+	}
+}
+
 func (s *stack) setFirmRetention(t *testing.T, days int) {
 	t.Helper()
 	ctx := context.Background()

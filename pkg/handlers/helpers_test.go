@@ -380,7 +380,9 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweeper, err := wire.Sweeper(d)
+	ds := d
+	ds.Config = sweepCfg // its own variables (RETENTION_DAY)
+	sweeper, err := wire.Sweeper(ds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,7 +140,7 @@ type Reducer interface {
 
 // Shredder destroys finished runs' content (*agent.Shredder).
 type Shredder interface {
-	Retain(ctx context.Context, firm, run string) (agent.RetainAction, error)
+	Retain(ctx context.Context, firm, run string, lookBy time.Time) (agent.RetainAction, error)
 	CarryOut(ctx context.Context, o warrant.DestructionOrder, deadline time.Time) (agent.OrderResult, error)
 }
 
@@ -190,15 +190,14 @@ func (h *Sweeper) retention(ctx context.Context, now time.Time, limit int, reser
 			return
 		}
 		id := failure.Identity{FirmID: ref.FirmID, RunID: ref.RunID}
+		// A projection behind the ledger within the stream's grace asks
+		// for a look once the grace is over; it never postpones a
+		// retention that falls due sooner, and a run due now is destroyed
+		// now (the destruction's catch-up folds what the stream has not
+		// brought yet).
+		var lookBy time.Time
 		if h.Reduce != nil {
 			caughtUp, later, err := h.Reduce.CatchUp(ctx, ref.FirmID, ref.RunID, now, ReduceGrace)
-			if err == nil && !later.IsZero() {
-				err = h.Retention.RetainUntil(ctx, ref.FirmID, ref.RunID, later)
-				if err == nil {
-					rep.ProjectionsWaiting++
-					continue
-				}
-			}
 			if err != nil {
 				// Left due: the next pass tries again before the retention.
 				rep.RetentionErrors++
@@ -208,8 +207,12 @@ func (h *Sweeper) retention(ctx context.Context, now time.Time, limit int, reser
 			if caughtUp {
 				rep.ProjectionsCaughtUp++
 			}
+			lookBy = later
 		}
-		action, err := h.Shred.Retain(ctx, ref.FirmID, ref.RunID)
+		action, err := h.Shred.Retain(ctx, ref.FirmID, ref.RunID, lookBy)
+		if err == nil && action != agent.RetainDestroyed && !lookBy.IsZero() {
+			rep.ProjectionsWaiting++
+		}
 		switch {
 		case err != nil:
 			rep.RetentionErrors++
