@@ -280,7 +280,10 @@ def log_decisions(path):
         try:
             checked(self, resource)
         except Exception as e:
-            write(self, resource, "denied" if getattr(e, "code", None) == 403 else "error " + type(e).__name__)
+            # IAM's AccessDeniedError is a 403; S3's (S3AccessDeniedError,
+            # BucketAccessDeniedError) say so in their names.
+            denied = getattr(e, "code", None) == 403 or "AccessDenied" in type(e).__name__
+            write(self, resource, "denied" if denied else "error " + type(e).__name__)
             raise
         write(self, resource, "allowed")
 

@@ -31,6 +31,11 @@ the temporary credentials of its role.
 
 Usage: deploy/rehearsal/standup.py --endpoint URL --translated FILE
            [--samconfig samconfig.toml] [--config-env default] [--out FILE]
+       deploy/rehearsal/standup.py --state FILE --without FUNCTION:SID
+The second form, on a stack already stood up (FILE is the first form's output),
+puts the function's role policies back without the statement SID (as the
+administrator, under enforcement), and prints the statement it removed: the
+removal proof's half (a call that statement allowed must now be denied).
 """
 
 import argparse
@@ -552,14 +557,48 @@ class Standup:
         raise RuntimeError("moto did not turn IAM enforcement on (/moto-api/reset-auth)")
 
 
+def without(state_path, spec):
+    function, _, sid = spec.partition(":")
+    with open(state_path) as f:
+        state = json.load(f)
+    fn = state["functions"].get(function)
+    if fn is None or not sid:
+        print(f"standup: --without {spec}: no such function in {state_path}", file=sys.stderr)
+        return 1
+    a = state["admin"]
+    iam = boto3.session.Session(aws_access_key_id=a["AccessKeyId"], aws_secret_access_key=a["SecretAccessKey"], region_name=REGION).client(
+        "iam", endpoint_url=state["endpoint"]
+    )
+    removed = []
+    for name, doc in fn["policies"].items():
+        kept = [st for st in doc["Statement"] if st.get("Sid") != sid]
+        if len(kept) == len(doc["Statement"]):
+            continue
+        removed += [st for st in doc["Statement"] if st.get("Sid") == sid]
+        iam.put_role_policy(RoleName=fn["role_name"], PolicyName=name, PolicyDocument=json.dumps({**doc, "Statement": kept}))
+    if not removed:
+        print(f"standup: --without {spec}: the role has no statement {sid}", file=sys.stderr)
+        return 1
+    print(json.dumps(removed, sort_keys=True))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--endpoint", required=True)
-    ap.add_argument("--translated", required=True)
+    ap.add_argument("--endpoint")
+    ap.add_argument("--translated")
+    ap.add_argument("--state", help="with --without: the output of a stand-up")
+    ap.add_argument("--without", metavar="FUNCTION:SID")
     ap.add_argument("--samconfig", default="samconfig.toml")
     ap.add_argument("--config-env", default="default")
     ap.add_argument("--out")
     args = ap.parse_args()
+    if args.without:
+        if not args.state:
+            ap.error("--without needs --state")
+        return without(args.state, args.without)
+    if not args.endpoint or not args.translated:
+        ap.error("--endpoint and --translated are required")
 
     started = time.monotonic()
     with open(args.translated) as f:
