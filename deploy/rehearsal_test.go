@@ -84,7 +84,7 @@ func TestDeployRehearsal(t *testing.T) {
 	start := time.Now()
 	runPython(t, root, python, "deploy/rehearsal/standup.py", "--endpoint", endpoint, "--translated", translated,
 		"--samconfig", "samconfig.toml", "--out", state)
-	t.Logf("standup: %s (its own measure: see setup_seconds in %s)", time.Since(start).Round(time.Millisecond), state)
+	t.Logf("standup: %s", time.Since(start).Round(time.Millisecond))
 	var r rehearsal
 	b, err := os.ReadFile(state)
 	if err != nil {
@@ -499,4 +499,23 @@ func startMotoIAM(t *testing.T, root, python, decisions string) string {
 		t.Fatalf("moto_iam.py not ready within two minutes:\n%s", b)
 	}
 	return ""
+}
+
+// TestMakeDeployRehearsal: DEPLOY.md's "Deploy rehearsal" runs `make
+// deploy-rehearsal`, and that target runs TestDeployRehearsal, so the
+// command the document gives is the test above.
+func TestMakeDeployRehearsal(t *testing.T) {
+	if got := shCommands(section(t, deployDoc, "Deploy rehearsal")); !slices.Equal(got, []string{"make deploy-rehearsal"}) {
+		t.Errorf("DEPLOY.md's Deploy rehearsal gives %q, want make deploy-rehearsal", got)
+	}
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recipe, ok := strings.Cut(string(b), "\ndeploy-rehearsal:\n")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	want := "\t$(GO) test ./deploy -run TestDeployRehearsal -count=1"
+	if !ok || strings.TrimRight(recipe, "\n") != want {
+		t.Fatalf("the Makefile's deploy-rehearsal target:\n%s\nwant\n%s", recipe, want)
+	}
 }
