@@ -128,6 +128,14 @@ build:
 validate:
 	GO=$(GO) bash deploy/validate.sh
 
+# The deploy rehearsal (docs/DEPLOY.md, "Deploy rehearsal"): the translated
+# template stood up in moto with IAM enforcement on, each function's role
+# checked call by call. `make test` runs it already, through gotest's
+# `go test ./...` (and validate's `go test ./deploy`); this runs it alone.
+.PHONY: deploy-rehearsal
+deploy-rehearsal:
+	$(GO) test ./deploy -run TestDeployRehearsal -count=1
+
 # Needs the SAM CLI and AWS credentials. SAM_ENV=prod deploys the [prod] environment.
 deploy: validate
 	sam build --config-env $(SAM_ENV)
