@@ -99,6 +99,12 @@ class Template:
             name = name.lower()
         return name
 
+    def ident(self, logical):
+        """What names logical in its ARN: a KMS key's id, else its name."""
+        if self.resources[logical]["Type"] == "AWS::KMS::Key":
+            return self.key_id(logical)
+        return self.name(logical)
+
     def key_id(self, logical):
         h = hashlib.sha256(logical.encode()).hexdigest()
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
@@ -212,18 +218,47 @@ def statements(tpl, role):
     return out
 
 
-def incoming(call):
-    """The call's condition values as moto takes them: one string per key."""
-    return {k: v[0] for k, v in (call.get("conditions") or {}).items() if len(v) == 1}
+# Condition keys whose value comes from the request itself, which
+# internal/awscalls records whenever the request sets them; a call without one
+# lacks it, as IAM sees it. kms:ViaService is set only on a call a service makes
+# for the caller; the functions call KMS themselves. Other keys (kms:KeySpec,
+# aws:SecureTransport, ...) AWS sets from elsewhere: the check never supplies
+# them, so a condition on them is reported not evaluated.
+REQUEST_KEYS = ("kms:EncryptionContext:", "kms:ViaService", "kms:MessageType", "kms:SigningAlgorithm",
+                "kms:MacAlgorithm", "kms:DataKeySpec", "s3:prefix")
+# IAM: a condition on a key the request lacks does not match (but for
+# ...IfExists and Null). moto takes a dict of present keys and passes a
+# StringEquals on a missing one, so a missing request key is given to it as
+# a value no policy names.
+ABSENT = "(absent from the request)"
+
+
+def incoming(call, st=None):
+    """The call's condition values as moto takes them: one string per key, and ABSENT for the
+    request keys st's StringEquals names that the call lacks."""
+    given = {k: v[0] for k, v in (call.get("conditions") or {}).items() if len(v) == 1}
+    for key in ((st or {}).get("Condition") or {}).get(EVALUATED_OPERATOR, {}):
+        if key not in given and key.startswith(REQUEST_KEYS):
+            given[key] = ABSENT
+    return given
 
 
 def permitted(stmts, call):
-    policy = json.dumps({"Version": "2012-10-17", "Statement": stmts})
-    return IAMPolicy(policy).is_action_permitted(call["action"], call["resource"], None, incoming(call)) == PermissionResult.PERMITTED
+    """Whether stmts allow call: each statement evaluated alone by moto, then IAM's rule (an
+    explicit Deny wins, else any Allow). Alone, because moto answers DENIED for an Allow statement
+    whose condition fails, which in one policy would refuse what another statement allows."""
+    allowed = False
+    for st in stmts:
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [st]})
+        r = IAMPolicy(policy).is_action_permitted(call["action"], call["resource"], None, incoming(call, st))
+        if r == PermissionResult.DENIED and st.get("Effect") == "Deny":
+            return False
+        allowed = allowed or r == PermissionResult.PERMITTED
+    return allowed
 
 
 def not_evaluated(st, call):
-    given = incoming(call)
+    given = incoming(call, st)
     out = []
     for op, keys in (st.get("Condition") or {}).items():
         for key in keys:
@@ -304,7 +339,7 @@ def main():
     for c in recorded["calls"]:
         c = dict(c)
         for local, logical in names.items():
-            c["resource"] = rename(c["resource"], local, tpl.name(logical))
+            c["resource"] = rename(c["resource"], local, tpl.ident(logical))
         calls.append(c)
     report = check(tpl, calls)
     json.dump(report, sys.stdout, indent=2, sort_keys=True)

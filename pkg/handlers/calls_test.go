@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,8 +13,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
+
 	"github.com/seed-f6d3920e/warrant/internal/awscalls"
+	"github.com/seed-f6d3920e/warrant/internal/wire"
+	"github.com/seed-f6d3920e/warrant/pkg/anchor"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+	"github.com/seed-f6d3920e/warrant/pkg/seal"
+	"github.com/seed-f6d3920e/warrant/pkg/sqs"
 )
 
 var updateCalls = flag.Bool("update-calls", false, "rewrite docs/DEPLOY.md's table of the functions' calls from TestRolesCoverCalls")
@@ -68,7 +84,8 @@ func denial(function, role string, d deniedCall) string {
 func TestRolesCoverCalls(t *testing.T) {
 	py := pythonWith(t, "moto", "samtranslator")
 	rec := &awscalls.Recorder{}
-	s := newStack(t, stackOptions{calls: rec})
+	m := newMotoAWS(t)
+	s := newStack(t, stackOptions{calls: rec, aws: m})
 	h := s.startHeld(t)
 	if len(listApprovals(t, s)) == 0 {
 		t.Fatal("the held run's warrant is not pending")
@@ -88,7 +105,7 @@ func TestRolesCoverCalls(t *testing.T) {
 	dir := t.TempDir()
 	transformed := filepath.Join(dir, "transformed.json")
 	run(t, py, filepath.Join("..", "..", "deploy", "translate.py"), filepath.Join("..", "..", "template.yaml"), "--out", transformed)
-	rep := iamCheck(t, py, dir, transformed, s, rec.Calls())
+	rep := iamCheck(t, py, dir, transformed, s, m, rec.Calls())
 	for _, fn := range stackFunctions {
 		if _, ok := rep.Functions[fn]; !ok {
 			t.Errorf("%s made no AWS call on the walk: the stack did not record it", fn)
@@ -121,7 +138,7 @@ func TestRolesCoverCalls(t *testing.T) {
 	// a call of the walk and names it.
 	cut := filepath.Join(dir, "cut.json")
 	withoutStatement(t, transformed, cut, "StreamReduceRole", "Projection")
-	cutRep := iamCheck(t, py, dir, cut, s, rec.Calls())
+	cutRep := iamCheck(t, py, dir, cut, s, m, rec.Calls())
 	if r := cutRep.Functions["StreamReduce"]; len(r.Denied) == 0 {
 		t.Error("without StreamReduceRole's Projection statement, no call of the walk is denied")
 	} else if msg := denial("StreamReduce", r.Role, r.Denied[0]); !strings.Contains(msg, "StreamReduce") ||
@@ -153,12 +170,12 @@ func TestRolesCoverCalls(t *testing.T) {
 }
 
 // iamCheck runs deploy/iamcheck.py on calls against the translated template.
-// The stack's table and bus are the template's Table and NotificationBus.
-func iamCheck(t *testing.T, py, dir, transformed string, s *stack, calls []awscalls.Call) iamReport {
+// The stack's table, bus, keys, bucket and queue are the template's.
+func iamCheck(t *testing.T, py, dir, transformed string, s *stack, m *motoAWS, calls []awscalls.Call) iamReport {
 	t.Helper()
-	in, err := json.Marshal(map[string]any{
-		"names": map[string]string{s.table: "Table", "warrant-test-notifications": "NotificationBus"},
-		"calls": calls})
+	names := m.names()
+	names[s.table], names["warrant-test-notifications"] = "Table", "NotificationBus"
+	in, err := json.Marshal(map[string]any{"names": names, "calls": calls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +288,116 @@ func run(t *testing.T, name string, args ...string) []byte {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.Bytes()
+}
+
+// motoAWS is what a recording stack reaches on moto_server rather than in
+// process: the ledger key (HMAC_256) and the firm's data key, the
+// checkpoint bucket and the worker queue. The receipt key stays local:
+// moto signs a DIGEST message hashed again, so its receipts would not
+// verify (pkg/anchor's TestKMSSignerOnMoto).
+type motoAWS struct {
+	url                                         string
+	ledgerKey, dataKey, bucket, queueURL, queue string
+}
+
+func newMotoAWS(t *testing.T) *motoAWS {
+	t.Helper()
+	m := &motoAWS{url: dynamotest.Moto(t).URL}
+	ctx := t.Context()
+	k := m.kms(nil)
+	for _, key := range []struct {
+		arn   *string
+		spec  kmstypes.KeySpec
+		usage kmstypes.KeyUsageType
+	}{{&m.ledgerKey, kmstypes.KeySpecHmac256, kmstypes.KeyUsageTypeGenerateVerifyMac},
+		{&m.dataKey, kmstypes.KeySpecSymmetricDefault, kmstypes.KeyUsageTypeEncryptDecrypt}} {
+		out, err := k.CreateKey(ctx, &kms.CreateKeyInput{KeySpec: key.spec, KeyUsage: key.usage})
+		if err != nil {
+			t.Fatalf("moto CreateKey %s: %v", key.spec, err)
+		}
+		*key.arn = aws.ToString(out.KeyMetadata.Arn)
+	}
+	suffix := strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	m.bucket, m.queue = "warrant-test-checkpoints-"+suffix, "warrant-test-worker-"+suffix
+	if _, err := m.s3(nil).CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(m.bucket)}); err != nil {
+		t.Fatalf("moto CreateBucket: %v", err)
+	}
+	q, err := m.sqs(nil).CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(m.queue)})
+	if err != nil {
+		t.Fatalf("moto CreateQueue: %v", err)
+	}
+	m.queueURL = aws.ToString(q.QueueUrl)
+	t.Cleanup(func() {
+		_, _ = m.sqs(nil).DeleteQueue(context.Background(), &awssqs.DeleteQueueInput{QueueUrl: q.QueueUrl})
+	})
+	return m
+}
+
+// names maps the moto resources' names to the template's resources, for
+// deploy/iamcheck.py.
+func (m *motoAWS) names() map[string]string {
+	id := func(arn string) string { return arn[strings.LastIndex(arn, "/")+1:] }
+	return map[string]string{id(m.ledgerKey): "LedgerKey", id(m.dataKey): "DataKey", m.bucket: "CheckpointBucket", m.queue: "WorkerQueue"}
+}
+
+func (m *motoAWS) options(rec func(*middleware.Stack) error) (string, aws.CredentialsProvider, []func(*middleware.Stack) error) {
+	var opts []func(*middleware.Stack) error
+	if rec != nil {
+		opts = append(opts, rec)
+	}
+	return "us-east-1", credentials.NewStaticCredentialsProvider("test", "test", ""), opts
+}
+
+func (m *motoAWS) kms(rec func(*middleware.Stack) error) *kms.Client {
+	region, creds, opts := m.options(rec)
+	return kms.New(kms.Options{Region: region, BaseEndpoint: aws.String(m.url), Credentials: creds, APIOptions: opts})
+}
+
+func (m *motoAWS) s3(rec func(*middleware.Stack) error) *s3.Client {
+	region, creds, opts := m.options(rec)
+	return s3.New(s3.Options{Region: region, BaseEndpoint: aws.String(m.url), Credentials: creds, APIOptions: opts, UsePathStyle: true,
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired})
+}
+
+func (m *motoAWS) sqs(rec func(*middleware.Stack) error) *awssqs.Client {
+	region, creds, opts := m.options(rec)
+	return awssqs.New(awssqs.Options{Region: region, BaseEndpoint: aws.String(m.url), Credentials: creds, APIOptions: opts})
+}
+
+// own is d with the keys, the checkpoint bucket and the queue reached
+// through function's own clients (rec records them), as wire.Load builds
+// them from "kms:<ARN>" keys, CHECKPOINT_BUCKET and QUEUE_URL.
+func (m *motoAWS) own(t *testing.T, d wire.Deps, rec func(*middleware.Stack) error) wire.Deps {
+	t.Helper()
+	k := m.kms(rec)
+	key, err := anchor.Parse("kms:"+m.ledgerKey, func() anchor.KMSClient { return k })
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Keys = anchor.NewKeyring(key)
+	if d.DataKeys != nil {
+		if d.DataKeys, err = wire.DataKeys("kms:"+m.dataKey, func() seal.KMSClient { return k }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.Evidence != nil {
+		ev := *d.Evidence
+		ev.Sink = &anchor.S3Sink{Client: m.s3(rec), Bucket: m.bucket}
+		d.Evidence = &ev
+	}
+	if d.Queue != nil {
+		d.Queue = teeQueue{sqs.New(m.sqs(rec), m.queueURL), d.Queue}
+	}
+	return d
+}
+
+// teeQueue sends each message to the SQS queue (the call the role must
+// allow) and to the stack's memQueue, which delivers it to the worker.
+type teeQueue struct{ sqs, mem handlers.Enqueuer }
+
+func (q teeQueue) Enqueue(ctx context.Context, msg contracts.WorkerMessage) error {
+	if err := q.sqs.Enqueue(ctx, msg); err != nil {
+		return err
+	}
+	return q.mem.Enqueue(ctx, msg)
 }

@@ -262,6 +262,10 @@ type stackOptions struct {
 	// (Invoke, Approve, ...). The test's own reads (s.store, s.client)
 	// record nothing.
 	calls *awscalls.Recorder
+	// aws, with calls, is the ledger and data keys (KMS), the checkpoint
+	// bucket (S3) and the worker queue (SQS, as well as memQueue) on
+	// moto_server, so those calls go through the SDK and are recorded too.
+	aws *motoAWS
 }
 
 // signCounts counts signing requests, as KMS would receive them.
@@ -375,8 +379,13 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 			return d
 		}
 		rec := opt.calls.APIOption(function)
+		signer := heads
+		if m := opt.aws; m != nil {
+			d = m.own(t, d, rec)
+			signer = d.Keys
+		}
 		client := dynamodb.New(ep.Client.Options(), func(o *dynamodb.Options) { o.APIOptions = append(slices.Clone(o.APIOptions), rec) })
-		d.Store = dynamo.New(client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(heads))
+		d.Store = dynamo.New(client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(signer))
 		fnCfg := awsCfg.Copy()
 		fnCfg.APIOptions = append(fnCfg.APIOptions, rec)
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, fnCfg, fake.URL(), bedrock.WithMaxAttempts(2), bedrock.WithBackoff(bedrock.NoBackoff())),
