@@ -23,7 +23,7 @@ var layers = []struct {
 	name string
 	pkgs []string // relative to the module root; a trailing "/" is a prefix
 }{
-	{"foundation", []string{"pkg/failure", "internal/proc", "pkg/awserr", "internal/browsertest"}},
+	{"foundation", []string{"pkg/failure", "internal/proc", "pkg/awserr", "internal/browsertest", "internal/awscalls"}},
 	{"domain", []string{"."}},
 	{"vocabulary", []string{"pkg/contracts"}},
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},

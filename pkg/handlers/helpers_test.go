@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
+	"github.com/seed-f6d3920e/warrant/internal/awscalls"
 	"github.com/seed-f6d3920e/warrant/internal/wire"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/bedrock"
@@ -255,6 +256,16 @@ type stackOptions struct {
 	// heads (an HMAC: kms:GenerateMac on AWS) and receipts and checkpoints
 	// (ECDSA: kms:Sign).
 	signs *signCounts
+	// calls, when set, gives each function its own clients (DynamoDB, the
+	// model, EventBridge), as each function has its own aws.Config in
+	// internal/wire, each recording under the function's template name
+	// (Invoke, Approve, ...). The test's own reads (s.store, s.client)
+	// record nothing.
+	calls *awscalls.Recorder
+	// aws, with calls, is the ledger and data keys (KMS), the checkpoint
+	// bucket (S3) and the worker queue (SQS, as well as memQueue) on
+	// moto_server, so those calls go through the SDK and are recorded too.
+	aws *motoAWS
 }
 
 // signCounts counts signing requests, as KMS would receive them.
@@ -362,7 +373,28 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if opt.system != "" {
 		d.Catalog, d.Targets = referenceServer(t, ep, table, clk.Now, opt.system, opt.wrap)
 	}
-	invoke, err := wire.Invoke(d)
+	// own is d with function's own clients, when the stack records calls.
+	own := func(function string, d wire.Deps) wire.Deps {
+		if opt.calls == nil {
+			return d
+		}
+		rec := opt.calls.APIOption(function)
+		signer := heads
+		if m := opt.aws; m != nil {
+			d = m.own(t, d, rec)
+			signer = d.Keys
+		}
+		client := dynamodb.New(ep.Client.Options(), func(o *dynamodb.Options) { o.APIOptions = append(slices.Clone(o.APIOptions), rec) })
+		d.Store = dynamo.New(client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(signer))
+		fnCfg := awsCfg.Copy()
+		fnCfg.APIOptions = append(fnCfg.APIOptions, rec)
+		d.Model = bedrock.New(bedrock.NewRuntime(ctx, fnCfg, fake.URL(), bedrock.WithMaxAttempts(2), bedrock.WithBackoff(bedrock.NoBackoff())),
+			bedrock.Options{Stream: cfg.Streaming, DefaultMaxTokens: cfg.MaxTokens})
+		d.Bus = eventbus.New(eventbridge.New(ebClient.Options(), func(o *eventbridge.Options) { o.APIOptions = append(slices.Clone(o.APIOptions), rec) }),
+			"warrant-test-notifications")
+		return d
+	}
+	invoke, err := wire.Invoke(own("Invoke", d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,32 +402,32 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if opt.resumePolicy != nil {
 		rd.Policy = opt.resumePolicy
 	}
-	resume, err := wire.Resume(rd)
+	resume, err := wire.Resume(own("Resume", rd))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dw := d
 	dw.Config = workerCfg
-	worker, err := wire.Worker(dw)
+	worker, err := wire.Worker(own("Worker", dw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds := d
 	ds.Config = sweepCfg // its own variables (RETENTION_DAY)
-	sweeper, err := wire.Sweeper(ds)
+	sweeper, err := wire.Sweeper(own("Sweeper", ds))
 	if err != nil {
 		t.Fatal(err)
 	}
-	approve, err := wire.Approve(d)
+	approve, err := wire.Approve(own("Approve", d))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dr := d
 	dr.Config = runsCfg
-	runs := wire.Runs(dr)
+	runs := wire.Runs(own("Runs", dr))
 	runs.Poll = 10 * time.Millisecond
 	s := &stack{t: t, keys: keys, dataKeys: dataKeys, ep: ep, client: ep.Client, table: table, store: store, fake: fake, clock: clk, logs: logs, cfg: cfg, runsCfg: runsCfg,
-		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(d),
+		invoke: invoke, approve: approve, resume: resume, runs: runs, reduce: wire.StreamReduce(own("StreamReduce", d)),
 		worker: worker, sweeper: sweeper, queue: queue, bus: bus}
 	t.Cleanup(func() {
 		if t.Failed() {
