@@ -45,59 +45,51 @@ import hashlib
 import json
 import logging
 import os
-import shlex
 import sys
-import tomllib
 
 logging.disable(logging.WARNING)
 
 from moto.iam.access_control import IAMPolicy, PermissionResult  # noqa: E402
 
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
-PARTITION = "aws"
-# Values for parameters without a default, as deploy/translate.py gives them.
-PLACEHOLDERS = {"JwtIssuer": "https://issuer.example.com/", "JwtAudience": "warrant-api"}
+# The one resolver of CloudFormation's intrinsics, which the rehearsal's
+# stand-up uses too (deploy/rehearsal/cfn.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "rehearsal"))
+from cfn import ACCOUNT, PARTITION, REGION, URL_SUFFIX, Resolver, Unresolvable, parameters, physical_name  # noqa: E402
+
 # The only condition operator moto evaluates.
 EVALUATED_OPERATOR = "StringEquals"
-
-
-class NoValue:
-    """AWS::NoValue: the member it stands for is removed."""
+# The properties that name a resource; without one CloudFormation generates a
+# name (physical_name, as the stand-up does).
+NAME_PROPERTIES = ("TableName", "QueueName", "BucketName", "Name", "LogGroupName", "TopicName", "FunctionName",
+                   "RoleName")
+# The longest name CloudFormation generates for each type (as the stand-up does).
+NAME_LIMITS = {"AWS::S3::Bucket": 63, "AWS::DynamoDB::Table": 255, "AWS::SQS::Queue": 80, "AWS::SNS::Topic": 256,
+               "AWS::Logs::LogGroup": 512}
 
 
 class Template:
+    """The translated template's resources, each with the Ref and Fn::GetAtt values
+    CloudFormation would give it on samconfig's stack, and the resolver over them."""
+
     def __init__(self, template, params, stack):
-        self.t = template
         self.resources = template.get("Resources", {})
         self.stack = stack
-        self.params = {}
-        for name, spec in (template.get("Parameters") or {}).items():
-            value = params.get(name, spec.get("Default", PLACEHOLDERS.get(name)))
-            if value is None:
-                raise SystemExit(f"iamcheck: no value for parameter {name}")
-            value = str(value)
-            if spec.get("Type") in ("CommaDelimitedList", "List<String>") or spec.get("Type", "").startswith("List<"):
-                value = value.split(",")
-            self.params[name] = value
-        self.conditions = {}
+        self.resolver = Resolver(template, params, stack)
+        for logical in self.resources:
+            self.resolver.created[logical] = {"ref": self.ref(logical), "attrs": self.attrs(logical)}
 
-    def condition(self, name):
-        if name not in self.conditions:
-            self.conditions[name] = bool(self.resolve(self.t["Conditions"][name]))
-        return self.conditions[name]
+    def resolve(self, v, logical="iamcheck"):
+        return self.resolver.resolve(v, logical)
 
     def name(self, logical):
-        """The physical name CloudFormation gives logical: its name property, else <stack>-<logical>-<suffix>."""
-        props = self.resources[logical].get("Properties", {})
-        for key in ("TableName", "QueueName", "BucketName", "Name", "LogGroupName", "TopicName", "FunctionName", "RoleName"):
+        """The physical name CloudFormation gives logical: its name property, else a generated one."""
+        rsc = self.resources[logical]
+        props = rsc.get("Properties", {})
+        for key in NAME_PROPERTIES:
             if key in props:
-                return self.resolve(props[key])
-        # CloudFormation's suffix is random; this one says so.
-        name = f"{self.stack}-{logical}-RANDOMSUFFIX"
-        if self.resources[logical]["Type"] == "AWS::S3::Bucket":
-            name = name.lower()
-        return name
+                return self.resolve(props[key], logical)
+        limit = NAME_LIMITS.get(rsc["Type"], 64)
+        return physical_name(self.stack, logical, limit, lower=rsc["Type"] == "AWS::S3::Bucket")
 
     def ident(self, logical):
         """What names logical in its ARN: a KMS key's id, else its name."""
@@ -109,101 +101,34 @@ class Template:
         h = hashlib.sha256(logical.encode()).hexdigest()
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
-    def ref(self, name):
-        pseudo = {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": PARTITION,
-                  "AWS::StackName": self.stack, "AWS::URLSuffix": "amazonaws.com", "AWS::NoValue": NoValue}
-        if name in pseudo:
-            return pseudo[name]
-        if name in self.params:
-            return self.params[name]
-        typ = self.resources[name]["Type"]
+    def ref(self, logical):
+        typ = self.resources[logical]["Type"]
         if typ == "AWS::SQS::Queue":
-            return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{self.name(name)}"
+            return f"https://sqs.{REGION}.{URL_SUFFIX}/{ACCOUNT}/{self.name(logical)}"
         if typ == "AWS::KMS::Key":
-            return self.key_id(name)
+            return self.key_id(logical)
         if typ == "AWS::SNS::Topic":
-            return f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{self.name(name)}"
+            return f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{self.name(logical)}"
         if typ == "AWS::KMS::Alias":
-            return self.resolve(self.resources[name]["Properties"]["AliasName"])
-        return self.name(name)
+            return self.resolve(self.resources[logical]["Properties"]["AliasName"], logical)
+        return self.name(logical)
 
-    def get_att(self, logical, attr):
+    def attrs(self, logical):
         typ = self.resources[logical]["Type"]
         n = self.name(logical)
-        arns = {
-            ("AWS::DynamoDB::Table", "Arn"): f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{n}",
-            ("AWS::DynamoDB::Table", "StreamArn"): f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{n}/stream/2026-01-01T00:00:00.000",
-            ("AWS::SQS::Queue", "Arn"): f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{n}",
-            ("AWS::SQS::Queue", "QueueName"): n,
-            ("AWS::KMS::Key", "Arn"): f"arn:{PARTITION}:kms:{REGION}:{ACCOUNT}:key/{self.key_id(logical)}",
-            ("AWS::KMS::Key", "KeyId"): self.key_id(logical),
-            ("AWS::S3::Bucket", "Arn"): f"arn:{PARTITION}:s3:::{n}",
-            ("AWS::Events::EventBus", "Arn"): f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:event-bus/{n}",
-            ("AWS::Logs::LogGroup", "Arn"): f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{n}:*",
-            ("AWS::SNS::Topic", "TopicArn"): f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{n}",
-            ("AWS::Lambda::Function", "Arn"): f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{n}",
-            ("AWS::IAM::Role", "Arn"): f"arn:{PARTITION}:iam::{ACCOUNT}:role/{n}",
-        }
-        if (typ, attr) not in arns:
-            raise SystemExit(f"iamcheck: cannot resolve Fn::GetAtt {logical}.{attr} ({typ})")
-        return arns[(typ, attr)]
-
-    def sub(self, text, extra):
-        out, i = "", 0
-        while i < len(text):
-            j = text.find("${", i)
-            if j < 0:
-                return out + text[i:]
-            k = text.index("}", j)
-            out += text[i:j]
-            var = text[j + 2:k]
-            if var.startswith("!"):
-                out += "${" + var[1:] + "}"
-            elif var in extra:
-                out += str(extra[var])
-            elif "." in var:
-                out += self.get_att(*var.split(".", 1))
-            else:
-                out += str(self.ref(var))
-            i = k + 1
-        return out
-
-    def resolve(self, v):
-        if isinstance(v, list):
-            return [x for x in (self.resolve(x) for x in v) if x is not NoValue]
-        if not isinstance(v, dict):
-            return v
-        if len(v) == 1:
-            (fn, arg), = v.items()
-            if fn == "Ref":
-                return self.ref(arg)
-            if fn == "Fn::GetAtt":
-                logical, attr = arg if isinstance(arg, list) else arg.split(".", 1)
-                return self.get_att(logical, attr)
-            if fn == "Fn::Sub":
-                if isinstance(arg, list):
-                    return self.sub(arg[0], {k: self.resolve(x) for k, x in arg[1].items()})
-                return self.sub(arg, {})
-            if fn == "Fn::If":
-                return self.resolve(arg[1] if self.condition(arg[0]) else arg[2])
-            if fn == "Fn::Join":
-                return arg[0].join(str(x) for x in self.resolve(arg[1]))
-            if fn == "Fn::Select":
-                return self.resolve(arg[1])[int(self.resolve(arg[0]))]
-            if fn == "Fn::Split":
-                return self.resolve(arg[1]).split(arg[0])
-            if fn == "Fn::Equals":
-                a, b = self.resolve(arg[0]), self.resolve(arg[1])
-                return str(a) == str(b)
-            if fn == "Fn::Not":
-                return not self.resolve(arg[0])
-            if fn == "Fn::And":
-                return all(self.resolve(x) for x in arg)
-            if fn == "Fn::Or":
-                return any(self.resolve(x) for x in arg)
-            if fn == "Condition":
-                return self.condition(arg)
-        return {k: r for k, r in ((k, self.resolve(x)) for k, x in v.items()) if r is not NoValue}
+        return {
+            "AWS::DynamoDB::Table": {"Arn": f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{n}",
+                                     "StreamArn": f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{n}/stream/2026-01-01T00:00:00.000"},
+            "AWS::SQS::Queue": {"Arn": f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{n}", "QueueName": n},
+            "AWS::KMS::Key": {"Arn": f"arn:{PARTITION}:kms:{REGION}:{ACCOUNT}:key/{self.key_id(logical)}",
+                              "KeyId": self.key_id(logical)},
+            "AWS::S3::Bucket": {"Arn": f"arn:{PARTITION}:s3:::{n}"},
+            "AWS::Events::EventBus": {"Arn": f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:event-bus/{n}"},
+            "AWS::Logs::LogGroup": {"Arn": f"arn:{PARTITION}:logs:{REGION}:{ACCOUNT}:log-group:{n}:*"},
+            "AWS::SNS::Topic": {"TopicArn": f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{n}"},
+            "AWS::Lambda::Function": {"Arn": f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{n}"},
+            "AWS::IAM::Role": {"Arn": f"arn:{PARTITION}:iam::{ACCOUNT}:role/{n}"},
+        }.get(typ, {})  # any other attribute: Unresolvable, naming it
 
 
 def statements(tpl, role):
@@ -329,11 +254,11 @@ def main():
         template = json.load(f)
     with open(args.calls, encoding="utf-8") as f:
         recorded = json.load(f)
-    with open(args.samconfig, "rb") as f:
-        default = tomllib.load(f)["default"]
-    deploy = default["deploy"]["parameters"]
-    params = dict(kv.split("=", 1) for kv in shlex.split(deploy.get("parameter_overrides", "")))
-    tpl = Template(template, params, deploy["stack_name"])
+    try:
+        params, stack = parameters(template, args.samconfig, "default")
+        tpl = Template(template, params, stack)
+    except Unresolvable as e:
+        raise SystemExit(f"iamcheck: {e}")
     names = recorded.get("names") or {}
     calls = []
     for c in recorded["calls"]:
