@@ -1,6 +1,7 @@
 package awscalls
 
 import (
+	"maps"
 	"net/url"
 	"reflect"
 	"slices"
@@ -122,11 +123,11 @@ func (n *needs) dynamodb(params any) {
 			}
 		}
 	case *dynamodb.BatchGetItemInput:
-		for _, t := range sortedKeys(in.RequestItems) {
+		for _, t := range slices.Sorted(maps.Keys(in.RequestItems)) {
 			n.add("dynamodb:BatchGetItem", n.table(t), nil)
 		}
 	case *dynamodb.BatchWriteItemInput:
-		for _, t := range sortedKeys(in.RequestItems) {
+		for _, t := range slices.Sorted(maps.Keys(in.RequestItems)) {
 			n.add("dynamodb:BatchWriteItem", n.table(t), nil)
 		}
 	}
@@ -175,7 +176,7 @@ func (n *needs) kms(params any) {
 	cond := map[string][]string{}
 	if f := v.FieldByName("EncryptionContext"); f.IsValid() && f.Kind() == reflect.Map && f.Len() > 0 {
 		ctx := f.Interface().(map[string]string)
-		keys := sortedKeys(ctx)
+		keys := slices.Sorted(maps.Keys(ctx))
 		for _, k := range keys {
 			cond["kms:EncryptionContext:"+k] = []string{ctx[k]}
 		}
@@ -342,11 +343,3 @@ func (n *needs) bedrock(params any) {
 	n.add(action, "arn:aws:bedrock:"+n.region+"::foundation-model/"+id, nil)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
