@@ -39,7 +39,7 @@ func TestRefusesABrokenConfiguration(t *testing.T) {
 	}{
 		{"a trailing comma in the catalog", func(s string) string { return strings.Replace(s, `4774a8"}`, `4774a8"},`, 1) }, keep,
 			func(catalog, _ string) string {
-				return "TOOL_CATALOG (file:" + catalog + "): line 13, column 166: field tools.save_research_memo: a trailing comma before '}'"
+				return "TOOL_CATALOG (file:" + catalog + "): line 14, column 166: field tools.save_research_memo: a trailing comma before '}'"
 			}},
 		{"an agent naming a tool the catalog lacks", keep,
 			func(s string) string {

@@ -46,7 +46,7 @@ func TestConfigCheck(t *testing.T) {
 		want                    []string // each a line of the report, in part
 	}{
 		{"a trailing comma in the catalog", replace(`4774a8"}`, `4774a8"},`), nil, nil,
-			[]string{"TOOL_CATALOG (file:", "catalog.json): line 13, column 166: field tools.save_research_memo: a trailing comma before '}'"}},
+			[]string{"TOOL_CATALOG (file:", "catalog.json): line 14, column 166: field tools.save_research_memo: a trailing comma before '}'"}},
 		{"an unknown member of the agents", nil, replace(`"prompt_version"`, `"promt_version": "x", "prompt_version"`), nil,
 			[]string{"AGENTS (file:", "field agents.research_clerk.promt_version: unknown field"}},
 		{"a wrong type in the policy", nil, nil, replace(`"version": "new-tool-rehearsal-1"`, `"version": 1`),
