@@ -33,6 +33,15 @@ key (pkg/evidence). With the patch an ECDSA key signs and verifies a DIGEST
 message prehashed, as AWS does; RAW messages and RSA keys are as moto has
 them.
 
+And one for S3's signature check (patch_s3_query_signature): SigV4's
+canonical query string percent-encodes every key and value (all but
+A-Z a-z 0-9 - _ . ~, so "/" is %2F); moto checks an S3 request's signature
+over its query as decoded (moto/core/authorization.py passes the request's
+uri, "/" and all, to botocore, whose canonical query takes it as given), so
+any S3 request whose query holds a "/" (a ListObjectsV2 prefix such as
+"checkpoints/<firm>/") is refused SignatureDoesNotMatch, which AWS signs
+and accepts. The patch encodes the query as SigV4 does before the check.
+
 Enforcement starts off (INITIAL_NO_AUTH_ACTION_COUNT infinite, so setup runs
 with any credentials); POST "0" to /moto-api/reset-auth turns it on for every
 request after (deploy/rehearsal/standup.py does, once everything stands).
@@ -267,6 +276,31 @@ def patch_resources():
         _install(cls, checks)
 
 
+def patch_s3_query_signature():
+    """S3's signature checked over the SigV4 canonical query (see the
+    module's doc): each key and value decoded once and percent-encoded as
+    SigV4 encodes them. A value holding a literal "%" would be decoded
+    twice; no call of the functions sends one."""
+    from urllib.parse import quote, unquote
+
+    from moto.iam.access_control import S3IAMRequest
+
+    create = S3IAMRequest._create_aws_request
+
+    def create_aws_request(self):
+        request = create(self)
+        path, sep, query = request.url.partition("?")
+        if sep:
+            pairs = []
+            for pair in query.split("&"):
+                k, _, v = pair.partition("=")
+                pairs.append(quote(unquote(k), safe="-_.~") + "=" + quote(unquote(v), safe="-_.~"))
+            request.url = path + "?" + "&".join(pairs)
+        return request
+
+    S3IAMRequest._create_aws_request = create_aws_request
+
+
 _digest = threading.local()
 
 
@@ -370,6 +404,7 @@ def main():
     settings.INITIAL_NO_AUTH_ACTION_COUNT = float("inf")
     patch_resources()
     patch_kms_digest()
+    patch_s3_query_signature()
     log_decisions(args.decisions)
 
     from werkzeug.serving import make_server
