@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -20,8 +22,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/truora/minidyn/server"
 
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
 )
 
@@ -40,6 +47,7 @@ import (
 type Rehearsal struct {
 	Endpoint  string                       `json:"endpoint"`
 	Region    string                       `json:"region"`
+	Account   string                       `json:"account"`
 	Admin     RehearsalCreds               `json:"admin"`
 	Functions map[string]RehearsalFunction `json:"functions"`
 	Resources map[string]struct {
@@ -82,6 +90,9 @@ func ReadRehearsal(path string) (*Rehearsal, error) {
 	}
 	if r.Region == "" {
 		r.Region = "us-east-1"
+	}
+	if r.Account == "" {
+		r.Account = "123456789012" // moto's
 	}
 	return &r, nil
 }
@@ -367,4 +378,65 @@ func omittedLine(o map[string]string) string {
 		}
 	}
 	return what + ": " + o["why"]
+}
+
+// startRehearsalSystems starts the firm's systems of the demo beside the
+// rehearsal, as `make run` does (the reference tools' MCP server, its
+// HTTPS endpoint and its Lambda function, over a minidyn table of their
+// own), and, when the functions read their tool catalog from SSM
+// (TOOL_CATALOG ssm:NAME, the template's ToolCatalogParameter), puts the
+// rehearsal's catalog there as the administrator: the firm's operator
+// publishing its catalog before the functions start.
+func (s *Stack) startRehearsalSystems(ctx context.Context, bins map[string]string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("dynamodb: %w", err)
+	}
+	s.ddbSrv = &http.Server{Handler: server.NewServer(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.ddbSrv.Serve(ln) }()
+	s.systemsURL = "http://" + ln.Addr().String()
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	err = dynamo.CreateTable(tctx, dynamoClient(s.systemsURL, s.Region, false), s.SystemsTable())
+	cancel()
+	if err != nil {
+		return fmt.Errorf("dynamodb: %w", err)
+	}
+	s.say("dynamodb: table %s on minidyn %s (the firm's systems' own records, outside the deployment)", s.SystemsTable(), ln.Addr())
+	addr := s.cfg.ToolsAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if s.tools, err = s.startToolServer(ctx, bins["toolserver"], addr); err != nil {
+		return err
+	}
+	if err := s.startFunctions(ctx, bins["toolfn"]); err != nil {
+		return err
+	}
+	var param string
+	for _, f := range s.cfg.Rehearsal.Functions {
+		if p, ok := strings.CutPrefix(f.Environment["TOOL_CATALOG"], "ssm:"); ok {
+			param = p
+		}
+	}
+	if param == "" {
+		s.say("rehearsal: the functions name no tool catalog in SSM: they run the embedded catalog's builtin tools")
+		return nil
+	}
+	fn := fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", s.Region, s.cfg.Rehearsal.Account, ReferenceFunction)
+	doc, err := rehearsalCatalog(s.tools.URL, strings.TrimSuffix(s.tools.URL, "mcp")+"https/", fn)
+	if err != nil {
+		return err
+	}
+	r := s.cfg.Rehearsal
+	client := ssm.New(ssm.Options{Region: s.Region, BaseEndpoint: aws.String(r.Endpoint), Credentials: r.Admin.provider()})
+	tctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+	_, err = client.PutParameter(tctx, &ssm.PutParameterInput{Name: aws.String(param), Value: aws.String(string(doc)),
+		Type: ssmtypes.ParameterTypeString, Tier: ssmtypes.ParameterTierAdvanced, Overwrite: aws.Bool(true)})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("rehearsal: the tool catalog into SSM %s: %w", param, err)
+	}
+	s.say("rehearsal: tool catalog in SSM %s (as the administrator): %s on the firm's HTTPS endpoint, %s on its Lambda function %s, the others on its MCP server",
+		param, walkthrough.FilingTool, walkthrough.EmailTool, fn)
+	return nil
 }

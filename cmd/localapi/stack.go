@@ -117,14 +117,17 @@ type Stack struct {
 	Template *Template
 	Region   string
 
-	ddbURL  string
-	ddbSrv  *http.Server
-	DDB     *dynamodb.Client
-	Streams *dynamodbstreams.Client
-	model   *bedrocktest.Server
-	tools   *toolServer
-	lambdas *lambdalocal.Endpoint // the firm's functions (cmd/toolfn and Functions)
-	fnLog   *os.File
+	ddbURL string
+	ddbSrv *http.Server
+	// systemsURL is the firm's systems' own DynamoDB in a rehearsal
+	// (systemsDDB); "": the stack's.
+	systemsURL string
+	DDB        *dynamodb.Client
+	Streams    *dynamodbstreams.Client
+	model      *bedrocktest.Server
+	tools      *toolServer
+	lambdas    *lambdalocal.Endpoint // the firm's functions (cmd/toolfn and Functions)
+	fnLog      *os.File
 	// toolEnv is the functions' TOOL_CATALOG, AGENTS and TOOL_POLICY.
 	toolEnv []string
 	// agents are the keys of the agents the functions run (AGENTS).
@@ -373,6 +376,8 @@ func (s *Stack) startFunctionsOf(ctx context.Context, funcs []*Function) (err er
 		if err := s.startFunctions(ctx, bins["toolfn"]); err != nil {
 			return err
 		}
+	} else if err := s.startRehearsalSystems(ctx, bins); err != nil {
+		return err
 	}
 	// The emulator builds (once, into the Go build cache) after the
 	// functions, not beside them: on an empty cache the two builds would
