@@ -120,6 +120,16 @@ func TestDeployRehearsalWalk(t *testing.T) {
 		}
 	}
 
+	// The catalog's tools on the firm's systems ran: the filing on its
+	// HTTPS endpoint (the reference tools' server), the e-mail on its
+	// Lambda function (the local Lambda API).
+	for file, tool := range map[string]string{"toolserver.log": "file_court_document", "functions.log": "send_client_email"} {
+		b, err := os.ReadFile(filepath.Join(logDir, file))
+		if err != nil || !strings.Contains(string(b), `"tool":"`+tool+`","outcome":"ok"`) {
+			t.Errorf("%s does not show %s run (%v)", file, tool, err)
+		}
+	}
+
 	// Moto's decisions: none denied, each role allowed at least once.
 	f, err := os.Open(decisions)
 	if err != nil {
