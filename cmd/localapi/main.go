@@ -21,6 +21,9 @@
 //
 //	localapi [-addr 127.0.0.1:3000] [-log-dir DIR] [-template template.yaml] [-demo [-headless]]
 //	localapi -invoke FN -event FILE      one function, one event, print the response
+//	localapi -rehearsal STANDUP.json -demo -headless
+//	                                     the functions against a stand-up in moto, each with
+//	                                     its own role's credentials (docs/DEPLOY.md, Deploy rehearsal)
 //
 // Ctrl-C (or SIGTERM) stops every process it started, by PID, and exits 0.
 package main
@@ -125,6 +128,9 @@ func run(args []string, stdout, stderr io.Writer) int {
         the whole stack on loopback; Ctrl-C stops it
   localapi -invoke FN -event FILE [-raw]
         one function under its emulator, one event, print the response
+  localapi -rehearsal STANDUP.json [-demo [-headless]]
+        the functions against deploy/rehearsal/standup.py's stand-up in moto, each with exactly its
+        stand-up environment and its own role's credentials (docs/DEPLOY.md, Deploy rehearsal)
 
 queues: the template's SQS queues run in a fake SQS (AWS_ENDPOINT_URL_SQS); the worker gets their messages
 as SQS events; scheduled functions (the sweeper) are called every -sweep-every.
