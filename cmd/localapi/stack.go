@@ -104,9 +104,10 @@ type StackConfig struct {
 	// (deploy/rehearsal/standup.py's output, localapi -rehearsal): each
 	// with exactly its stand-up environment and its own role's
 	// credentials, the queue, the stream, the bus, the keys and the
-	// checkpoint bucket moto's (see rehearsal.go). The table is the
-	// stand-up's; TableName, the keys, DynamoEndpoint and RetentionDay are
-	// not used, nor the reference tools' server and Lambda API.
+	// checkpoint bucket moto's (see rehearsal.go), Bedrock the fake. The
+	// table is the stand-up's; TableName, the keys, DynamoEndpoint,
+	// ModelBackend, RetentionDay and the tool documents are not used. The
+	// firm's systems (the reference tools) run beside it, outside moto.
 	Rehearsal *Rehearsal
 }
 
@@ -188,6 +189,9 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 		cfg.LedgerKey, cfg.ReceiptKey, cfg.DataKey = approve.Environment["LEDGER_KEY"], "", approve.Environment["DATA_KEY"]
 		cfg.RetentionDay, cfg.DynamoEndpoint = 0, r.Endpoint
+		// Bedrock stays on the fake: moto has no runtime for it, and the
+		// rehearsal calls no real AWS.
+		cfg.ModelBackend = ""
 	}
 	// The functions' documents first: a mistake in one stops the stack
 	// before anything is built or started, naming its place.
@@ -333,7 +337,7 @@ func (s *Stack) selected() ([]*Function, error) {
 
 // startFunctionsOf starts Bedrock (the fake, unless real Bedrock), builds
 // the functions and starts one emulator each, with the reference tools'
-// server and the firm's functions (not in a rehearsal).
+// server and the firm's functions (in a rehearsal, startRehearsalSystems).
 func (s *Stack) startFunctionsOf(ctx context.Context, funcs []*Function) (err error) {
 	cfg := s.cfg
 	// Bedrock.
