@@ -114,7 +114,7 @@ func TestDeployRehearsalWalk(t *testing.T) {
 	if !strings.Contains(out, "demo: retention and legal hold: left out on this stack: a retention day is 24 hours on AWS") {
 		t.Errorf("the walk does not say it leaves the retention step out:\n%s", out)
 	}
-	for _, want := range []string{"rehearsal: tool catalog in SSM " + rehearsalCatalog, "stream: reading arn:aws:dynamodb:", "(moto) -> lambda worker, received and deleted as its role"} {
+	for _, want := range []string{"rehearsal: tool catalog in SSM " + rehearsalCatalog, "rehearsal: Bedrock stays on the fake", "stream: reading arn:aws:dynamodb:", "(moto) -> lambda worker, received and deleted as its role"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("localapi's start-up does not say %q:\n%s", want, stderr.String())
 		}

@@ -338,6 +338,7 @@ func (s *Stack) startRehearsal(ctx context.Context) error {
 	for _, o := range r.Omitted {
 		s.say("rehearsal: not stood up as written: %s", omittedLine(o))
 	}
+	s.say("rehearsal: Bedrock stays on the fake (moto has no runtime for it): the worker's bedrock:InvokeModel is not authorized here")
 	tpl, err := LoadTemplate(s.cfg.TemplatePath, r.locals(Locals{"MODEL_ID": s.cfg.ModelID, "RECEIPT_RETIRED_KEYS": "", "DESK_URL": s.cfg.DeskURL}))
 	if err != nil {
 		return err
