@@ -445,13 +445,19 @@ func runPython(t *testing.T, dir, python string, args ...string) string {
 // to say it is ready; the test's cleanup stops it and its process group.
 func startMotoIAM(t *testing.T, root, python, decisions string) string {
 	t.Helper()
+	return startMotoIAMLog(t, root, python, decisions, filepath.Join(t.TempDir(), "moto.log"))
+}
+
+// startMotoIAMLog is startMotoIAM with moto's log (its stderr: a line per
+// request, with its status) at logPath.
+func startMotoIAMLog(t *testing.T, root, python, decisions, logPath string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	logPath := filepath.Join(t.TempDir(), "moto.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,9 @@
 //
 //	localapi [-addr 127.0.0.1:3000] [-log-dir DIR] [-template template.yaml] [-demo [-headless]]
 //	localapi -invoke FN -event FILE      one function, one event, print the response
+//	localapi -rehearsal STANDUP.json -demo -headless
+//	                                     the functions against a stand-up in moto, each with
+//	                                     its own role's credentials (docs/DEPLOY.md, Deploy rehearsal)
 //
 // Ctrl-C (or SIGTERM) stops every process it started, by PID, and exits 0.
 package main
@@ -69,6 +72,7 @@ type options struct {
 	modelScript            string
 	toolsAddr              string
 	functions              functionFlags
+	rehearsal              string
 }
 
 // functionFlags are -function NAME=PKG flags: the firm's own Lambda
@@ -116,6 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.toolsAddr, "tools-addr", "127.0.0.1:3001", "`ADDR` the reference tools' server listens on (MCP at /mcp, HTTPS-style at /https/; the local catalog names it)")
 	fs.Var(o.functions, "function", "`NAME=PKG`: serve the Go package PKG as the Lambda function NAME on the local Lambda API, beside the reference tools' warrant-reference-tools (repeatable; a catalog names it by any ARN ending in :function:NAME)")
 	fs.DurationVar(&o.modelLatency, "model-latency", 0, "how long the fake model takes for each turn (a slow model; runs outlive API calls)")
+	fs.StringVar(&o.rehearsal, "rehearsal", "", "run the functions against the stand-up in moto that `FILE` describes (deploy/rehearsal/standup.py's output): each with its stand-up environment and its own role's credentials (docs/DEPLOY.md, Deploy rehearsal)")
 	fs.DurationVar(&o.clientTimeout, "client-timeout", 0, "with -demo: bound every HTTP call of the walkthrough to `D`, following runs by polling instead of ?wait (default: 120s, ?wait=20)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage:
@@ -123,6 +128,9 @@ func run(args []string, stdout, stderr io.Writer) int {
         the whole stack on loopback; Ctrl-C stops it
   localapi -invoke FN -event FILE [-raw]
         one function under its emulator, one event, print the response
+  localapi -rehearsal STANDUP.json [-demo [-headless]]
+        the functions against deploy/rehearsal/standup.py's stand-up in moto, each with exactly its
+        stand-up environment and its own role's credentials (docs/DEPLOY.md, Deploy rehearsal)
 
 queues: the template's SQS queues run in a fake SQS (AWS_ENDPOINT_URL_SQS); the worker gets their messages
 as SQS events; scheduled functions (the sweeper) are called every -sweep-every.
@@ -164,6 +172,10 @@ Dev identity headers (LOCAL ONLY): X-Dev-Firm, X-Dev-User, X-Dev-Roles, X-Dev-Na
 	}
 	if o.streamSource != "auto" && o.streamSource != "streams" && o.streamSource != "query" {
 		fmt.Fprintf(stderr, "localapi: -stream-source must be auto, streams or query, not %q\n", o.streamSource)
+		return 2
+	}
+	if o.rehearsal != "" && (o.invoke != "" || o.modelScript != "" || len(o.functions) > 0) {
+		fmt.Fprintln(stderr, "localapi: -rehearsal runs the stack with the demo's model only: not with -invoke, -model-script or -function")
 		return 2
 	}
 	if o.invoke != "" {
@@ -242,6 +254,12 @@ func serve(o options, stdout, stderr io.Writer) int {
 	defer stopSignals()
 	cfg := stackConfig(o, logDir, stderr)
 	cfg.DeskURL = "http://" + ln.Addr().String() + "/desk"
+	if o.rehearsal != "" {
+		if cfg.Rehearsal, err = ReadRehearsal(o.rehearsal); err != nil {
+			fmt.Fprintf(stderr, "localapi: %v\n", err)
+			return 1
+		}
+	}
 	st, err := StartStack(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -313,6 +331,23 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 			continue
 		}
 		for _, ev := range f.Queues {
+			if st.cfg.Rehearsal != nil {
+				sf, err := st.rehearsalQueueFeed(f, ev)
+				if err != nil {
+					fmt.Fprintf(stderr, "localapi: %v\n", err)
+					return 1
+				}
+				sf.Fn, sf.Log, sf.ErrLog = emu, queueOut, queueErr
+				sf.Delivered = func(bodies []string) {
+					st.WritePIDs()
+					if feed != nil {
+						feed.Kick()
+					}
+				}
+				fmt.Fprintf(stderr, "queue: %s (moto) -> lambda %s, received and deleted as its role (batch %d; log %s)\n", sf.QueueURL, f.Name, min(ev.BatchSize, 10), filepath.Join(logDir, "queue.log"))
+				feedDone.Go(func() { sf.Run(feedCtx) })
+				continue
+			}
 			qf := &QueueFeed{Queue: st.Queues[ev.Queue], Event: ev, Fn: emu, Region: st.Region, Log: queueOut, ErrLog: queueErr,
 				Delivered: func(bodies []string) {
 					st.WritePIDs()
@@ -401,7 +436,15 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 		go func() {
 			fmt.Fprintln(stdout)
 			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey(), RawItems: st.RawItems,
-				RawTable: st.RawTable, RetentionDay: o.retentionDay}
+				RawTable: st.RawTable, RetentionDay: o.retentionDay, KMS: st.RehearsalKMS()}
+			if st.cfg.Rehearsal != nil {
+				wc.RetentionDay = 0
+				wc.LeftOut = map[string]string{walkthrough.StepRetention: "a retention day is 24 hours on AWS: RETENTION_DAY, the local stack's short day, " +
+					"is refused with CHECKPOINT_BUCKET (pkg/config), and the rehearsal's sweeper has the stand-up's environment"}
+				// A liveness bound: against moto, under enforcement, on a
+				// loaded machine, a run takes longer than on minidyn.
+				wc.RunWait, wc.ProjectionWait = 3*time.Minute, 2*time.Minute
+			}
 			if o.clientTimeout > 0 {
 				wc.Client = &http.Client{Timeout: o.clientTimeout}
 				wc.Poll = o.clientTimeout / 4
@@ -459,6 +502,22 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 // chooseFeed picks how ledger lines reach stream-reduce; nil after an
 // error it has reported.
 func chooseFeed(ctx context.Context, source string, st *Stack, f *Function, d *Deliverer, stderr io.Writer) Feed {
+	if r := st.cfg.Rehearsal; r != nil {
+		arn := r.streamARN(st.TableName())
+		if arn == "" {
+			fmt.Fprintf(stderr, "localapi: -rehearsal: the stand-up's table %s has no stream\n", st.TableName())
+			return nil
+		}
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		tail, err := OpenStreamTail(tctx, st.Streams, arn, f.BatchSize, d)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "localapi: -rehearsal: %v\n", err)
+			return nil
+		}
+		fmt.Fprintf(stderr, "stream: reading %s (moto) from LATEST as lambda %s's role -> lambda %s\n", arn, f.Name, f.Name)
+		return tail
+	}
 	if source != "query" && st.ddbSrv == nil {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		tail, err := NewStreamTail(tctx, st.DDB, st.Streams, st.TableName(), f.BatchSize, d)

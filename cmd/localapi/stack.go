@@ -100,6 +100,15 @@ type StackConfig struct {
 	// faster, so a matter's retention_days 1 passes while you watch. Zero:
 	// 24 hours.
 	RetentionDay time.Duration
+	// Rehearsal, when set, runs the functions against a stand-up in moto
+	// (deploy/rehearsal/standup.py's output, localapi -rehearsal): each
+	// with exactly its stand-up environment and its own role's
+	// credentials, the queue, the stream, the bus, the keys and the
+	// checkpoint bucket moto's (see rehearsal.go), Bedrock the fake. The
+	// table is the stand-up's; TableName, the keys, DynamoEndpoint,
+	// ModelBackend, RetentionDay and the tool documents are not used. The
+	// firm's systems (the reference tools) run beside it, outside moto.
+	Rehearsal *Rehearsal
 }
 
 // Stack is the running local stack: DynamoDB, Bedrock and one emulator per
@@ -109,14 +118,17 @@ type Stack struct {
 	Template *Template
 	Region   string
 
-	ddbURL  string
-	ddbSrv  *http.Server
-	DDB     *dynamodb.Client
-	Streams *dynamodbstreams.Client
-	model   *bedrocktest.Server
-	tools   *toolServer
-	lambdas *lambdalocal.Endpoint // the firm's functions (cmd/toolfn and Functions)
-	fnLog   *os.File
+	ddbURL string
+	ddbSrv *http.Server
+	// systemsURL is the firm's systems' own DynamoDB in a rehearsal
+	// (systemsDDB); "": the stack's.
+	systemsURL string
+	DDB        *dynamodb.Client
+	Streams    *dynamodbstreams.Client
+	model      *bedrocktest.Server
+	tools      *toolServer
+	lambdas    *lambdalocal.Endpoint // the firm's functions (cmd/toolfn and Functions)
+	fnLog      *os.File
 	// toolEnv is the functions' TOOL_CATALOG, AGENTS and TOOL_POLICY.
 	toolEnv []string
 	// agents are the keys of the agents the functions run (AGENTS).
@@ -164,6 +176,23 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.ModelID == "" {
 		cfg.ModelID = DefaultModelID
 	}
+	r := cfg.Rehearsal
+	if r != nil {
+		// The stand-up's table and keys: the walk reads the one and
+		// verifies with the other, as an operator would.
+		if cfg.TableName, err = r.tableName(); err != nil {
+			return nil, err
+		}
+		approve, err := r.function("ApproveFunction")
+		if err != nil {
+			return nil, err
+		}
+		cfg.LedgerKey, cfg.ReceiptKey, cfg.DataKey = approve.Environment["LEDGER_KEY"], "", approve.Environment["DATA_KEY"]
+		cfg.RetentionDay, cfg.DynamoEndpoint = 0, r.Endpoint
+		// Bedrock stays on the fake: moto has no runtime for it, and the
+		// rehearsal calls no real AWS.
+		cfg.ModelBackend = ""
+	}
 	// The functions' documents first: a mistake in one stops the stack
 	// before anything is built or started, naming its place.
 	agents, err := checkConfiguration(cfg)
@@ -176,6 +205,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			s.Stop()
 		}
 	}()
+	if r != nil {
+		s.Region = r.Region
+		if err = s.startRehearsal(ctx); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	if cfg.LedgerKey == "" {
 		if cfg.LedgerKey, err = newLedgerKey(cfg.LogDir); err != nil {
 			return nil, err
@@ -224,20 +260,9 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.Template = tpl
-	funcs := tpl.Functions
-	if len(cfg.Only) > 0 {
-		funcs = nil
-		for _, name := range cfg.Only {
-			f := tpl.Function(name)
-			if f == nil {
-				var all []string
-				for _, f := range tpl.Functions {
-					all = append(all, f.Name)
-				}
-				return nil, fmt.Errorf("no function %q in %s (functions: %s)", name, cfg.TemplatePath, strings.Join(all, ", "))
-			}
-			funcs = append(funcs, f)
-		}
+	funcs, err := s.selected()
+	if err != nil {
+		return nil, err
 	}
 
 	// DynamoDB.
@@ -283,7 +308,38 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	for _, w := range wrote {
 		s.say("dynamodb: seeded %s", w)
 	}
+	if err = s.startFunctionsOf(ctx, funcs); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
+// selected are the template's functions the stack runs (StackConfig.Only).
+func (s *Stack) selected() ([]*Function, error) {
+	tpl := s.Template
+	if len(s.cfg.Only) == 0 {
+		return tpl.Functions, nil
+	}
+	var funcs []*Function
+	for _, name := range s.cfg.Only {
+		f := tpl.Function(name)
+		if f == nil {
+			var all []string
+			for _, f := range tpl.Functions {
+				all = append(all, f.Name)
+			}
+			return nil, fmt.Errorf("no function %q in %s (functions: %s)", name, s.cfg.TemplatePath, strings.Join(all, ", "))
+		}
+		funcs = append(funcs, f)
+	}
+	return funcs, nil
+}
+
+// startFunctionsOf starts Bedrock (the fake, unless real Bedrock), builds
+// the functions and starts one emulator each, with the reference tools'
+// server and the firm's functions (in a rehearsal, startRehearsalSystems).
+func (s *Stack) startFunctionsOf(ctx context.Context, funcs []*Function) (err error) {
+	cfg := s.cfg
 	// Bedrock.
 	if s.realBedrock() {
 		s.say("bedrock: real Bedrock (MODEL_BACKEND=bedrock, region %s, model %s)", s.Region, cfg.ModelID)
@@ -292,16 +348,16 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		if cfg.ModelScript != "" {
 			doc, err := os.ReadFile(cfg.ModelScript)
 			if err != nil {
-				return nil, fmt.Errorf("bedrock: -model-script: %w", err)
+				return fmt.Errorf("bedrock: -model-script: %w", err)
 			}
 			if script, err = bedrocktest.ParseScript(doc); err != nil {
-				return nil, fmt.Errorf("bedrock: -model-script %s: %w", cfg.ModelScript, err)
+				return fmt.Errorf("bedrock: -model-script %s: %w", cfg.ModelScript, err)
 			}
 			name = "script " + cfg.ModelScript
 		}
 		s.model, err = bedrocktest.NewOn("127.0.0.1:0", script.WithDelay(cfg.ModelLatency))
 		if err != nil {
-			return nil, fmt.Errorf("bedrock: %w", err)
+			return fmt.Errorf("bedrock: %w", err)
 		}
 		latency := ""
 		if cfg.ModelLatency > 0 {
@@ -315,20 +371,24 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	t0 := time.Now()
 	bins, err := buildAll(ctx, funcs, filepath.Join(cfg.LogDir, "build"), moduleRoot(cfg.TemplatePath))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.startTools(ctx, bins["toolserver"]); err != nil {
-		return nil, err
-	}
-	if err := s.startFunctions(ctx, bins["toolfn"]); err != nil {
-		return nil, err
+	if cfg.Rehearsal == nil {
+		if err := s.startTools(ctx, bins["toolserver"]); err != nil {
+			return err
+		}
+		if err := s.startFunctions(ctx, bins["toolfn"]); err != nil {
+			return err
+		}
+	} else if err := s.startRehearsalSystems(ctx, bins); err != nil {
+		return err
 	}
 	// The emulator builds (once, into the Go build cache) after the
 	// functions, not beside them: on an empty cache the two builds would
 	// compile the same standard packages at once; one after the other, the
 	// emulator's reuses them (BENCHMARKS.md, make run).
 	if _, err := rie.Binary(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	names := make([]string, len(funcs))
 	for i, f := range funcs {
@@ -344,13 +404,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			Timeout:   f.Timeout,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("lambda %s: %w", f.Name, err)
+			return fmt.Errorf("lambda %s: %w", f.Name, err)
 		}
 		s.Emulators[f.Name] = e
 		s.say("lambda %s: emulator on %s (pid %d, log %s)", f.Name, e.Addr(), e.PID(), filepath.Join(cfg.LogDir, f.Name+".log"))
 	}
 	s.WritePIDs()
-	return s, nil
+	return nil
 }
 
 func (s *Stack) realBedrock() bool { return strings.EqualFold(s.cfg.ModelBackend, "bedrock") }
@@ -374,6 +434,9 @@ var passAWS = []string{
 // functionEnv is what a function's emulator gets beyond rie's minimal
 // environment: the template's variables and the endpoints.
 func (s *Stack) functionEnv(f *Function) []string {
+	if s.cfg.Rehearsal != nil {
+		return s.rehearsalEnv(f)
+	}
 	env := slices.Clone(f.Env)
 	env = append(env, "AWS_REGION="+s.Region, "AWS_ENDPOINT_URL_DYNAMODB="+s.ddbURL, "AWS_ENDPOINT_URL_SQS="+s.SQS.URL)
 	if s.Bus != nil {

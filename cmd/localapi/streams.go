@@ -55,6 +55,13 @@ func NewStreamTail(ctx context.Context, ddb *dynamodb.Client, streams *dynamodbs
 	if arn == "" {
 		return nil, errors.New("the table reports no stream")
 	}
+	return OpenStreamTail(ctx, streams, arn, batchSize, d)
+}
+
+// OpenStreamTail opens the stream arn from LATEST: all its calls are the
+// Streams API's (DescribeStream, GetShardIterator, GetRecords), those the
+// event source mapping makes with the function's role.
+func OpenStreamTail(ctx context.Context, streams *dynamodbstreams.Client, arn string, batchSize int, d *Deliverer) (*StreamTail, error) {
 	t := &StreamTail{Client: streams, StreamARN: arn, BatchSize: max(batchSize, 1), D: d,
 		shards: map[string]*shard{}, kick: make(chan struct{}, 1)}
 	if err := t.discover(ctx, st.ShardIteratorTypeLatest); err != nil {

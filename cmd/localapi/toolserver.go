@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/internal/lambdalocal"
 	"github.com/seed-f6d3920e/warrant/internal/proc"
+	"github.com/seed-f6d3920e/warrant/internal/walkthrough"
 	"github.com/seed-f6d3920e/warrant/pkg/catalog"
 )
 
@@ -42,7 +44,7 @@ func (s *Stack) startToolServer(ctx context.Context, bin, addr string) (*toolSer
 	}
 	cmd := exec.Command(bin, "-addr", addr)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TABLE_NAME=" + s.SystemsTable(),
-		"AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
+		"AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.systemsDDB(),
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null",
 		"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}
 	cmd.Stderr, cmd.SysProcAttr = logf, proc.Group()
@@ -122,6 +124,52 @@ func moduleRoot(templatePath string) string {
 	}
 }
 
+// systemsDDB is the DynamoDB endpoint of the firm's systems' own table: the
+// stack's, or in a rehearsal a minidyn of their own (they are not part of
+// the deployment, so not in moto, whose decisions are Warrant's calls only).
+func (s *Stack) systemsDDB() string {
+	if s.systemsURL != "" {
+		return s.systemsURL
+	}
+	return s.ddbURL
+}
+
+// rehearsalCatalog is the rehearsal's tool catalog: the demo's tools on
+// the reference MCP server at mcpURL, but the court filing on the firm's
+// HTTPS endpoint (httpsURL) and the client e-mail on the firm's Lambda
+// function (fn, an ARN): a tool of each kind of target a firm's catalog
+// names.
+func rehearsalCatalog(mcpURL, httpsURL, fn string) ([]byte, error) {
+	b, err := localCatalog(mcpURL)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	servers, _ := doc["servers"].(map[string]any)
+	tools, _ := doc["tools"].(map[string]any)
+	servers["firm-https"] = map[string]any{"kind": catalog.TargetHTTPS, "url": httpsURL, "auth": map[string]any{"kind": catalog.AuthNone}, "final_client_errors": true}
+	servers["firm-lambda"] = map[string]any{"kind": catalog.TargetLambda, "function": fn}
+	for tool, server := range map[string]string{walkthrough.FilingTool: "firm-https", walkthrough.EmailTool: "firm-lambda"} {
+		t, _ := tools[tool].(map[string]any)
+		if t == nil {
+			return nil, fmt.Errorf("the catalog has no tool %s", tool)
+		}
+		kind := servers[server].(map[string]any)["kind"]
+		t["target"] = map[string]any{"kind": kind, "server": server, "tool": tool}
+	}
+	b, err = json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := catalog.Parse(b); err != nil {
+		return nil, fmt.Errorf("the rehearsal's catalog: %w", err)
+	}
+	return b, nil
+}
+
 // ReferenceFunction is the reference tools' Lambda function (cmd/toolfn)
 // on the local stack; a catalog names it by any ARN of that name, e.g.
 // arn:aws:lambda:us-east-1:000000000000:function:warrant-reference-tools.
@@ -144,7 +192,7 @@ func (s *Stack) startFunctions(ctx context.Context, bin string) error {
 		return fmt.Errorf("functions: %w", err)
 	}
 	e, err := lambdalocal.Start(ctx, lambdalocal.Options{Functions: fns, Log: logf, Timeout: 5 * time.Minute,
-		Env: []string{"TABLE_NAME=" + s.SystemsTable(), "AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.ddbURL,
+		Env: []string{"TABLE_NAME=" + s.SystemsTable(), "AWS_REGION=" + s.Region, "AWS_ENDPOINT_URL_DYNAMODB=" + s.systemsDDB(),
 			"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/dev/null",
 			"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true"}})
 	if err != nil {

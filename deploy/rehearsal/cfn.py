@@ -164,12 +164,15 @@ class Resolver:
         return out
 
 
-def parameters(template, samconfig, env):
+def parameters(template, samconfig, env, overrides=None):
+    """The template's parameter values: samconfig [env]'s parameter_overrides
+    over the defaults, and `overrides` ("Key=Value" strings, as `sam deploy
+    --parameter-overrides` gives them) over both."""
     with open(samconfig, "rb") as f:
         deploy = tomllib.load(f)[env]["deploy"]["parameters"]
     given = {}
     po = deploy.get("parameter_overrides", "")
-    for pair in shlex.split(po) if isinstance(po, str) else po:
+    for pair in (shlex.split(po) if isinstance(po, str) else po) + list(overrides or []):
         k, _, val = pair.partition("=")
         given[k] = val
     params = {}

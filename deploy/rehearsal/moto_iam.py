@@ -23,6 +23,25 @@ keys), action, resource, and "allowed" or "denied". Request bodies are never
 written. Requests moto lets through unchecked (the first
 INITIAL_NO_AUTH_ACTION_COUNT) make no line.
 
+One fidelity patch besides (patch_kms_digest): KMS Sign and Verify with
+MessageType DIGEST. AWS signs the digest it is given as the digest ("KMS
+skips the hashing step", API_Sign's MessageType); moto 5 reads MessageType
+and drops it (moto/kms/responses.py, sign and verify; moto/kms/models.py's
+verify says "The MessageType-parameter DIGEST is not yet implemented"), so
+it hashes the digest again and a receipt signed so verifies with no public
+key (pkg/evidence). With the patch an ECDSA key signs and verifies a DIGEST
+message prehashed, as AWS does; RAW messages and RSA keys are as moto has
+them.
+
+And one for S3's signature check (patch_s3_query_signature): SigV4's
+canonical query string percent-encodes every key and value (all but
+A-Z a-z 0-9 - _ . ~, so "/" is %2F); moto checks an S3 request's signature
+over its query as decoded (moto/core/authorization.py passes the request's
+uri, "/" and all, to botocore, whose canonical query takes it as given), so
+any S3 request whose query holds a "/" (a ListObjectsV2 prefix such as
+"checkpoints/<firm>/") is refused SignatureDoesNotMatch, which AWS signs
+and accepts. The patch encodes the query as SigV4 does before the check.
+
 Enforcement starts off (INITIAL_NO_AUTH_ACTION_COUNT infinite, so setup runs
 with any credentials); POST "0" to /moto-api/reset-auth turns it on for every
 request after (deploy/rehearsal/standup.py does, once everything stands).
@@ -257,6 +276,90 @@ def patch_resources():
         _install(cls, checks)
 
 
+def patch_s3_query_signature():
+    """S3's signature checked over the SigV4 canonical query (see the
+    module's doc): each key and value decoded once and percent-encoded as
+    SigV4 encodes them. A value holding a literal "%" would be decoded
+    twice; no call of the functions sends one."""
+    from urllib.parse import quote, unquote
+
+    from moto.iam.access_control import S3IAMRequest
+
+    create = S3IAMRequest._create_aws_request
+
+    def create_aws_request(self):
+        request = create(self)
+        path, sep, query = request.url.partition("?")
+        if sep:
+            pairs = []
+            for pair in query.split("&"):
+                k, _, v = pair.partition("=")
+                pairs.append(quote(unquote(k), safe="-_.~") + "=" + quote(unquote(v), safe="-_.~"))
+            request.url = path + "?" + "&".join(pairs)
+        return request
+
+    S3IAMRequest._create_aws_request = create_aws_request
+
+
+_digest = threading.local()
+
+
+def patch_kms_digest():
+    """KMS Sign and Verify of a MessageType DIGEST message, as AWS: the
+    message is the digest, signed without hashing it again (see the
+    module's doc). ECDSA keys only (the receipt key is ECC_NIST_P256)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+
+    from moto.kms.exceptions import ValidationException
+    from moto.kms.responses import KmsResponse
+    from moto.kms.utils import ECDSAPrivateKey, validate_signing_algorithm
+
+    hashes = {"ECDSA_SHA_256": ("SHA256", 32), "ECDSA_SHA_384": ("SHA384", 48), "ECDSA_SHA_512": ("SHA512", 64)}
+
+    def flagged(method):
+        def handle(self):
+            _digest.on = _param(self, "MessageType") == "DIGEST"
+            try:
+                return method(self)
+            finally:
+                _digest.on = False
+
+        return handle
+
+    def prehashed(key, message, algorithm):
+        validate_signing_algorithm(algorithm, key.valid_signing_algorithms)
+        from cryptography.hazmat.primitives import hashes as h
+
+        name, size = hashes[algorithm]
+        if len(message) != size:
+            # AWS: a DIGEST message must be as long as the algorithm's digest.
+            raise ValidationException(f"Digest is invalid length for algorithm {algorithm}.")
+        return ec.ECDSA(Prehashed(getattr(h, name)()))
+
+    sign, verify = ECDSAPrivateKey.sign, ECDSAPrivateKey.verify
+
+    def ecdsa_sign(self, message, signing_algorithm):
+        if not getattr(_digest, "on", False):
+            return sign(self, message, signing_algorithm)
+        return self.private_key.sign(message, prehashed(self, message, signing_algorithm))
+
+    def ecdsa_verify(self, message, signature, signing_algorithm):
+        if not getattr(_digest, "on", False):
+            return verify(self, message, signature, signing_algorithm)
+        try:
+            self.private_key.public_key().verify(signature, message, prehashed(self, message, signing_algorithm))
+            return True
+        except InvalidSignature:
+            return False
+
+    KmsResponse.sign = flagged(KmsResponse.sign)
+    KmsResponse.verify = flagged(KmsResponse.verify)
+    ECDSAPrivateKey.sign = ecdsa_sign
+    ECDSAPrivateKey.verify = ecdsa_verify
+
+
 def log_decisions(path):
     lock = threading.Lock()
     out = open(path, "a", buffering=1, encoding="utf-8")
@@ -300,6 +403,8 @@ def main():
 
     settings.INITIAL_NO_AUTH_ACTION_COUNT = float("inf")
     patch_resources()
+    patch_kms_digest()
+    patch_s3_query_signature()
     log_decisions(args.decisions)
 
     from werkzeug.serving import make_server

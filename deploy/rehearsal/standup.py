@@ -30,7 +30,10 @@ ARN, role, the role's policies as created, its resolved Environment.Variables an
 the temporary credentials of its role.
 
 Usage: deploy/rehearsal/standup.py --endpoint URL --translated FILE
-           [--samconfig samconfig.toml] [--config-env default] [--out FILE]
+           [--samconfig samconfig.toml] [--config-env default] [--parameter KEY=VALUE ...] [--out FILE]
+--parameter sets a template parameter over samconfig's, as `sam deploy
+--parameter-overrides` does (the rehearsal's walk names its tool catalog's
+SSM parameter and the firm's tool function so).
        deploy/rehearsal/standup.py --state FILE --without FUNCTION:SID
 The second form, on a stack already stood up (FILE is the first form's output),
 puts the function's role policies back without the statement SID (as the
@@ -410,6 +413,7 @@ def main():
     ap.add_argument("--without", metavar="FUNCTION:SID")
     ap.add_argument("--samconfig", default="samconfig.toml")
     ap.add_argument("--config-env", default="default")
+    ap.add_argument("--parameter", action="append", default=[], metavar="KEY=VALUE", help="a template parameter, over samconfig's")
     ap.add_argument("--out")
     args = ap.parse_args()
     if args.without:
@@ -423,7 +427,7 @@ def main():
     with open(args.translated) as f:
         template = json.load(f)
     try:
-        params, stack = parameters(template, args.samconfig, args.config_env)
+        params, stack = parameters(template, args.samconfig, args.config_env, args.parameter)
         r = Resolver(template, params, stack)
         s = Standup(args.endpoint.rstrip("/"), template, r)
         s.run()

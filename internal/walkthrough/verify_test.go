@@ -27,7 +27,7 @@ func TestVerify(t *testing.T) {
 	if err := os.WriteFile(good, golden, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	state, _, err := verify(context.Background(), good, "")
+	state, _, err := verify(context.Background(), good, "", nil)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -43,15 +43,15 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	var le *contracts.LineError
-	if _, _, err := verify(context.Background(), bad, ""); !errors.As(err, &le) || le.LineNo != 2 {
+	if _, _, err := verify(context.Background(), bad, "", nil); !errors.As(err, &le) || le.LineNo != 2 {
 		t.Fatalf("verify of a ledger missing line 2 = %v, want a line error on line 2", err)
 	}
 
-	if _, _, err := verify(context.Background(), filepath.Join(dir, "missing.ndjson"), ""); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := verify(context.Background(), filepath.Join(dir, "missing.ndjson"), "", nil); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("verify of a missing file = %v, want not exist", err)
 	}
 	// With the ledger key, the export must carry the signed head.
-	if _, _, err := verify(context.Background(), good, "hmac:"+strings.Repeat("ab", 32)); err == nil {
+	if _, _, err := verify(context.Background(), good, "hmac:"+strings.Repeat("ab", 32), nil); err == nil {
 		t.Fatal("verify with a key accepted an export without its signed head")
 	}
 }
