@@ -342,4 +342,3 @@ func (n *needs) bedrock(params any) {
 	}
 	n.add(action, "arn:aws:bedrock:"+n.region+"::foundation-model/"+id, nil)
 }
-
