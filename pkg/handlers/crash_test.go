@@ -229,9 +229,8 @@ func (c *crashWalk) budgetSettled() {
 // lost), and refuses every write once, transiently (a throttle that outlasts
 // the SDK's retries, the process living on), on minidyn and on moto with the
 // reference tools run in process. With the tools on the firm's systems (their
-// MCP server on minidyn and moto, their HTTPS endpoint and their Lambda
-// function on minidyn) it does the same at every write from counsel's
-// approval on: the writes before it (the run's start, its turns, the hold)
+// MCP server, their HTTPS endpoint and their Lambda function, on minidyn) it
+// does the same at every write from counsel's approval on: the writes before it (the run's start, its turns, the hold)
 // are the same store calls whatever serves the tools, and are walked by the
 // in-process variants; from the approval on, the claim, the call on the
 // firm's system and its completion meet. Every time: no effect executes
@@ -241,13 +240,19 @@ func (c *crashWalk) budgetSettled() {
 //
 // The variants run in parallel: each has its own tables (moto's requests are
 // serialized by dynamotest), and moto's time is mostly its own process's.
+// moto walks the in-process variant only: what it adds is DynamoDB's own
+// answers (every reason of a cancelled transaction, ALL_OLD), which are the
+// same store calls whatever serves the tools, and a second walk on it (the
+// MCP server's, the longest variant after moto's own, all serialized on the
+// one moto process) cost CI some two minutes for no call the two walks do
+// not make between them (docs/DECISIONS.md, "CI's budget").
 func TestCrashInjection(t *testing.T) {
 	for _, ep := range []struct {
 		name   string
 		new    func(testing.TB) *dynamotest.Endpoint
 		system string
 	}{{"minidyn", dynamotest.Minidyn, ""}, {"moto", dynamotest.Moto, ""}, {"minidyn-mcp", dynamotest.Minidyn, catalog.TargetMCP},
-		{"moto-mcp", dynamotest.Moto, catalog.TargetMCP}, {"minidyn-https", dynamotest.Minidyn, catalog.TargetHTTPS},
+		{"minidyn-https", dynamotest.Minidyn, catalog.TargetHTTPS},
 		{"minidyn-lambda", dynamotest.Minidyn, catalog.TargetLambda}} {
 		t.Run(ep.name, func(t *testing.T) {
 			t.Parallel()
