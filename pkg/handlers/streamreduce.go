@@ -100,9 +100,9 @@ const ReduceGrace = 5 * time.Minute
 // lines after it, issues their receipts and notices and moves the
 // projection, exactly as a delivered record would (so the stream and the
 // sweeper may both do it: receipts and the projection's compare-and-set
-// keep the first). Within grace (if any) of the run's last write (its end, the
-// destruction of its content) it leaves the run to the stream and answers
-// when to look again. caughtUp says a projection was moved.
+// keep the first). Within grace (if any) of the run's last write it leaves
+// the run to the stream and answers when to look again, unless the run's
+// content was destroyed. caughtUp says a projection was moved.
 func (h *StreamReduce) CatchUp(ctx context.Context, firm, run string, now time.Time, grace time.Duration) (caughtUp bool, lookAgain time.Time, err error) {
 	item, err := h.Store.GetRun(ctx, firm, run)
 	if err != nil {
@@ -111,12 +111,13 @@ func (h *StreamReduce) CatchUp(ctx context.Context, firm, run string, now time.T
 	if item.Projection.LastSeq >= item.Head.Seq || item.Projection.Halted != "" {
 		return false, time.Time{}, nil // current, or stopped at a line it cannot fold (logged when it stopped)
 	}
-	if grace > 0 {
-		last := item.UpdatedAt
-		if item.ContentDestroyedAt.After(last) {
-			last = item.ContentDestroyedAt
-		}
-		if t := last.Add(grace); now.Before(t) {
+	// A destroyed run's lag is caught up at once: the destruction's
+	// certificate (its receipt under a checkpoint) is what the firm hands
+	// its client, and it must not wait out the grace on a record the
+	// stream may have given up on (or a catch-up that failed once). The
+	// stream and the sweeper may both fold it; the first receipt stays.
+	if grace > 0 && item.ContentDestroyedAt.IsZero() {
+		if t := item.UpdatedAt.Add(grace); now.Before(t) {
 			return false, t, nil
 		}
 	}
