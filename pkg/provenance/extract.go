@@ -61,8 +61,9 @@ func validHost(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
-	if _, err := netip.ParseAddr(h); err == nil {
-		return true
+	if looksLikeIP(h) {
+		_, err := netip.ParseAddr(h)
+		return err == nil
 	}
 	labels := 0
 	start := 0
@@ -92,6 +93,21 @@ func validHost(h string) bool {
 	return labels >= 2 && lastAlpha
 }
 
+// looksLikeIP: only digits and dots, or a colon (IPv6); anything else is
+// read as a name, which spares netip the common case.
+func looksLikeIP(h string) bool {
+	digitsDots := true
+	for i := 0; i < len(h); i++ {
+		switch c := h[i]; {
+		case c == ':':
+			return true
+		case c != '.' && (c < '0' || c > '9'):
+			digitsDots = false
+		}
+	}
+	return digitsDots
+}
+
 // normEmail reads a destination value as a bare address: one '@', a local
 // part of atext and dots (no '%' or '!', the source routes), a valid host
 // name. A display name, a list, a quoted local part, an IP literal or a
@@ -113,7 +129,7 @@ func normEmail(v string) (addr, domain string, ok bool) {
 	}
 	addr = lowerString(v)
 	domain = addr[at+1:]
-	if _, err := netip.ParseAddr(domain); err == nil || !validHost(domain) {
+	if looksLikeIP(domain) || !validHost(domain) {
 		return "", "", false
 	}
 	return addr, domain, true

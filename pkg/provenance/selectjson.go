@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -29,14 +30,23 @@ func wsAt(d []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at d[i] ('"').
+// It jumps from quote to quote (bytes.IndexByte is vectorized): a quote
+// ends the string unless an odd number of backslashes precede it.
 func skipString(d []byte, i int) (int, bool) {
-	for i++; i < len(d); i++ {
-		switch d[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
+	for i++; i < len(d); {
+		q := bytes.IndexByte(d[i:], '"')
+		if q < 0 {
+			return 0, false
 		}
+		q += i
+		n := 0
+		for j := q - 1; j >= i && d[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
 	}
 	return 0, false
 }
@@ -186,46 +196,143 @@ func elements(d []byte, i int, out []int) ([]int, error) {
 	return out, errMalformed
 }
 
-// selectAll appends the values toks selects under the value at d[i], whose
-// pointer is at. An absent member or an index past the end selects nothing
-// (the call has no such destination); a token crossing a value of another
-// type, or a member named twice, selects a problem at that point, which
-// Trace reports as a finding that cannot be traced.
-func selectAll(d []byte, i int, at string, toks []token, out []selected) []selected {
+// rootMember is a member of the input's top-level object: its name (raw,
+// with quotes) and where its value starts. Trace reads the top level once
+// for all of a call's pointers, which also checks it is well formed.
+type rootMember struct {
+	key []byte
+	val int
+}
+
+// rootMembers lists the members of the object at d[i] ('{') and checks
+// that nothing but whitespace follows it.
+func rootMembers(d []byte, i int, out []rootMember) ([]rootMember, bool) {
+	i = wsAt(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return out, wsAt(d, i+1) == len(d)
+	}
+	for i < len(d) {
+		if d[i] != '"' {
+			return out, false
+		}
+		ke, ok := skipString(d, i)
+		if !ok {
+			return out, false
+		}
+		key := d[i:ke]
+		i = wsAt(d, ke)
+		if i >= len(d) || d[i] != ':' {
+			return out, false
+		}
+		i = wsAt(d, i+1)
+		out = append(out, rootMember{key: key, val: i})
+		if i, ok = skipValue(d, i); !ok {
+			return out, false
+		}
+		i = wsAt(d, i)
+		if i < len(d) && d[i] == ',' {
+			i = wsAt(d, i+1)
+			continue
+		}
+		return out, i < len(d) && d[i] == '}' && wsAt(d, i+1) == len(d)
+	}
+	return out, false
+}
+
+// selector resolves pointers in one input; path is the pointer of the
+// value being visited, built in place and copied only for a selected value.
+type selector struct {
+	d    []byte
+	root []rootMember
+	path []byte
+	out  []selected
+}
+
+func (s *selector) emit(raw []byte, problem string) {
+	s.out = append(s.out, selected{pointer: string(s.path), raw: raw, problem: problem})
+}
+
+// walk appends the values toks selects under the value at d[i] (the root
+// object when top). An absent member or an index past the end selects
+// nothing (the call has no such destination); a token crossing a value of
+// another type, or a member named twice, selects a problem at that point,
+// which Trace reports as a finding that cannot be traced.
+func (s *selector) walk(i int, top bool, toks []token) {
+	d := s.d
 	if len(toks) == 0 {
 		e, ok := skipValue(d, i)
 		if !ok {
-			return append(out, selected{pointer: at, problem: "the value cannot be read"})
+			s.emit(nil, "the value cannot be read")
+			return
 		}
-		return append(out, selected{pointer: at, raw: d[i:e]})
+		s.emit(d[i:e], "")
+		return
 	}
 	t := toks[0]
+	n := len(s.path)
+	defer func() { s.path = s.path[:n] }()
 	switch {
 	case i < len(d) && d[i] == '{' && !t.wild:
-		v, err := member(d, i, t.name)
+		v := -1
+		var err error
+		if top {
+			for _, m := range s.root {
+				if keyEquals(m.key, t.name) {
+					if v >= 0 {
+						err = errors.New("a member is named twice")
+						break
+					}
+					v = m.val
+				}
+			}
+		} else {
+			v, err = member(d, i, t.name)
+		}
 		if err != nil {
-			return append(out, selected{pointer: at, problem: "the object cannot be read: " + err.Error()})
+			s.emit(nil, "the object cannot be read: "+err.Error())
+			return
 		}
 		if v < 0 {
-			return out
+			return
 		}
-		return selectAll(d, v, at+"/"+escapeToken(t.name), toks[1:], out)
+		s.path = append(s.path, '/')
+		s.path = appendEscaped(s.path, t.name)
+		s.walk(v, false, toks[1:])
 	case i < len(d) && d[i] == '[' && (t.wild || t.index >= 0):
 		var buf [8]int
 		elems, err := elements(d, i, buf[:0])
 		if err != nil {
-			return append(out, selected{pointer: at, problem: "the array cannot be read"})
+			s.emit(nil, "the array cannot be read")
+			return
 		}
 		if !t.wild {
 			if t.index >= len(elems) {
-				return out
+				return
 			}
-			return selectAll(d, elems[t.index], at+"/"+t.name, toks[1:], out)
+			s.path = append(append(s.path, '/'), t.name...)
+			s.walk(elems[t.index], false, toks[1:])
+			return
 		}
-		for n, e := range elems {
-			out = selectAll(d, e, at+"/"+strconv.Itoa(n), toks[1:], out)
+		for k, e := range elems {
+			s.path = strconv.AppendInt(append(s.path[:n], '/'), int64(k), 10)
+			s.walk(e, false, toks[1:])
 		}
-		return out
+	default:
+		s.emit(nil, "the pointer crosses a value of another type")
 	}
-	return append(out, selected{pointer: at, problem: "the pointer crosses a value of another type"})
+}
+
+// appendEscaped writes a member name back into pointer form.
+func appendEscaped(b []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '~':
+			b = append(b, '~', '0')
+		case '/':
+			b = append(b, '~', '1')
+		default:
+			b = append(b, name[i])
+		}
+	}
+	return b
 }

@@ -83,6 +83,7 @@ type Sources struct {
 	tokens  map[string][]tokPos
 	emails  map[string][]int32 // address -> texts holding it
 	hosts   map[string][]int32 // host -> texts holding it
+	scratch selector
 }
 
 type tokPos struct{ text, idx int32 }

@@ -162,11 +162,3 @@ func arrayIndex(t string) int {
 	}
 	return n
 }
-
-// escapeToken writes a member name back into pointer form.
-func escapeToken(s string) string {
-	if strings.IndexAny(s, "~/") < 0 {
-		return s
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}

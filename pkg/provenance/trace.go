@@ -49,7 +49,11 @@ func (f Finding) Trusted() bool {
 var ErrInput = errors.New("provenance: the input is not a JSON object")
 
 // Trace finds, for each value specs select in input (a call's canonical
-// JSON input), where it appears in src. A selected value that is not a
+// JSON input, as contracts.CanonicalInput makes it), where it appears in
+// src. The input is not validated as a whole, which would cost more than
+// the trace (the agent decides only canonical input): Trace refuses input
+// that is not one object with balanced brackets and strings, and reads
+// strictly only the members its pointers walk through. A selected value that is not a
 // string, or not of its declared kind, is a finding that cannot be traced,
 // never skipped; a pointer that selects nothing (no bcc) finds nothing. A
 // spec whose pointer does not parse is an error, as is input that is not a
@@ -74,9 +78,6 @@ var ErrInput = errors.New("provenance: the input is not a JSON object")
 //     in "123456".
 //   - path: the exact bytes, not inside a longer path.
 func Trace(input json.RawMessage, specs []Spec, src *Sources) ([]Finding, error) {
-	if !json.Valid(input) {
-		return nil, ErrInput
-	}
 	root := wsAt(input, 0)
 	if root >= len(input) || input[root] != '{' {
 		return nil, ErrInput
@@ -85,8 +86,20 @@ func Trace(input json.RawMessage, specs []Spec, src *Sources) ([]Finding, error)
 		src = &Sources{}
 	}
 	src.build()
-	var findings []Finding
-	var sel []selected
+	// The selector's buffers are the Sources' scratch, reused call after
+	// call (a Sources is used by one goroutine at a time).
+	sel := &src.scratch
+	members, ok := rootMembers(input, root, sel.root[:0])
+	if !ok {
+		return nil, ErrInput
+	}
+	*sel = selector{d: input, root: members, out: sel.out[:0], path: sel.path[:0]}
+	defer func() { // do not hold on to the input
+		sel.d = nil
+		clear(sel.out)
+		clear(sel.root)
+	}()
+	findings := make([]Finding, 0, len(specs))
 	for i := range specs {
 		sp := &specs[i]
 		toks := sp.toks
@@ -99,8 +112,9 @@ func Trace(input json.RawMessage, specs []Spec, src *Sources) ([]Finding, error)
 		if !sp.Kind.Valid() {
 			return nil, errors.New("provenance: unknown kind")
 		}
-		sel = selectAll(input, root, "", toks, sel[:0])
-		for _, v := range sel {
+		sel.out = sel.out[:0]
+		sel.walk(root, true, toks)
+		for _, v := range sel.out {
 			findings = append(findings, src.trace(v, sp.Kind))
 		}
 	}
@@ -110,6 +124,8 @@ func Trace(input json.RawMessage, specs []Spec, src *Sources) ([]Finding, error)
 // trace is one selected value's finding.
 func (s *Sources) trace(v selected, k Kind) Finding {
 	f := Finding{Pointer: v.pointer, Kind: k}
+	// Most values have one to three origins: one allocation.
+	f.Origins = make([]Origin, 0, 4)
 	if v.problem != "" {
 		f.Unreadable = v.problem
 		return f
