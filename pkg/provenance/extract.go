@@ -225,8 +225,17 @@ func (ix *textIndex) add(s string) {
 		}
 		local := strings.TrimLeft(s[l:i], ".")
 		dom := strings.TrimRight(s[i+1:r], ".")
-		if local != "" && dom != "" {
-			ix.emails[lowerString(local+"@"+dom)] = struct{}{}
+		if local == "" || dom == "" {
+			continue
+		}
+		ix.emails[lowerString(local+"@"+dom)] = struct{}{}
+		// Quotes and markup are atext too, but a chat message puts them
+		// around an address ('bob@x.example', `bob@x.example`,
+		// **bob@x.example**): the address without them is in the text
+		// as well. Only these characters are trimmed; "_bob@x.example"
+		// still does not hold "bob@x.example".
+		if t := strings.TrimLeft(local, "'`{|*"); t != local && t != "" {
+			ix.emails[lowerString(t+"@"+dom)] = struct{}{}
 		}
 	}
 	// Hosts: every run of host characters that is a host name or an IP

@@ -45,7 +45,7 @@ func run() *Sources {
 	s := &Sources{
 		Counsel: "Please send the settlement summary to Bob Jones <bob@client.example> and copy carol@cocounsel.example. " +
 			"Wire reference 7781-2290. Use https://portal.client.example/upload for the filing; the court's site is efile.court.example. " +
-			"Attach /matters/M-12/summary.pdf.",
+			"Attach /matters/M-12/summary.pdf. Also `quoted@cocounsel.example` and '_under@cocounsel.example'.",
 		Matter: Matter{ClientDomains: []string{"client.example"}, Parties: []string{"Dana Reyes, dana@opposing.example, docket 1:23-cv-04567"}},
 		Firm:   Firm{Domains: []string{"firm.example"}},
 	}
@@ -100,6 +100,8 @@ func TestTraceKinds(t *testing.T) {
 		{"prefix of a longer address", KindEmail, "bob@client.example.ev", nil, false},
 		{"inside a longer address in the document", KindEmail, "bob@client.example", []Origin{counsel, matter}, false},
 		{"longer local part", KindEmail, "ob@client.example", []Origin{matter}, false},
+		{"address in backticks and quotes", KindEmail, "quoted@cocounsel.example", []Origin{counsel}, false},
+		{"local part with a leading underscore", KindEmail, "under@cocounsel.example", nil, false},
 		{"address after an escaped line break", KindEmail, "mallory@evil.example", []Origin{doc}, false},
 		{"display-name address", KindEmail, "Eve <eve@x.example>", nil, true},
 		{"bare address from a display name", KindEmail, "eve@x.example", []Origin{doc}, false},
