@@ -76,14 +76,15 @@ type Sources struct {
 	// Results are the run's tool results, in ledger order. Append only.
 	Results []Result
 
-	built   bool
-	texts   []*textIndex // 0: counsel, then parties, then results
-	origins []Origin     // texts[i]'s origin
-	indexed int          // Results[:indexed] are in texts
-	tokens  map[string][]tokPos
-	emails  map[string][]int32 // address -> texts holding it
-	hosts   map[string][]int32 // host -> texts holding it
-	scratch selector
+	built     bool
+	texts     []*textIndex // 0: counsel, then parties, then results
+	origins   []Origin     // texts[i]'s origin
+	indexed   int          // Results[:indexed] are in texts
+	tokens    map[string][]tokPos
+	emails    map[string][]int32 // address -> texts holding it
+	hosts     map[string][]int32 // host -> texts holding it
+	scratch   selector
+	originBuf []Origin
 }
 
 type tokPos struct{ text, idx int32 }

@@ -122,10 +122,18 @@ func Trace(input json.RawMessage, specs []Spec, src *Sources) ([]Finding, error)
 }
 
 // trace is one selected value's finding.
-func (s *Sources) trace(v selected, k Kind) Finding {
-	f := Finding{Pointer: v.pointer, Kind: k}
-	// Most values have one to three origins: one allocation.
-	f.Origins = make([]Origin, 0, 4)
+func (s *Sources) trace(v selected, k Kind) (f Finding) {
+	f = Finding{Pointer: v.pointer, Kind: k}
+	// Origins are gathered in the Sources' scratch and copied out at their
+	// size: one allocation a value.
+	f.Origins = s.originBuf[:0]
+	defer func() {
+		s.originBuf = f.Origins[:0]
+		f.Origins = slices.Clone(f.Origins)
+		if len(f.Origins) == 0 {
+			f.Origins = nil
+		}
+	}()
 	if v.problem != "" {
 		f.Unreadable = v.problem
 		return f
