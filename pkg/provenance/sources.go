@@ -66,7 +66,7 @@ type Result struct {
 // the session starts and not changed after the first Trace (build a new
 // Sources if they change), results added as their lines are committed or
 // folded on resume. A Sources is not safe for concurrent use: Trace may
-// index.
+// index, and reuses buffers the Sources holds.
 type Sources struct {
 	// Counsel is counsel's message that started the run (run.started's
 	// counsel_message).
