@@ -2,9 +2,7 @@ package provenance
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
@@ -36,9 +34,6 @@ func (k Kind) Valid() bool {
 	}
 	return false
 }
-
-// maxPointerTokens bounds a pointer as pkg/toolpolicy bounds a rule's.
-const maxPointerTokens = 32
 
 // Spec declares that the values a pointer selects in a tool's input are
 // destinations or identifiers of a kind. Pointer is an RFC 6901 JSON pointer
@@ -102,63 +97,19 @@ func ValidateSpecs(specs []Spec) error {
 
 var errEmptyPointer = errors.New("selects the whole input, which is not a destination")
 
-// parsePointer parses p with pkg/toolpolicy's semantics (its parser is
-// unexported there, and this package may not import the policy it will
-// feed): "/"-prefixed tokens, "~1" for "/", "~0" for "~", any other "~" an
-// error, "*" every element of an array.
+// parsePointer parses a declaration's pointer as pkg/toolpolicy parses a
+// rule's (contracts.ParsePointer); the whole input is not a destination.
 func parsePointer(p string) ([]token, error) {
 	if p == "" {
 		return nil, errEmptyPointer
 	}
-	if p[0] != '/' {
-		return nil, errors.New("a JSON pointer (RFC 6901) starts with '/'")
+	toks, err := contracts.ParsePointer(p)
+	if err != nil {
+		return nil, err
 	}
-	parts := strings.Split(p[1:], "/")
-	if len(parts) > maxPointerTokens {
-		return nil, fmt.Errorf("a JSON pointer may have at most %d tokens", maxPointerTokens)
+	out := make([]token, len(toks))
+	for i, t := range toks {
+		out[i] = token{name: t.Name, index: t.Index, wild: t.Wild}
 	}
-	toks := make([]token, 0, len(parts))
-	for _, t := range parts {
-		if t == "*" {
-			toks = append(toks, token{name: t, index: -1, wild: true})
-			continue
-		}
-		if strings.IndexByte(t, '~') >= 0 {
-			var b strings.Builder
-			for i := 0; i < len(t); i++ {
-				if t[i] != '~' {
-					b.WriteByte(t[i])
-					continue
-				}
-				if i+1 >= len(t) || (t[i+1] != '0' && t[i+1] != '1') {
-					return nil, errors.New("'~' must be followed by 0 or 1 in a JSON pointer (RFC 6901)")
-				}
-				if t[i+1] == '0' {
-					b.WriteByte('~')
-				} else {
-					b.WriteByte('/')
-				}
-				i++
-			}
-			t = b.String()
-		}
-		toks = append(toks, token{name: t, index: arrayIndex(t)})
-	}
-	return toks, nil
-}
-
-// arrayIndex is the token as an RFC 6901 array index ("0" or digits without
-// a leading zero), or -1.
-func arrayIndex(t string) int {
-	if t == "" || len(t) > 9 || (t[0] == '0' && len(t) > 1) {
-		return -1
-	}
-	n := 0
-	for i := 0; i < len(t); i++ {
-		if t[i] < '0' || t[i] > '9' {
-			return -1
-		}
-		n = n*10 + int(t[i]-'0')
-	}
-	return n
+	return out, nil
 }
