@@ -26,6 +26,9 @@ var layers = []struct {
 	{"foundation", []string{"pkg/failure", "internal/proc", "pkg/awserr", "internal/browsertest", "internal/awscalls"}},
 	{"domain", []string{"."}},
 	{"vocabulary", []string{"pkg/contracts"}},
+	// provenance sits below the rules so that the policy, as well as the
+	// brain, may read its findings.
+	{"provenance", []string{"pkg/provenance"}},
 	{"rules", []string{"pkg/pricing", "pkg/toolpolicy", "pkg/catalog"}},
 	{"pure", []string{"pkg/reducer", "pkg/config", "pkg/httpapi", "pkg/tools", "pkg/desk", "pkg/toolpolicy/policytest"}},
 	{"evidence", []string{"pkg/evidence", "pkg/notify"}},

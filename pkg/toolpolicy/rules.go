@@ -3,12 +3,13 @@ package toolpolicy
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"regexp"
 	"regexp/syntax"
 	"strconv"
 	"strings"
+
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 )
 
 // Limits on a rule set, so a policy file cannot make a decision expensive.
@@ -16,7 +17,7 @@ const (
 	maxRules        = 256
 	maxRuleConds    = 64 // conditions (leaves and groups) in one rule
 	maxCondDepth    = 8  // nesting of any/all/not
-	maxPointerSegs  = 32
+	maxPointerSegs  = contracts.MaxPointerTokens
 	maxListValues   = 1024
 	maxPatternBytes = 4096
 )
@@ -661,62 +662,16 @@ func reErr(err error) string {
 	return "does not compile"
 }
 
-// parsePointer parses an RFC 6901 JSON pointer: "" (the whole input) or
-// "/"-prefixed reference tokens, in which "~1" stands for "/" and "~0" for
-// "~"; any other "~" is an error. A token "*" (unescaped) is this package's
-// extension: every element of an array. A member literally named "*"
-// cannot be addressed.
+// parsePointer parses a rule's JSON pointer (contracts.ParsePointer: RFC
+// 6901, with "*" for every element of an array).
 func parsePointer(p string) ([]segment, error) {
-	if p == "" {
-		return nil, nil
+	toks, err := contracts.ParsePointer(p)
+	if err != nil {
+		return nil, err
 	}
-	if p[0] != '/' {
-		return nil, fmt.Errorf("a JSON pointer (RFC 6901) is empty or starts with '/'")
-	}
-	toks := strings.Split(p[1:], "/")
-	if len(toks) > maxPointerSegs {
-		return nil, fmt.Errorf("a JSON pointer may have at most %d tokens", maxPointerSegs)
-	}
-	segs := make([]segment, 0, len(toks))
-	for _, t := range toks {
-		if t == "*" {
-			segs = append(segs, segment{name: t, index: -1, wild: true})
-			continue
-		}
-		var b strings.Builder
-		for i := 0; i < len(t); i++ {
-			if t[i] != '~' {
-				b.WriteByte(t[i])
-				continue
-			}
-			if i+1 >= len(t) || (t[i+1] != '0' && t[i+1] != '1') {
-				return nil, fmt.Errorf("'~' must be followed by 0 or 1 in a JSON pointer (RFC 6901)")
-			}
-			if t[i+1] == '0' {
-				b.WriteByte('~')
-			} else {
-				b.WriteByte('/')
-			}
-			i++
-		}
-		name := b.String()
-		segs = append(segs, segment{name: name, index: arrayIndex(name)})
+	segs := make([]segment, len(toks))
+	for i, t := range toks {
+		segs[i] = segment{name: t.Name, index: t.Index, wild: t.Wild}
 	}
 	return segs, nil
-}
-
-// arrayIndex is the token as an RFC 6901 array index ("0" or digits without
-// a leading zero), or -1.
-func arrayIndex(t string) int {
-	if t == "" || len(t) > 9 || (t[0] == '0' && len(t) > 1) {
-		return -1
-	}
-	n := 0
-	for i := 0; i < len(t); i++ {
-		if t[i] < '0' || t[i] > '9' {
-			return -1
-		}
-		n = n*10 + int(t[i]-'0')
-	}
-	return n
 }
