@@ -247,6 +247,9 @@ func (c *crashWalk) budgetSettled() {
 // one moto process) cost CI some two minutes for no call the two walks do
 // not make between them (docs/DECISIONS.md, "CI's budget").
 func TestCrashInjection(t *testing.T) {
+	// Beside TestDestructionCrashInjection: moto's walks wait on its one
+	// process, minidyn's on the CPU, so the two overlap.
+	t.Parallel()
 	for _, ep := range []struct {
 		name   string
 		new    func(testing.TB) *dynamotest.Endpoint

@@ -380,6 +380,8 @@ func (w *destroyWalk) outcome() {
 // is a failed write to the table; what the process does after it, and the
 // sweeper's carrying on, are walked on minidyn.)
 func TestDestructionCrashInjection(t *testing.T) {
+	// Beside TestCrashInjection (see there).
+	t.Parallel()
 	modes := []dynamotest.FaultMode{dynamotest.FaultFail, dynamotest.FaultLose, dynamotest.FaultTransient}
 	for _, ep := range []struct {
 		name string
