@@ -107,23 +107,16 @@ func (f *QueueFeed) Deliver(ctx context.Context, msgs []sqstest.Message) {
 		records[i] = sqsRecord(f.Queue, f.Region, m)
 		bodies[i] = m.Body
 	}
-	payload, err := json.Marshal(struct {
-		Records []SQSRecord `json:"Records"`
-	}{records})
+	inv, err := invokeBatch(ctx, f.Fn, records, bodies, f.Delivered)
 	if err != nil {
 		f.problem(fmt.Sprintf("queue %s: %v", f.Queue.Name(), err))
 		return
 	}
-	t0 := time.Now()
-	out, err := f.Fn.Invoke(ctx, payload)
-	took := time.Since(t0).Round(time.Millisecond)
-	if f.Delivered != nil {
-		f.Delivered(bodies)
-	}
+	out, took := inv.out, inv.took
 	if ctx.Err() != nil {
 		return // stopping: the messages stay where they are
 	}
-	failed, why := f.failures(out, err, msgs)
+	failed, why := f.failures(out, inv.err, msgs)
 	for _, m := range msgs {
 		what := fmt.Sprintf("queue %s: message %s%s (receive %d) -> %s", f.Queue.Name(), m.ID, describeBody(m.Body), m.ReceiveCount, f.Fn.Name())
 		if !failed[m.ID] {
@@ -144,6 +137,33 @@ func (f *QueueFeed) Deliver(ctx context.Context, msgs []sqstest.Message) {
 		}
 		f.problem(fmt.Sprintf("%s failed in %s: %s; %s", what, took, why, next))
 	}
+}
+
+// invocation is what one batch's invocation answered, and how long it took.
+type invocation struct {
+	out  []byte
+	err  error
+	took time.Duration
+}
+
+// invokeBatch invokes fn with records as one SQS event, as the event source
+// mapping does, and then tells delivered (if set) the batch's bodies. Its
+// error is the event's that could not be built; the invocation's own is in
+// the answer.
+func invokeBatch(ctx context.Context, fn Invoker, records []SQSRecord, bodies []string, delivered func([]string)) (invocation, error) {
+	payload, err := json.Marshal(struct {
+		Records []SQSRecord `json:"Records"`
+	}{records})
+	if err != nil {
+		return invocation{}, err
+	}
+	t0 := time.Now()
+	out, err := fn.Invoke(ctx, payload)
+	inv := invocation{out: out, err: err, took: time.Since(t0).Round(time.Millisecond)}
+	if delivered != nil {
+		delivered(bodies)
+	}
+	return inv, nil
 }
 
 // problem logs line in the queue log (timestamped) and on ErrLog.

@@ -270,23 +270,16 @@ func (f *SQSFeed) deliver(ctx context.Context, msgs []sqstypes.Message) {
 		bodies[i] = aws.ToString(m.Body)
 		ids[i] = sqstest.Message{ID: aws.ToString(m.MessageId)}
 	}
-	payload, err := json.Marshal(struct {
-		Records []SQSRecord `json:"Records"`
-	}{records})
+	inv, err := invokeBatch(ctx, f.Fn, records, bodies, f.Delivered)
 	if err != nil {
 		f.problem(fmt.Sprintf("queue %s: %v", f.QueueURL, err))
 		return
 	}
-	t0 := time.Now()
-	out, err := f.Fn.Invoke(ctx, payload)
-	took := time.Since(t0).Round(time.Millisecond)
-	if f.Delivered != nil {
-		f.Delivered(bodies)
-	}
+	took := inv.took
 	if ctx.Err() != nil {
 		return
 	}
-	failed, why := (&QueueFeed{Event: f.Event}).failures(out, err, ids)
+	failed, why := (&QueueFeed{Event: f.Event}).failures(inv.out, inv.err, ids)
 	for i, m := range msgs {
 		what := fmt.Sprintf("queue %s: message %s%s -> %s", f.QueueURL, aws.ToString(m.MessageId), describeBody(bodies[i]), f.Fn.Name())
 		if failed[aws.ToString(m.MessageId)] {
