@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -345,7 +346,10 @@ func newClients(endpoint string, c creds) *clients {
 	cfg := aws.Config{
 		Region:      "us-east-1",
 		Credentials: credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken),
-		Retryer:     func() aws.Retryer { return aws.NopRetryer{} },
+		// The SDK's standard retries: a connection moto's server closed
+		// under load is retried, as the functions' clients retry it; an
+		// AccessDenied is not retryable, so a denial is answered at once.
+		Retryer: func() aws.Retryer { return retry.NewStandard() },
 	}
 	ep := aws.String(endpoint)
 	return &clients{
