@@ -81,6 +81,11 @@ type FiredRule struct {
 	ID     string `json:"id"`
 	Effect string `json:"effect"`
 	Reason string `json:"reason"`
+	// Pointer is the input's value the rule is about, by JSON pointer
+	// ("/bcc/0"): a provenance rule's destination, which the desk shows
+	// next to the reason (the reason never quotes the value). Absent for
+	// the policy's own rules.
+	Pointer string `json:"pointer,omitempty"`
 }
 
 // Executes is the call the warrant lets run: counsel's edit, or the call as

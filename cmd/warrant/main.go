@@ -79,6 +79,25 @@ const usage = `usage:
         --input, it prints the tool's floor, the tier the rules that need no input
         give it, and under not_evaluated the rules it could not evaluate (the
         runtime always has the input; a rule it cannot evaluate there fires)
+  warrant policy decide [TOOL] --ledger EXPORT --seq N [--policy FILE] [--input FILE] [--metadata FILE]
+        decide the call a run's ledger export (verified as ledger verify does) records
+        at tool.requested seq N, as the runtime would decide it now: on the line's input
+        and metadata (unless --input or --metadata replaces them), its destinations
+        traced over the lines before it; prints the decision as above. Exit 1 when the
+        line's input, or a source its trace reads, is sealed
+  warrant policy check --ledger EXPORT [--ledger EXPORT]... [--policy FILE] [--json]
+        replay a policy (FILE, full or an overlay; default the embedded policy) over
+        every model call (tool.requested) of the runs' ledger exports, each verified as
+        ledger verify does and each call decided as the runtime would decide it now (its
+        recorded input and metadata, its destinations traced over the lines before it),
+        and print each call whose outcome differs from the one recorded: run id, seq,
+        tool, recorded action/tier -> new action/tier, and the ids of the rules that
+        fire now but did not then and the reverse (never an input or a value); then a
+        summary: calls replayed, unchanged, newly held, newly denied, newly allowed
+        (less strict), otherwise changed, not decided (input or sources sealed). --json
+        prints the same as one JSON document. Exit 0 whatever differs; 1 on a file
+        that does not read, an export that does not verify (FILE: line N) or a policy
+        that does not load (naming the field)
   warrant effect reconcile RUN_ID EFFECT_REF --outcome executed|not_executed
                  [--external-ref REF] [--note TEXT] [--api URL] [--token-file FILE] [--header "Name: value"]...
         record, as counsel, what really happened to an effect whose outcome was lost with
@@ -185,10 +204,13 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		return usageErr("ledger needs the subcommand verify or audit")
 	case "policy":
-		if len(rest) == 0 || rest[0] != "decide" {
-			return usageErr("policy needs the subcommand decide")
+		switch {
+		case len(rest) > 0 && rest[0] == "decide":
+			return decideCmd(rest[1:], stdin, stdout)
+		case len(rest) > 0 && rest[0] == "check":
+			return policyCheckCmd(rest[1:], stdin, stdout)
 		}
-		return decideCmd(rest[1:], stdin, stdout)
+		return usageErr("policy needs the subcommand decide or check")
 	case "price":
 		return priceCmd(rest, stdout)
 	case "tools":
@@ -278,9 +300,18 @@ func decideCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	policyFile := fs.String("policy", "", "policy `FILE`, full or an overlay (default: the embedded policy)")
 	inputFile := fs.String("input", "", "the call's JSON input `FILE` (\"-\": stdin)")
 	metaFile := fs.String("metadata", "", "the call's metadata `FILE` (JSON)")
+	ledgerFile := fs.String("ledger", "", "decide the call a run's ledger `EXPORT` records at --seq")
+	seq := fs.Int64("seq", 0, "the `SEQ` of the export's tool.requested line to decide")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *ledgerFile != "" || *seq != 0 {
+		p, err := loadPolicy(*policyFile)
+		if err != nil {
+			return err
+		}
+		return decideRecorded(p, pos, *ledgerFile, *seq, *inputFile, *metaFile, stdin, stdout)
 	}
 	if len(pos) != 1 {
 		return usageErr("policy decide needs exactly one TOOL")
@@ -296,25 +327,8 @@ func decideCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	call := toolpolicy.Call{Tool: pos[0]}
-	if *inputFile != "" {
-		name, data, err := readInput([]string{*inputFile}, stdin)
-		if err != nil {
-			return err
-		}
-		// The agent hands the policy the canonical bytes it hashes, and
-		// refuses what it cannot canonicalize; so does this command.
-		if call.Input, _, err = contracts.CanonicalInput(data); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	if *metaFile != "" {
-		name, data, err := readInput([]string{*metaFile}, stdin)
-		if err != nil {
-			return err
-		}
-		if err := contracts.DecodeStrict(data, &call.Meta); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+	if err := readCallFiles(&call, *inputFile, *metaFile, stdin); err != nil {
+		return err
 	}
 	if call.Input == nil {
 		// A name-only question: the floor and the rules that could not be
@@ -331,6 +345,34 @@ func decideCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	return writeJSON(stdout, d)
+}
+
+// readCallFiles sets the call's input (canonical) and metadata from
+// --input and --metadata, those given.
+func readCallFiles(call *toolpolicy.Call, inputFile, metaFile string, stdin io.Reader) error {
+	if inputFile != "" {
+		name, data, err := readInput([]string{inputFile}, stdin)
+		if err != nil {
+			return err
+		}
+		// The agent hands the policy the canonical bytes it hashes, and
+		// refuses what it cannot canonicalize; so does this command.
+		if call.Input, _, err = contracts.CanonicalInput(data); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if metaFile != "" {
+		name, data, err := readInput([]string{metaFile}, stdin)
+		if err != nil {
+			return err
+		}
+		var m toolpolicy.Metadata
+		if err := contracts.DecodeStrict(data, &m); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		call.Meta = m
+	}
+	return nil
 }
 
 func priceCmd(args []string, stdout io.Writer) error {

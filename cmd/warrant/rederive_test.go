@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/provenance"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -67,8 +69,16 @@ func (r *emailRun) events(t *testing.T) []contracts.Event {
 	input, h := canon(map[string]any{"matter_id": matterID, "to": "gc@ridgeway-logistics.example", "cc": []string{"counsel@harbor-freight.example"},
 		"subject": "Status", "body": "The motion was filed."})
 	edited, eh := canon(map[string]any{"matter_id": matterID, "to": "gc@ridgeway-logistics.example", "subject": "Status", "body": "The motion was filed."})
+	// The model's call is traced to counsel's message (the run's only
+	// source before it); counsel's edit and the release's check decide
+	// what counsel signed, which is not traced.
+	const counselMessage = "Tell gc@ridgeway-logistics.example the motion was filed, copying counsel@harbor-freight.example."
+	traced := func(in json.RawMessage, m toolpolicy.Metadata) toolpolicy.Decision {
+		return r.policy.DecideOrDeny(toolpolicy.Call{Tool: "send_client_email", Input: in, Meta: m,
+			Sources: &provenance.Sources{Counsel: counselMessage}})
+	}
 	decide := func(in json.RawMessage, m toolpolicy.Metadata) toolpolicy.Decision {
-		return r.policy.DecideOrDeny(toolpolicy.Call{Tool: "send_client_email", Input: in, Meta: m})
+		return r.policy.DecideOrDeny(toolpolicy.Call{Tool: "send_client_email", Input: in, Meta: m, Signed: true})
 	}
 	fired := func(d toolpolicy.Decision) []contracts.FiredRule {
 		var out []contracts.FiredRule
@@ -77,8 +87,8 @@ func (r *emailRun) events(t *testing.T) []contracts.Event {
 		}
 		return out
 	}
-	d := decide(input, r.meta)
-	if d.Action != toolpolicy.ActionRequireApproval {
+	d := traced(input, r.meta)
+	if d.Action != toolpolicy.ActionRequireApproval || len(d.Provenance) != 2 {
 		t.Fatalf("fixture: the e-mail is %s", d.Action)
 	}
 	metaRaw, metaSum := recorded(t, r.meta)
@@ -103,10 +113,11 @@ func (r *emailRun) events(t *testing.T) []contracts.Event {
 	}
 	evs := []contracts.Event{
 		&contracts.RunStarted{AgentKey: "matter_assistant", Mode: contracts.ModeInvoke, ModelID: modelID, PromptVersion: "v1",
-			SchemaVersion: contracts.SchemaVersion, CostCapUSD: "1.00", MaxTokens: 1024, MatterID: matterID, UserID: userID, UserRoles: []string{"associate"}},
+			SchemaVersion: contracts.SchemaVersion, CostCapUSD: "1.00", MaxTokens: 1024, MatterID: matterID, UserID: userID, UserRoles: []string{"associate"},
+			CounselMessage: counselMessage},
 		&contracts.ToolRequested{Turn: 1, ToolUseID: "t1", ToolName: "send_client_email", Input: input, InputSHA256: h,
 			RiskTier: string(d.Tier), Action: string(d.Action), Reason: d.Reason, MatchedPolicy: d.MatchedPolicy, PolicyVersion: d.PolicyVersion,
-			FiredRules: fired(d), PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum},
+			FiredRules: fired(d), PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum, Provenance: d.Provenance},
 		&contracts.RunBlocked{Approval: contracts.BlockedApproval{ApprovalRequestID: heldApproval, ToolUseID: "t1", ToolName: "send_client_email",
 			ToolInput: input, ToolInputHash: h, RiskTier: string(d.Tier), ExpiresAt: "2026-12-03T10:00:00.000Z", PolicyVersion: d.PolicyVersion, FiredRules: fired(d)}},
 		decided,
@@ -202,6 +213,17 @@ func TestLedgerAuditRederivesDecisions(t *testing.T) {
 			evs[1].(*contracts.ToolRequested).RiskTier = "medium"
 			evs[1].(*contracts.ToolRequested).Action = "allow"
 		}, "seq 2: tool.requested of send_client_email does not re-derive"},
+		{"the provenance dropped", false, func(_ *emailRun, evs []contracts.Event) {
+			evs[1].(*contracts.ToolRequested).Provenance = nil
+		}, "seq 2: tool.requested of send_client_email does not re-derive: traced again over the ledger before it"},
+		{"an origin the run does not show", false, func(_ *emailRun, evs []contracts.Event) {
+			p := slices.Clone(evs[1].(*contracts.ToolRequested).Provenance)
+			p[1].Origins = []contracts.ProvenanceOrigin{{Source: contracts.SourceMatter}}
+			evs[1].(*contracts.ToolRequested).Provenance = p
+		}, "finding 1 (/cc/0) has other origins than the run shows"},
+		{"counsel's message rewritten after the decision", false, func(_ *emailRun, evs []contracts.Event) {
+			evs[0].(*contracts.RunStarted).CounselMessage = "Tell the client the motion was filed."
+		}, "seq 2: tool.requested of send_client_email does not re-derive: recorded fired rules"},
 		{"a fired rule dropped", false, func(_ *emailRun, evs []contracts.Event) {
 			evs[1].(*contracts.ToolRequested).FiredRules = nil
 		}, "seq 2: tool.requested of send_client_email does not re-derive"},
@@ -258,7 +280,7 @@ func TestLedgerAuditNeedsTheLinesPolicy(t *testing.T) {
 		"2 decision(s) re-derived under policy version "+overlay.Version(), "")
 	// A run whose release was decided after the overlay was deployed.
 	r.change = func(evs []contracts.Event) {
-		d := base.DecideOrDeny(toolpolicy.Call{Tool: "send_client_email", Input: evs[1].(*contracts.ToolRequested).Input, Meta: r.meta})
+		d := base.DecideOrDeny(toolpolicy.Call{Tool: "send_client_email", Input: evs[1].(*contracts.ToolRequested).Input, Meta: r.meta, Signed: true})
 		c := *evs[4].(*contracts.RunReleased).PolicyCheck
 		c.PolicyVersion = d.PolicyVersion
 		evs[4].(*contracts.RunReleased).PolicyCheck = &c

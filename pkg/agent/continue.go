@@ -74,6 +74,9 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	s.chain = contracts.ChainAfter(lines[len(lines)-1])
 	s.chain.Now, s.chain.Sealer, s.key = b.cfg.Now, sealer, rk.key
 	s.state, s.msgs = folded.State, view.msgs
+	for _, l := range lines {
+		s.sources.Fold(l)
+	}
 	if s.state.Status != warrant.RunRunning {
 		return s.result(run), nil
 	}

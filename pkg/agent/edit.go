@@ -57,7 +57,7 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 	if err != nil {
 		return EditVerdict{}, err
 	}
-	d := b.decide(tool, input, meta)
+	d := b.decideSigned(tool, input, meta)
 	fired := firedRules(d.FiredRules)
 	if d.Action == toolpolicy.ActionDeny {
 		msg := "the risk policy denies the edited call"
@@ -87,9 +87,30 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 }
 
 // decide is the risk policy's decision on one call of a run, its input
-// canonical JSON and meta what the store knows of the run (metadata).
+// canonical JSON and meta what the store knows of the run (metadata). The
+// destinations the tool declares are traced to nothing, so they are all
+// unknown (fail closed): it is for the questions that need no provenance
+// (whether a recorded call may be replayed).
 func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
 	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta})
+}
+
+// decideSigned decides an input counsel signed (an edit, a warranted call
+// at dispatch): its destinations are counsel's, not traced
+// (toolpolicy.Call's Signed).
+func (b *Brain) decideSigned(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
+	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Signed: true})
+}
+
+// decide is the decision on a call the model proposed: its destinations
+// traced to the run's sources so far. A run with content the session has
+// not opened traces them to nothing (fail closed).
+func (s *session) decide(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
+	src, opened := s.sources.Sources()
+	if !opened {
+		src = nil
+	}
+	return s.b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Sources: src})
 }
 
 // recordMeta is the ledger's record of the metadata a decision was made on.
@@ -185,7 +206,7 @@ func firedRules(rules []toolpolicy.FiredRule) []contracts.FiredRule {
 	}
 	out := make([]contracts.FiredRule, len(rules))
 	for i, r := range rules {
-		out[i] = contracts.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason}
+		out[i] = contracts.FiredRule{ID: r.ID, Effect: r.Effect, Reason: r.Reason, Pointer: r.Pointer}
 	}
 	return out
 }

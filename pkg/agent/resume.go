@@ -109,7 +109,7 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 		if err != nil {
 			return Result{}, err
 		}
-		d := b.decide(w.ToolName, execInput, pm)
+		d := b.decideSigned(w.ToolName, execInput, pm)
 		check, err := policyCheck(w.ToolName, execHash, d, pm)
 		if err != nil {
 			return Result{}, err

@@ -159,6 +159,10 @@ type session struct {
 	// session is the sweeper's): the ledger's members (chain.Sealer) and
 	// the items that copy content are sealed under it.
 	key *seal.RunKey
+	// sources are what the run's calls' destinations are traced to
+	// (counsel's words, the tool results so far): every line the session
+	// loads or commits is folded in (advance).
+	sources reducer.Sources
 }
 
 func (b *Brain) newSession(ctx context.Context, def Definition, meta contracts.InvokeMeta) *session {
@@ -247,6 +251,7 @@ func (s *session) advance(l contracts.Line) error {
 	}
 	s.state = next
 	s.chain.Advance(l)
+	s.sources.Fold(l)
 	return nil
 }
 

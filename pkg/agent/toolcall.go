@@ -74,7 +74,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, err)
 	}
-	decision := s.b.decide(b.Name, input, meta)
+	decision := s.decide(b.Name, input, meta)
 	metaRaw, metaSum, err := recordMeta(meta)
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, err)
@@ -82,7 +82,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	req := &contracts.ToolRequested{Turn: turn, ToolUseID: b.ToolUseID, ToolName: b.Name, Input: input, InputSHA256: hash,
 		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy,
 		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules),
-		PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum}
+		PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum, Provenance: decision.Provenance}
 	if t, ok := s.b.tools[b.Name]; ok {
 		req.ToolClass = string(t.Class)
 	}

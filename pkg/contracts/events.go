@@ -181,6 +181,12 @@ type ToolRequested struct {
 	// Absent on lines written before it, and for a tool the catalog does
 	// not know.
 	ToolClass string `json:"tool_class,omitempty"`
+	// Provenance is where each destination the policy declares for the
+	// tool (pkg/provenance) was found in the run: pointer, kind and
+	// origins, never the value. Absent when the tool declares none, on
+	// lines written before provenance, and where the decision did not
+	// trace it.
+	Provenance []ProvenanceFinding `json:"provenance,omitempty"`
 }
 
 // A tool's class as tool.requested records it (closed).
@@ -548,6 +554,9 @@ func (e *ToolRequested) validate() error {
 	if err := checkFiredRules("payload.fired_rules", e.FiredRules); err != nil {
 		return err
 	}
+	if err := checkProvenance("payload.provenance", e.Provenance); err != nil {
+		return err
+	}
 	return checkMetadata("payload.policy_metadata", e.PolicyMetadata, e.PolicyMetadataSHA256)
 }
 
@@ -563,6 +572,11 @@ func checkFiredRules(path string, rules []FiredRule) error {
 		}
 		if err := mustNotEmpty(p+".reason", r.Reason); err != nil {
 			return err
+		}
+		if r.Pointer != "" {
+			if _, err := ParsePointer(r.Pointer); err != nil {
+				return fieldErr(p+".pointer", "must be a JSON pointer into the input")
+			}
 		}
 	}
 	return nil

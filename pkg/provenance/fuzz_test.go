@@ -29,7 +29,7 @@ func FuzzTrace(f *testing.F) {
 				checkTrusted(t, fd, counsel)
 			}
 			_ = Verdict(fs)
-			_ = Recheck(Store(fs), fs)
+			_ = Recheck(Store(fs), Store(fs))
 		}
 		in, err := json.Marshal(map[string]string{"v": value})
 		if err != nil {
@@ -43,7 +43,7 @@ func FuzzTrace(f *testing.F) {
 			t.Fatalf("%d findings for one value", len(fs))
 		}
 		checkTrusted(t, fs[0], counsel)
-		if err := Recheck(Store(fs), fs); err != nil {
+		if err := Recheck(Store(fs), Store(fs)); err != nil {
 			t.Fatalf("Recheck of its own trace: %v", err)
 		}
 	})

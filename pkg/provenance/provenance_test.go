@@ -263,19 +263,19 @@ func TestStoredRecheck(t *testing.T) {
 	if string(raw) != want {
 		t.Fatalf("stored\n%s\nwant\n%s", raw, want)
 	}
-	var back []Stored
+	var back []contracts.ProvenanceFinding
 	if err := contracts.DecodeStrict(raw, &back); err != nil {
 		t.Fatal(err)
 	}
 	// The audit rebuilds the sources from the ledger and traces again.
 	fresh, _ := Trace(in, specs, run())
-	if err := Recheck(back, fresh); err != nil {
+	if err := Recheck(back, Store(fresh)); err != nil {
 		t.Fatalf("Recheck of an honest record: %v", err)
 	}
 	// A record claiming counsel gave the attacker's address does not hold.
-	forged := append([]Stored(nil), back...)
-	forged[1].Origins = []Origin{{Source: SourceCounsel}}
-	if err := Recheck(forged, fresh); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "/to/1") {
+	forged := append([]contracts.ProvenanceFinding(nil), back...)
+	forged[1].Origins = []contracts.ProvenanceOrigin{{Source: contracts.SourceCounselMessage}}
+	if err := Recheck(forged, Store(fresh)); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "/to/1") {
 		t.Errorf("Recheck(forged) = %v", err)
 	}
 	// Nor does a run whose result was left out of the audit's sources.
@@ -284,10 +284,10 @@ func TestStoredRecheck(t *testing.T) {
 	short.indexed = 0
 	short.built = false
 	again, _ := Trace(in, specs, short)
-	if err := Recheck(back, again); !errors.Is(err, ErrMismatch) {
+	if err := Recheck(back, Store(again)); !errors.Is(err, ErrMismatch) {
 		t.Errorf("Recheck against other sources = %v", err)
 	}
-	if err := Recheck(back[:2], fresh); !errors.Is(err, ErrMismatch) {
+	if err := Recheck(back[:2], Store(fresh)); !errors.Is(err, ErrMismatch) {
 		t.Errorf("Recheck of a short record = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package provenance
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"strings"
 )
 
@@ -12,10 +13,10 @@ import (
 type Source string
 
 const (
-	SourceCounsel    Source = "counsel_message"
-	SourceMatter     Source = "matter"
-	SourceFirm       Source = "firm"
-	SourceToolResult Source = "tool_result"
+	SourceCounsel    Source = contracts.SourceCounselMessage
+	SourceMatter     Source = contracts.SourceMatter
+	SourceFirm       Source = contracts.SourceFirm
+	SourceToolResult Source = contracts.SourceToolResult
 )
 
 // Trusted reports whether s is one of the trusted sources.

@@ -14,16 +14,16 @@ type Kind string
 const (
 	// KindEmail is a bare e-mail address ("bob@client.example"), matched
 	// whole and without regard to case.
-	KindEmail Kind = "email"
+	KindEmail Kind = contracts.ProvenanceEmail
 	// KindURL is an absolute URL, matched by its host.
-	KindURL Kind = "url"
+	KindURL Kind = contracts.ProvenanceURL
 	// KindHost is a host name or IP address, with an optional port.
-	KindHost Kind = "host"
+	KindHost Kind = contracts.ProvenanceHost
 	// KindIdentifier is an account, docket or reference number, matched
 	// with its separators removed and its case folded, as whole tokens.
-	KindIdentifier Kind = "identifier"
+	KindIdentifier Kind = contracts.ProvenanceIdentifier
 	// KindPath is a file path, matched exactly.
-	KindPath Kind = "path"
+	KindPath Kind = contracts.ProvenancePath
 )
 
 // Valid reports whether k is one of the kinds above.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/provenance"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -90,6 +91,9 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 		blocked: map[string]*contracts.BlockedApproval{}, edits: map[string]*contracts.ApprovalDecided{}}
 	var out []Redecision
 	for _, l := range lines {
+		// Every line is a source or a decision, never both: folded first,
+		// a decision is traced over the lines before it.
+		rd.src.Fold(l)
 		var got *Redecision
 		var err error
 		switch e := l.Event.(type) {
@@ -99,7 +103,7 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 			rd.hold(e.InputSHA256, e.Input, l.Sealed)
 			got, err = rd.redo(l, recordedDecision{tool: e.ToolName, input: e.Input, inputSHA256: e.InputSHA256, version: e.PolicyVersion,
 				meta: e.PolicyMetadata, metaSHA256: e.PolicyMetadataSHA256, tier: e.RiskTier, action: e.Action, reason: &e.Reason,
-				matched: &e.MatchedPolicy, fired: e.FiredRules, sealed: l.Sealed})
+				matched: &e.MatchedPolicy, fired: e.FiredRules, sealed: l.Sealed, traced: true, provenance: e.Provenance})
 		case *contracts.RunBlocked:
 			a := e.Approval
 			rd.blocked[a.ApprovalRequestID] = &a
@@ -157,6 +161,7 @@ type rederiver struct {
 	sealed   map[string]bool                       // input hashes held only sealed
 	blocked  map[string]*contracts.BlockedApproval // by approval id
 	edits    map[string]*contracts.ApprovalDecided // counsel's edits, by approval id
+	src      Sources                               // what the run's destinations trace to, so far
 }
 
 // hold records a call's input by its hash: sealed, only that it exists
@@ -207,6 +212,13 @@ type recordedDecision struct {
 	// sealed: the input is not at hand (sealed); the decision is checked
 	// up to deciding it, and reported as recorded.
 	sealed bool
+	// traced: the model's call (tool.requested), whose destinations were
+	// traced to the run's sources and whose line records where they were
+	// found (provenance). Counsel's edit and the resume's decision decide
+	// the input counsel signed, which is not traced (toolpolicy.Call's
+	// Signed).
+	traced     bool
+	provenance []contracts.ProvenanceFinding
 }
 
 func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, error) {
@@ -227,6 +239,15 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 	if err := rd.theRuns(l, meta); err != "" {
 		return nil, fail(": its metadata's %s is not the run's", err)
 	}
+	var src *provenance.Sources
+	if r.traced && p.TracesDestinations(r.tool) {
+		var opened bool
+		if src, opened = rd.src.Sources(); !opened {
+			// A source the trace reads is sealed: the decision is
+			// reported as recorded, as for a sealed input.
+			r.sealed = true
+		}
+	}
 	if r.sealed {
 		got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: r.version,
 			RiskTier: r.tier, Action: r.action, MetadataSHA256: r.metaSHA256, Sealed: true}
@@ -235,7 +256,7 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 		}
 		return &got, nil
 	}
-	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta})
+	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta, Sources: src, Signed: !r.traced})
 	got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: d.PolicyVersion,
 		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256}
 	for _, f := range d.FiredRules {
@@ -260,10 +281,13 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 	copy(recorded, r.fired)
 	now := make([]contracts.FiredRule, len(d.FiredRules))
 	for i, f := range d.FiredRules {
-		now[i] = contracts.FiredRule{ID: f.ID, Effect: f.Effect, Reason: f.Reason}
+		now[i] = contracts.FiredRule{ID: f.ID, Effect: f.Effect, Reason: f.Reason, Pointer: f.Pointer}
 	}
 	if !slices.Equal(recorded, now) {
 		return nil, differs("fired rules", ruleList(recorded), ruleList(now))
+	}
+	if err := provenance.Recheck(r.provenance, d.Provenance); err != nil {
+		return nil, fail(" does not re-derive: traced again over the ledger before it, %v", err)
 	}
 	return &got, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-f6d3920e/warrant/pkg/provenance"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -108,7 +109,8 @@ func checkInvariants(t *testing.T, p *toolpolicy.Policy, d toolpolicy.Decision, 
 	}
 	ids := p.RuleIDs()
 	for _, r := range d.FiredRules {
-		if !slices.Contains(ids, r.ID) || r.Reason == "" || (r.Effect != "deny" && r.Effect != "record" && !strings.HasPrefix(r.Effect, "raise:")) {
+		known := slices.Contains(ids, r.ID) || r.ID == provenance.RuleUntrusted || r.ID == provenance.RuleUnknown
+		if !known || r.Reason == "" || (r.Effect != "deny" && r.Effect != "record" && !strings.HasPrefix(r.Effect, "raise:")) {
 			t.Fatalf("fired rule %+v", r)
 		}
 	}

@@ -24,7 +24,7 @@ func TestOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LoadDocument: %v", err)
 	}
-	if got := p.Version(); got != "2026-12-03.2+firm-7.1" {
+	if got := p.Version(); got != "2026-12-06.1+firm-7.1" {
 		t.Errorf("Version = %q", got)
 	}
 	want := slices.DeleteFunc(base.RuleIDs(), func(id string) bool {
@@ -59,13 +59,13 @@ func TestOverlay(t *testing.T) {
 			fired = append(fired, r.ID)
 		}
 		if d.Tier != tc.tier || !reflect.DeepEqual(fired, tc.fired) || !strings.Contains(d.Reason, tc.reason) ||
-			d.Replayable != (tc.tool == "get_matter_summary") || d.PolicyVersion != "2026-12-03.2+firm-7.1" {
+			d.Replayable != (tc.tool == "get_matter_summary") || d.PolicyVersion != "2026-12-06.1+firm-7.1" {
 			t.Errorf("%s: %+v", tc.tool, d)
 		}
 	}
 	// The embedded policy itself is untouched.
 	d, err := base.Decide(toolpolicy.Call{Tool: "search_matter_documents", Input: []byte(`{"matter_id":"M-1"}`), Meta: runMeta})
-	if err != nil || d.Tier != toolpolicy.TierLow || !d.Replayable || d.PolicyVersion != "2026-12-03.2" {
+	if err != nil || d.Tier != toolpolicy.TierLow || !d.Replayable || d.PolicyVersion != "2026-12-06.1" {
 		t.Errorf("embedded after an overlay: %+v, %v", d, err)
 	}
 }
@@ -90,7 +90,7 @@ func TestOverlayMinimal(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, _ := toolpolicy.Embedded()
-	if p.Version() != "2026-12-03.2+v2" || !reflect.DeepEqual(p.RuleIDs(), base.RuleIDs()) {
+	if p.Version() != "2026-12-06.1+v2" || !reflect.DeepEqual(p.RuleIDs(), base.RuleIDs()) {
 		t.Errorf("version %q, rules %v", p.Version(), p.RuleIDs())
 	}
 }
@@ -168,7 +168,7 @@ func TestLoadFileOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := p.Decide(toolpolicy.Call{Tool: "get_matter_summary", Input: []byte(`{"matter_id":"M-1"}`), Meta: runMeta})
-	if err != nil || d.Action != toolpolicy.ActionRequireApproval || d.PolicyVersion != "2026-12-03.2+v9" {
+	if err != nil || d.Action != toolpolicy.ActionRequireApproval || d.PolicyVersion != "2026-12-06.1+v9" {
 		t.Errorf("%+v, %v", d, err)
 	}
 	bad := filepath.Join(dir, "bad.json")

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/provenance"
 )
 
 // Tier is how much harm a tool call can do if the model gets it wrong.
@@ -67,6 +68,19 @@ type Call struct {
 	// to evaluate.
 	Input json.RawMessage
 	Meta  Metadata
+	// Sources are what the run's values may have come from (counsel's
+	// message and the results of its earlier calls; the registry's and the
+	// firm's domains are taken from Meta). A tool that declares
+	// destinations has each traced to them (pkg/provenance); nil traces
+	// them to nothing, so every destination is unknown and the call is
+	// raised (fail closed). Sources are not safe for concurrent use: one
+	// run's calls are decided one at a time.
+	Sources *provenance.Sources
+	// Signed: the input is one counsel signed (counsel's edit of a held
+	// call, or a warranted call re-decided at dispatch). Counsel's
+	// signature over the exact bytes is the trusted source of every value
+	// in them, so destinations are not traced; every other rule applies.
+	Signed bool
 }
 
 // FiredRule is a rule that applied to a call.
@@ -76,6 +90,9 @@ type FiredRule struct {
 	// Reason is the rule's reason; for a rule fired because its conditions
 	// could not be evaluated, it says so.
 	Reason string `json:"reason"`
+	// Pointer is, for a provenance rule, the destination it is about
+	// (its JSON pointer in the input); absent otherwise.
+	Pointer string `json:"pointer,omitempty"`
 }
 
 // Decision is the policy's answer for one tool call. Its fields are what the
@@ -95,8 +112,13 @@ type Decision struct {
 	// cannot duplicate anything outside the firm. It holds only for a
 	// replayable tool whose final tier is low and on which no rule fired.
 	Replayable bool `json:"replayable"`
-	// FiredRules are the rules that applied, in the policy's order.
+	// FiredRules are the rules that applied, in the policy's order; the
+	// provenance rule (provenance.RuleUntrusted or RuleUnknown), when it
+	// fires, comes last.
 	FiredRules []FiredRule `json:"fired_rules,omitempty"`
+	// Provenance is where each destination the tool declares was found
+	// (pkg/provenance's recorded form; no values), when they were traced.
+	Provenance []contracts.ProvenanceFinding `json:"provenance,omitempty"`
 }
 
 var (
@@ -120,6 +142,9 @@ type toolEntry struct {
 	sendsOutside bool
 	matched      string // "tools.<name>" or "default"
 	rules        []*rule
+	// dests are the tool's declared destinations (Destinations), their
+	// pointers parsed.
+	dests []provenance.Spec
 }
 
 // Policy is a validated, immutable risk policy; it is safe for concurrent use.
@@ -154,6 +179,12 @@ type toolRule struct {
 	// SendsOutside declares that the tool sends its input out of the firm:
 	// a detector on it must read every string of the input ("**").
 	SendsOutside bool `json:"sends_outside,omitempty"`
+	// Destinations declares, by JSON pointer, the values of a call's input
+	// that are destinations or identifiers (recipients, URLs, hosts,
+	// account or docket numbers, paths): each is traced to where the run
+	// got it, and one found only in tool results, or nowhere, raises the
+	// call to counsel (pkg/provenance).
+	Destinations []provenance.Spec `json:"destinations,omitempty"`
 }
 
 func invalid(path, format string, args ...any) error {
@@ -212,7 +243,15 @@ func Load(data []byte) (*Policy, error) {
 			// Replaying after a crash repeats the effect; only reads are safe.
 			return nil, invalid(path+".replayable", "only a low-tier tool may be replayable (tier is %q)", r.Tier)
 		}
-		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, sendsOutside: r.SendsOutside, matched: path}
+		if err := provenance.ValidateSpecs(r.Destinations); err != nil {
+			var fe *contracts.FieldError
+			if errors.As(err, &fe) {
+				return nil, invalid(path+".destinations"+fe.Path, "%s", fe.Reason)
+			}
+			return nil, invalid(path+".destinations", "%v", err)
+		}
+		p.tools[name] = &toolEntry{tier: r.Tier, reason: r.Reason, replayable: r.Replayable, sendsOutside: r.SendsOutside, matched: path,
+			dests: r.Destinations}
 	}
 	rules, tables, err := compileRules(f.Rules, p.tools)
 	if err != nil {
@@ -293,6 +332,13 @@ func (p *Policy) Floor(name string) (Tier, bool) {
 func (p *Policy) SendsOutside(name string) bool {
 	t, ok := p.tools[name]
 	return ok && t.sendsOutside
+}
+
+// TracesDestinations reports whether the policy declares destinations for
+// the tool, whose calls' decisions then trace them to the run's sources.
+func (p *Policy) TracesDestinations(name string) bool {
+	t, ok := p.tools[name]
+	return ok && len(t.dests) > 0
 }
 
 // RuleIDs lists the policy's rules in file order.
@@ -439,11 +485,59 @@ func (p *Policy) decide(c Call, aside *[]FiredRule) (Decision, error) {
 		}
 		e.release()
 	}
+	if len(t.dests) > 0 && !c.Signed {
+		p.traceDestinations(&d, &c, t, aside)
+	}
 	d.Action, _ = actionFor(d.Tier) // Load rejected every tier actionFor does not know
 	if d.Tier != TierLow || len(d.FiredRules) > 0 {
 		d.Replayable = false
 	}
 	return d, nil
+}
+
+// destinationsReason is the provenance rule's reason where no destination
+// could be read.
+const destinationsReason = "Each destination the tool declares (a recipient, URL, host, identifier or path) must come from counsel, " +
+	"the matter registry or the firm, not only from a tool's result; one that cannot be traced needs counsel's eye"
+
+// traceDestinations traces the call's declared destinations to the run's
+// sources and applies the verdict: a destination found only in tool
+// results, or nowhere (or the input cannot be read), fires the provenance
+// rule, which raises the call to high (counsel). It never lowers a tier.
+// With aside set (Outline: no input), the rule is set aside as not
+// evaluated.
+func (p *Policy) traceDestinations(d *Decision, c *Call, t *toolEntry, aside *[]FiredRule) {
+	src := c.Sources
+	if src == nil {
+		src = &provenance.Sources{}
+	}
+	// The registry's and the firm's domains are the metadata's, the form
+	// the ledger records beside the decision.
+	src.Matter.ClientDomains, src.Firm.Domains = c.Meta.ClientDomains, c.Meta.FirmDomains
+	findings, err := provenance.Trace(c.Input, t.dests, src)
+	v := provenance.Verdict(findings)
+	if err != nil {
+		why := causeInput
+		if len(c.Input) == 0 {
+			why = causeNoInput
+		}
+		v = provenance.Decision{Effect: provenance.EffectUnknown, Rule: provenance.RuleUnknown, Reason: destinationsReason + unknownNote(why)}
+	}
+	if v.Effect == provenance.EffectNone {
+		d.Provenance = provenance.Store(findings)
+		return
+	}
+	fired := FiredRule{ID: v.Rule, Effect: "raise:" + string(TierHigh), Reason: v.Reason, Pointer: v.Pointer}
+	if aside != nil && err != nil {
+		fired.Reason = destinationsReason + " (not evaluated: " + causeText[causeNoInput] + ")"
+		*aside = append(*aside, fired)
+		return
+	}
+	d.Provenance = provenance.Store(findings)
+	d.FiredRules = append(d.FiredRules, fired)
+	if rank(TierHigh) > rank(d.Tier) {
+		d.Tier, d.Reason = TierHigh, "rule "+v.Rule+": "+v.Reason
+	}
 }
 
 // validToolName is toolNamePattern without the regexp machinery, as it runs

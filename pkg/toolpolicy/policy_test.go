@@ -30,8 +30,8 @@ func TestEmbeddedReferenceTools(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Embedded: %v", err)
 	}
-	if got := p.Version(); got != "2026-12-03.2" {
-		t.Errorf("Version = %q, want 2026-12-03.2", got)
+	if got := p.Version(); got != "2026-12-06.1" {
+		t.Errorf("Version = %q, want 2026-12-06.1", got)
 	}
 	tests := []struct {
 		name       string
@@ -62,7 +62,7 @@ func TestEmbeddedReferenceTools(t *testing.T) {
 				Action:        tc.action,
 				Reason:        d.Reason,
 				MatchedPolicy: "tools." + tc.name,
-				PolicyVersion: "2026-12-03.2",
+				PolicyVersion: "2026-12-06.1",
 				Replayable:    tc.replayable,
 				FiredRules:    tc.fired,
 			}
@@ -136,7 +136,7 @@ func TestUnlistedToolFailsClosed(t *testing.T) {
 				Action:        toolpolicy.ActionDeny,
 				Reason:        "Tool is not listed in the risk policy; unlisted tools are denied (fail-closed).",
 				MatchedPolicy: "default",
-				PolicyVersion: "2026-12-03.2",
+				PolicyVersion: "2026-12-06.1",
 			}
 			if !reflect.DeepEqual(d, want) {
 				t.Errorf("decision = %+v\nwant       %+v", d, want)

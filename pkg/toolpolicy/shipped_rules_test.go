@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
+	"github.com/seed-f6d3920e/warrant/pkg/provenance"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -54,6 +55,7 @@ func TestShippedEmailRules(t *testing.T) {
 	}
 	const (
 		outsideClient = "email.recipient_outside_client"
+		unknownDest   = provenance.RuleUnknown // a recipient that is not a bare address cannot be traced
 		client        = "email.client_communication"
 		copyOutside   = "email.copy_outside_firm"
 		count         = "email.attachment_count"
@@ -86,13 +88,13 @@ func TestShippedEmailRules(t *testing.T) {
 		{"to a sub-domain of the client", map[string]any{"to": "ceo@eu.acme-corp.com"}, nil, false, []string{outsideClient}},
 		{"to a look-alike domain", map[string]any{"to": "ceo@acme-corp.com.evil.net"}, nil, false, []string{outsideClient}},
 		{"to a third party", map[string]any{"to": "x@gmail.com"}, nil, false, []string{outsideClient}},
-		{"to a display name", map[string]any{"to": "CEO <ceo@acme-corp.com>"}, nil, false, []string{outsideClient}},
-		{"to two addresses in one string", map[string]any{"to": "ceo@acme-corp.com, x@gmail.com"}, nil, false, []string{outsideClient}},
-		{"to an empty string", map[string]any{"to": ""}, nil, false, []string{outsideClient}},
-		{"to a number", map[string]any{"to": 7}, nil, false, []string{outsideClient}},
+		{"to a display name", map[string]any{"to": "CEO <ceo@acme-corp.com>"}, nil, false, []string{outsideClient, unknownDest}},
+		{"to two addresses in one string", map[string]any{"to": "ceo@acme-corp.com, x@gmail.com"}, nil, false, []string{outsideClient, unknownDest}},
+		{"to an empty string", map[string]any{"to": ""}, nil, false, []string{outsideClient, unknownDest}},
+		{"to a number", map[string]any{"to": 7}, nil, false, []string{outsideClient, unknownDest}},
 		{"to a colleague", map[string]any{"to": "partner@smithlaw.com"}, nil, false, []string{outsideClient}},
-		{"to a source route through the client", map[string]any{"to": "x%evil.example@acme-corp.com"}, nil, false, []string{outsideClient}},
-		{"to a bang path through the client", map[string]any{"to": "evil.example!x@acme-corp.com"}, nil, false, []string{outsideClient}},
+		{"to a source route through the client", map[string]any{"to": "x%evil.example@acme-corp.com"}, nil, false, []string{outsideClient, unknownDest}},
+		{"to a bang path through the client", map[string]any{"to": "evil.example!x@acme-corp.com"}, nil, false, []string{outsideClient, unknownDest}},
 		{"no client domains known", nil, &noClient, false, []string{outsideClient}},
 		{"cc a colleague", map[string]any{"cc": []any{"partner@smithlaw.com"}}, nil, false, []string{outsideClient, client}},
 		{"cc a colleague in upper case", map[string]any{"cc": []any{"Partner@SmithLaw.COM"}}, nil, false, []string{outsideClient, client}},
@@ -100,11 +102,11 @@ func TestShippedEmailRules(t *testing.T) {
 		{"bcc the client", map[string]any{"bcc": []any{"cfo@acme-corp.com"}}, nil, false, []string{client, copyOutside}},
 		{"cc a third party", map[string]any{"cc": []any{"partner@smithlaw.com", "x@gmail.com"}}, nil, false, []string{outsideClient, client, copyOutside}},
 		{"bcc a sub-domain of the firm", map[string]any{"bcc": []any{"x@mail.smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside}},
-		{"bcc a malformed address", map[string]any{"bcc": []any{"partner at smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside}},
+		{"bcc a malformed address", map[string]any{"bcc": []any{"partner at smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside, unknownDest}},
 		{"empty cc and bcc", map[string]any{"cc": []any{}, "bcc": []any{}}, nil, false, []string{client}},
 		{"cc a colleague, no firm domains known", map[string]any{"cc": []any{"partner@smithlaw.com"}}, &noFirm, false, []string{outsideClient, client, copyOutside}},
-		{"cc as a string", map[string]any{"cc": "x@gmail.com"}, nil, false, []string{outsideClient + "+", client, copyOutside + "+"}},
-		{"cc with an object", map[string]any{"cc": []any{map[string]any{"address": "x@gmail.com"}}}, nil, false, []string{outsideClient, client, copyOutside}},
+		{"cc as a string", map[string]any{"cc": "x@gmail.com"}, nil, false, []string{outsideClient + "+", client, copyOutside + "+", unknownDest}},
+		{"cc with an object", map[string]any{"cc": []any{map[string]any{"address": "x@gmail.com"}}}, nil, false, []string{outsideClient, client, copyOutside, unknownDest}},
 		// Attachments.
 		{"five attachments", map[string]any{"attachments": attachments(1, 1, 1, 1, 1)}, nil, false, []string{client}},
 		{"six attachments", map[string]any{"attachments": attachments(1, 1, 1, 1, 1, 1)}, nil, false, []string{client, count}},
@@ -131,8 +133,8 @@ func TestShippedEmailRules(t *testing.T) {
 		{"an SSN to a colleague, bcc outside", map[string]any{"to": "partner@smithlaw.com", "bcc": []any{"x@gmail.com"}, "body": "SSN 123-45-6789"},
 			nil, true, []string{outsideClient, copyOutside, ssn}},
 		{"an SSN to a source route through the firm", map[string]any{"to": "x%evil.example@smithlaw.com", "body": "SSN 123-45-6789"},
-			nil, true, []string{outsideClient, ssn}},
-		{"cc a bang path through the firm", map[string]any{"cc": []any{"evil.example!x@smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside}},
+			nil, true, []string{outsideClient, ssn, unknownDest}},
+		{"cc a bang path through the firm", map[string]any{"cc": []any{"evil.example!x@smithlaw.com"}}, nil, false, []string{outsideClient, client, copyOutside, unknownDest}},
 		{"an SSN to a colleague, no firm domains known", map[string]any{"to": "partner@smithlaw.com", "body": "SSN 123-45-6789"}, &noFirm, true, []string{outsideClient, ssn}},
 		// Every string the e-mail sends is read (issue 17): not only the
 		// subject and the body.
@@ -160,7 +162,11 @@ func TestShippedEmailRules(t *testing.T) {
 			if tc.meta != nil {
 				meta = *tc.meta
 			}
-			d, err := p.Decide(toolpolicy.Call{Tool: "send_client_email", Input: email(t, tc.set), Meta: meta})
+			// Counsel asked for exactly this e-mail: every address is
+			// counsel's, so the provenance rule fires only on a
+			// recipient that cannot be read as an address.
+			in := email(t, tc.set)
+			d, err := p.Decide(toolpolicy.Call{Tool: "send_client_email", Input: in, Meta: meta, Sources: &provenance.Sources{Counsel: string(in)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,5 +390,6 @@ func TestManyRecipients(t *testing.T) {
 	}
 	t.Logf("%d bytes, 20,001 recipients: %v", b.Len(), time.Since(start))
 	checkDecision(t, d, "send_client_email", false, toolpolicy.TierHigh,
-		[]string{"email.recipient_outside_client", "email.client_communication", "email.copy_outside_firm"})
+		// x@gmail.com is in no source of the run (none is given).
+		[]string{"email.recipient_outside_client", "email.client_communication", "email.copy_outside_firm", provenance.RuleUnknown})
 }

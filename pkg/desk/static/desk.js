@@ -1098,6 +1098,27 @@
     return h('time', { class: cls, datetime: iso, title: iso, text: localTimeText(t) });
   }
 
+  /**
+   * The value at an RFC 6901 JSON pointer ("/bcc/0") in v, or undefined
+   * when the pointer does not lead to one.
+   */
+  function pointerValue(v, pointer) {
+    if (!pointer.startsWith('/')) return undefined;
+    let cur = v;
+    for (const raw of pointer.slice(1).split('/')) {
+      const tok = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      if (Array.isArray(cur)) {
+        if (!/^(0|[1-9][0-9]*)$/.test(tok) || Number(tok) >= cur.length) return undefined;
+        cur = cur[Number(tok)];
+      } else if (isObject(cur) && Object.prototype.hasOwnProperty.call(cur, tok)) {
+        cur = cur[tok];
+      } else {
+        return undefined;
+      }
+    }
+    return cur;
+  }
+
   /** A fired rule's effect in words: raise:high "raised to high", deny "denies the call", record "recorded only". */
   function ruleEffectWords(effect) {
     const e = str(effect);
@@ -1183,8 +1204,14 @@
     const rulesList = h('ul', { class: 'fired-rules' }, rules.map((r) => {
       const effect = str(r.effect);
       const kind = effect === 'record' ? 'record' : effect === 'deny' ? 'deny' : effect.startsWith('raise:') ? 'raise' : 'other';
-      return h('li', { class: `rule rule-${kind}`, 'data-effect': effect },
-        h('span', { class: 'rule-reason', text: str(r.reason) }), ' ',
+      // A provenance rule names the value it is about by its pointer in
+      // the input (its reason never quotes it): shown here, from the same
+      // input counsel reads above.
+      const at = typeof r.pointer === 'string' && r.pointer !== '' ? pointerValue(input, r.pointer) : undefined;
+      const value = at === undefined ? null : h('span', { class: 'rule-value' },
+        h('code', { class: 'rule-value-text' }, appendVisible(document.createDocumentFragment(), fieldText(at))), ': ');
+      return h('li', { class: `rule rule-${kind}`, 'data-effect': effect, 'data-pointer': str(r.pointer) },
+        value, h('span', { class: 'rule-reason', text: str(r.reason) }), ' ',
         h('span', { class: 'rule-source' }, '(', h('code', { class: 'rule-id', text: str(r.id) }), ': ',
           h('span', { class: 'rule-effect', title: effect, text: ruleEffectWords(effect) }), ')'));
     }));
