@@ -238,6 +238,9 @@ func recordedCall(p *toolpolicy.Policy, l contracts.Line, e *contracts.ToolReque
 		}
 		call.Sources = s
 	}
+	// The run's steps before the call, which the policy's prior
+	// conditions read.
+	call.History = src.History()
 	return call, ""
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/seal"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
 // DecideStore is what counsel's decision needs of the store.
@@ -42,7 +43,9 @@ type Decider struct {
 
 // EditChecker validates an edited call and runs the risk policy on it.
 type EditChecker interface {
-	CheckEdit(ctx context.Context, run reducer.RunState, tool string, input json.RawMessage) (EditVerdict, error)
+	// history is the run's steps before the decision (the policy's prior
+	// conditions read it).
+	CheckEdit(ctx context.Context, run reducer.RunState, history []toolpolicy.Step, tool string, input json.RawMessage) (EditVerdict, error)
 }
 
 // Decide records counsel's signature (approved) or refusal (denied) of a pending
@@ -76,13 +79,25 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 	if !contracts.IsHash(d.PresentedHash) {
 		return warrant.Warrant{}, failure.New(failure.KindInvalidRequest, "field tool_input_hash: must be a lowercase hex SHA-256 digest")
 	}
-	folded, err := reducer.Fold(ctx, dc.Store, firm, run, reducer.FoldOptions{Keys: dc.Heads})
+	rk := newRunKey(dc.Keys)
+	defer rk.close()
+	opts := reducer.FoldOptions{Keys: dc.Heads}
+	if len(d.EditedInput) > 0 {
+		// The edit is decided on the run's steps as they stand (opened:
+		// a prior condition may read an earlier result).
+		opts.KeepLines, opts.Open = true, rk.open
+	}
+	folded, err := reducer.Fold(ctx, dc.Store, firm, run, opts)
 	if err != nil {
 		return warrant.Warrant{}, err
 	}
 	var verdict EditVerdict
 	if len(d.EditedInput) > 0 {
-		if verdict, err = dc.checkEdit(ctx, folded.State, approvalID, &d); err != nil {
+		var steps reducer.Sources
+		for _, l := range folded.Lines {
+			steps.Fold(l)
+		}
+		if verdict, err = dc.checkEdit(ctx, folded.State, steps.History(), approvalID, &d); err != nil {
 			return warrant.Warrant{}, err
 		}
 	}
@@ -98,8 +113,6 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 				"separation of duties: the counsel who decides a warrant must not be the user who started the run")
 		}
 	}
-	rk := newRunKey(dc.Keys)
-	defer rk.close()
 	chain := contracts.ChainAfter(folded.Last)
 	if chain.Sealer, err = rk.sealer(ctx, folded.Run); err != nil {
 		return warrant.Warrant{}, err
@@ -139,7 +152,7 @@ func claimWord(s warrant.ClaimState) string {
 // checkEdit canonicalizes counsel's edit into d and has the policy decide
 // it. It reads the warrant for the tool and the requested hash; the store's
 // conditional write still guards the decision itself.
-func (dc Decider) checkEdit(ctx context.Context, r reducer.RunState, approvalID string, d *warrant.CounselDecision) (EditVerdict, error) {
+func (dc Decider) checkEdit(ctx context.Context, r reducer.RunState, history []toolpolicy.Step, approvalID string, d *warrant.CounselDecision) (EditVerdict, error) {
 	if d.Decision != warrant.DecisionApproved {
 		return EditVerdict{}, failure.New(failure.KindInvalidRequest, "field edited_input: only an approval may edit the call")
 	}
@@ -174,7 +187,7 @@ func (dc Decider) checkEdit(ctx context.Context, r reducer.RunState, approvalID 
 		return EditVerdict{}, failure.New(failure.KindConflict,
 			"field edited_input: this exact call was already "+claimWord(c.State)+" in this run; approve the call as requested or edit it differently")
 	}
-	v, err := dc.Edits.CheckEdit(ctx, r, w.ToolName, canonical)
+	v, err := dc.Edits.CheckEdit(ctx, r, history, w.ToolName, canonical)
 	if err != nil {
 		return EditVerdict{}, err
 	}

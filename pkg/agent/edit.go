@@ -32,7 +32,7 @@ type EditVerdict struct {
 // Schema), and the risk policy is run on it with the run's metadata. An
 // edit the policy denies is policy_denied; nothing is recorded. input is
 // canonical JSON.
-func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string, input json.RawMessage) (EditVerdict, error) {
+func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, history []toolpolicy.Step, tool string, input json.RawMessage) (EditVerdict, error) {
 	t, ok := b.tools[tool]
 	if !ok {
 		return EditVerdict{}, failure.New(failure.KindConflict, "the warranted tool is no longer available")
@@ -57,7 +57,7 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, tool string
 	if err != nil {
 		return EditVerdict{}, err
 	}
-	d := b.decideSigned(tool, input, meta)
+	d := b.decideSigned(tool, input, meta, history)
 	fired := firedRules(d.FiredRules)
 	if d.Action == toolpolicy.ActionDeny {
 		msg := "the risk policy denies the edited call"
@@ -98,8 +98,8 @@ func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metad
 // decideSigned decides an input counsel signed (an edit, a warranted call
 // at dispatch): its destinations are counsel's, not traced
 // (toolpolicy.Call's Signed).
-func (b *Brain) decideSigned(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
-	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Signed: true})
+func (b *Brain) decideSigned(tool string, input json.RawMessage, meta toolpolicy.Metadata, history []toolpolicy.Step) toolpolicy.Decision {
+	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Signed: true, History: history})
 }
 
 // decide is the decision on a call the model proposed: its destinations
@@ -110,7 +110,7 @@ func (s *session) decide(tool string, input json.RawMessage, meta toolpolicy.Met
 	if !opened {
 		src = nil
 	}
-	return s.b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Sources: src})
+	return s.b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Sources: src, History: s.sources.History()})
 }
 
 // recordMeta is the ledger's record of the metadata a decision was made on.

@@ -25,6 +25,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/seal"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -109,8 +110,16 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The brain the worker function builds (internal/wire).
-	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Logger: failure.NewLogger(logs)})
+	// The brain the worker function builds (internal/wire), on the policy
+	// TOOL_POLICY names (a test's file:), or the embedded one.
+	var policy *toolpolicy.Policy
+	if fnCfg.ToolPolicy != "" {
+		if policy, err = wire.LoadPolicy(context.Background(), fnCfg.ToolPolicy, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Logger: failure.NewLogger(logs),
+		Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}

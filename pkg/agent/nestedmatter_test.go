@@ -191,7 +191,7 @@ func TestCounselEditHeldToTheMatterWall(t *testing.T) {
 		{"records_search", `{"query":"q"}`, failure.KindInvalidRequest},
 	} {
 		edit := json.RawMessage(strings.ReplaceAll(c.edit, `"M"`, `"`+h.matter+`"`))
-		_, err := brain.CheckEdit(context.Background(), run, c.tool, edit)
+		_, err := brain.CheckEdit(context.Background(), run, []toolpolicy.Step{}, c.tool, edit)
 		if k, _, _ := failure.Classify(err); (err == nil) != (c.kind == "") || (err != nil && k != c.kind) {
 			t.Errorf("%s %s: %v, want kind %q", c.tool, c.edit, err, c.kind)
 		}

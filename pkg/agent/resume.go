@@ -109,7 +109,11 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 		if err != nil {
 			return Result{}, err
 		}
-		d := b.decideSigned(w.ToolName, execInput, pm)
+		var steps reducer.Sources
+		for _, l := range lines {
+			steps.Fold(l)
+		}
+		d := b.decideSigned(w.ToolName, execInput, pm, steps.History())
 		check, err := policyCheck(w.ToolName, execHash, d, pm)
 		if err != nil {
 			return Result{}, err

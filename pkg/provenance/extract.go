@@ -3,6 +3,7 @@ package provenance
 import (
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -142,6 +143,12 @@ func normHost(v string) (string, bool) {
 	if hp, err := netip.ParseAddrPort(v); err == nil {
 		h = hp.Addr().String()
 	} else if i := strings.LastIndexByte(v, ':'); i > 0 && strings.IndexByte(v[:i], ':') < 0 {
+		// A port is a number up to 65535; anything else after the colon
+		// ("443@other.example") is not a port, and the value is not a host
+		// that can be read.
+		if _, err := strconv.ParseUint(v[i+1:], 10, 16); err != nil {
+			return "", false
+		}
 		h = v[:i]
 	}
 	h = strings.TrimSuffix(lowerString(h), ".")
@@ -153,12 +160,70 @@ func normHost(v string) (string, bool) {
 // dot. A URL net/url will not read (a percent-encoded host among others)
 // has no host.
 func urlHost(v string) (string, bool) {
+	h, _, _, ok := urlHostPath(v)
+	return h, ok
+}
+
+// urlHostPath is urlHost and the URL's place as it is written in a text:
+// the host (with its port, unless it is the scheme's default) and the path
+// as given, lower case and without a trailing slash
+// ("app.box.com/folder/a"); hostLen is the length of its host part. The
+// scheme, userinfo, query and fragment are not part of it. A path with a
+// dot segment or an encoded dot or slash is not read: it could climb out
+// of a folder counsel named.
+func urlHostPath(v string) (host, place string, hostLen int, ok bool) {
 	u, err := url.Parse(v)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", false
+		return "", "", 0, false
 	}
 	h := strings.TrimSuffix(lowerString(u.Hostname()), ".")
-	return h, validHost(h)
+	if !validHost(h) {
+		return "", "", 0, false
+	}
+	place = h
+	if p := u.Port(); p != "" && !(p == "443" && strings.EqualFold(u.Scheme, "https") || p == "80" && strings.EqualFold(u.Scheme, "http")) {
+		place += ":" + p
+	}
+	path := lowerString(u.EscapedPath())
+	if strings.Contains(path, "%2e") || strings.Contains(path, "%2f") || strings.Contains(path, "%5c") || strings.Contains(path, "\\") {
+		return "", "", 0, false
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			return "", "", 0, false
+		}
+	}
+	return h, place + strings.TrimRight(path, "/"), len(place), true
+}
+
+// containsPlace reports whether lower-case text holds place (urlHostPath's)
+// as a URL's host and path, not inside a longer host or path: the character
+// before it does not continue a host, and after it comes the end, a
+// character that does not continue a path, a query or fragment, or one
+// slash that does not lead on.
+func containsPlace(text, place string) bool {
+	for off := 0; ; {
+		i := strings.Index(text[off:], place)
+		if i < 0 {
+			return false
+		}
+		i += off
+		e := i + len(place)
+		before := i == 0 || !isDomain(text[i-1])
+		after := true
+		if e < len(text) {
+			switch c := text[e]; {
+			case c == '/' || c == '.': // a trailing slash, or a full stop
+				after = e+1 == len(text) || !isPathChar(text[e+1]) && text[e+1] != '.'
+			default:
+				after = !isPathChar(c)
+			}
+		}
+		if before && after {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 // isSep: the separators an identifier may be written with. A space is one
@@ -199,6 +264,15 @@ type textIndex struct {
 	tokens []string
 	joins  []bool
 	text   string // for paths, which are searched, not indexed
+	lower  string // text in lower case, for URLs' places; made on first use
+}
+
+// lowerText is the text in lower case, made once.
+func (ix *textIndex) lowerText() string {
+	if ix.lower == "" && ix.text != "" {
+		ix.lower = lowerString(ix.text)
+	}
+	return ix.lower
 }
 
 func indexText(s string) *textIndex {

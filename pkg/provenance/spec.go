@@ -15,7 +15,7 @@ const (
 	// KindEmail is a bare e-mail address ("bob@client.example"), matched
 	// whole and without regard to case.
 	KindEmail Kind = contracts.ProvenanceEmail
-	// KindURL is an absolute URL, matched by its host.
+	// KindURL is an absolute URL, matched by its host and path.
 	KindURL Kind = contracts.ProvenanceURL
 	// KindHost is a host name or IP address, with an optional port.
 	KindHost Kind = contracts.ProvenanceHost

@@ -67,10 +67,18 @@ var ErrInput = errors.New("provenance: the input is not a JSON object")
 //     "rbob@x.example". An address on one of the firm's domains is trusted
 //     by the firm's settings, on one of the client's by the matter
 //     registry (exactly: a sub-domain is not its parent).
-//   - url, host: the host (a URL's after its userinfo, without its port),
-//     lower case, no trailing dot, compared exactly with the host names in
-//     the texts (runs of host characters, an address's domain among them,
-//     and URLs' hosts) and with the firm's and client's domains.
+//   - host: the host (without its port, which must be a number), lower
+//     case, no trailing dot, compared exactly with the host names in the
+//     texts (runs of host characters, an address's domain among them, and
+//     URLs' hosts) and with the firm's and client's domains.
+//   - url: the host and the path (after any userinfo; the port unless it
+//     is the scheme's default; no query, fragment or trailing slash),
+//     lower case: a text vouches for it when it names that host and path,
+//     or a folder above it, as a whole URL place (not inside a longer host
+//     or path), so on a shared host (a file service) counsel's folder does
+//     not vouch for a document's. The firm's and client's domains vouch
+//     for any URL on them. A path with a dot segment or an encoded dot,
+//     slash or backslash is not read.
 //   - identifier: separators (space, '-', '.', '/', ':', '_') removed and
 //     ASCII case folded, matched as a sequence of whole letter-digit tokens
 //     of a text that are separated by one separator character each, so
@@ -153,13 +161,32 @@ func (s *Sources) trace(v selected, k Kind) (f Finding) {
 		}
 		f.Origins = s.fromTexts(f.Origins, s.emails[addr])
 		f.Origins = s.fromRegistry(f.Origins, dom)
-	case KindURL, KindHost:
-		var h string
-		if k == KindURL {
-			h, ok = urlHost(str)
-		} else {
-			h, ok = normHost(str)
+	case KindURL:
+		h, place, hostLen, ok := urlHostPath(str)
+		if !ok {
+			f.Unreadable = "no host and path that can be read"
+			return f
 		}
+		// A text vouches for the URL when it names the URL's host and path,
+		// or a folder above it (on a shared host, one folder is not
+		// another); the registry, for any URL on its domains.
+		for _, n := range s.hosts[h] {
+			text := s.texts[n].lowerText()
+			for p := place; ; {
+				if containsPlace(text, p) {
+					f.Origins = s.addOrigin(f.Origins, n)
+					break
+				}
+				j := strings.LastIndexByte(p, '/')
+				if j < hostLen {
+					break
+				}
+				p = p[:j]
+			}
+		}
+		f.Origins = s.fromRegistry(f.Origins, h)
+	case KindHost:
+		h, ok := normHost(str)
 		if !ok {
 			f.Unreadable = "no host that can be read"
 			return f

@@ -3,6 +3,7 @@ package reducer
 import (
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/provenance"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
 // Sources folds a run's ledger lines, in order, into what its calls'
@@ -13,8 +14,13 @@ import (
 // commits and the ledger it resumes from; the audit folds the ledger up to
 // each tool.requested, so both trace a call over the same sources. The
 // registry's and the firm's domains come from the decision's metadata.
+//
+// It also keeps the run's steps (each tool.completed: seq, tool, status and
+// result), which the policy's prior conditions read (toolpolicy.Call's
+// History).
 type Sources struct {
-	src provenance.Sources
+	src   provenance.Sources
+	steps []toolpolicy.Step
 	// sealed: some line's content was not opened, so the sources are not
 	// the run's; a trace over them would not be the one recorded.
 	sealed bool
@@ -30,12 +36,28 @@ func (s *Sources) Fold(l contracts.Line) {
 		}
 		s.src.Counsel = CounselWords(e)
 	case *contracts.ToolCompleted:
+		// The tool and the status are in the clear; the result is not
+		// where the line is sealed (a prior condition over it then cannot
+		// be evaluated, and fails closed).
+		st := toolpolicy.Step{Seq: l.Seq, Tool: e.ToolName, Status: e.Status}
 		if l.Sealed {
 			s.sealed = true
+			s.steps = append(s.steps, st)
 			return
 		}
+		st.Result = e.Result
+		s.steps = append(s.steps, st)
 		s.src.AddResult(provenance.Result{Seq: l.Seq, Tool: e.ToolName, Text: e.Result})
 	}
+}
+
+// History is the run's steps so far, in ledger order: never nil (a run
+// with none has an empty history, which the policy reads as known).
+func (s *Sources) History() []toolpolicy.Step {
+	if s.steps == nil {
+		return []toolpolicy.Step{}
+	}
+	return s.steps[:len(s.steps):len(s.steps)]
 }
 
 // Sources is the fold so far, and false when some content was sealed (not

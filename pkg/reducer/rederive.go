@@ -256,7 +256,8 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 		}
 		return &got, nil
 	}
-	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta, Sources: src, Signed: !r.traced})
+	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta, Sources: src, Signed: !r.traced,
+		History: rd.src.History()})
 	got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: d.PolicyVersion,
 		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256}
 	for _, f := range d.FiredRules {

@@ -88,6 +88,39 @@
 // detector catches, and the false positives it accepts, are a corpus in
 // testdata/identifiers that a test sends through the embedded policy.
 //
+// # What happened before: prior steps
+//
+// A condition may ask what the run did before the call: {"prior": {...}}
+// holds when an earlier tool call of the run completed with a status
+// (default "success"; also "error", "denied", "declined") and its result
+// satisfies where, conditions written as a rule's whose "input" pointers
+// read that result. A conflicts check that must come first:
+//
+//	{"id": "court.conflicts_first", "tools": ["file_court_document"],
+//	 "when": [{"not": {"prior": {"tool": "check_conflicts",
+//	   "where": [{"input": "/conflict", "op": "equals", "value": false}]}}}],
+//	 "then": "deny", "reason": "File only after a conflicts check found none."}
+//
+// The run's steps are Call.History, which the agent and the audit build from
+// the run's ledger (each tool.completed line before the decision), so a
+// decision that read them is decided again from the ledger alone. Not known
+// (nil), a prior condition is undecided, as is a matching step whose result
+// cannot be read (sealed, not an object): fail-closed. "scope": "run" is the
+// only scope yet; Load refuses "matter" (the matter's earlier runs), an
+// unlisted tool, an unknown status and a prior inside a prior's where.
+//
+// # Destinations: where a call's values came from
+//
+// A tool entry may declare "destinations": [{"pointer": "/bcc/*", "kind":
+// "email"}, ...] (kinds email, url, host, identifier, path): each value is
+// traced to where the run got it (pkg/provenance; Call.Sources). One found
+// only in tool results fires provenance.untrusted_destination, one found
+// nowhere or not readable provenance.unknown_destination; both raise the
+// call to high, after the file's rules, and never deny. The FiredRule names
+// the value by its pointer, never by its value, and Decision.Provenance is
+// the record of where each was found. A call counsel signed (Call.Signed) is
+// not traced: counsel's signature is the source of its values.
+//
 // # Tools that send data outside the firm
 //
 // A tool entry may say "sends_outside": true: the tool sends its input out

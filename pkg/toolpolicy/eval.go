@@ -37,6 +37,8 @@ const (
 	causeDuplicate
 	causeType
 	causeMeta
+	causeHistory
+	causePriorResult
 	causeNotEvaluable
 	numCauses
 )
@@ -48,6 +50,8 @@ var causeText = [numCauses]string{
 	causeDuplicate:    "the input has a duplicate key on the rule's JSON pointer",
 	causeType:         "an input value has another JSON type than the rule compares",
 	causeMeta:         "metadata the rule compares with is not known",
+	causeHistory:      "the run's earlier steps are not known",
+	causePriorResult:  "an earlier step's result cannot be read as the condition needs",
 	causeNotEvaluable: "the condition cannot be evaluated",
 }
 
@@ -84,6 +88,10 @@ type evaluator struct {
 	sentBuilt bool
 	cause     cause
 	causes    []cause // per leaf id: why it is tUnknown
+	// hist is the run's earlier steps (Call.History; nil: not known) and
+	// tabs the policy's tables, for a prior condition's where.
+	hist []Step
+	tabs tables
 }
 
 // selection is what a pointer selected in this decision: e.sel[start:end],
@@ -108,6 +116,7 @@ var evaluators = sync.Pool{New: func() any {
 func newEvaluator(c *Call, t tables) *evaluator {
 	e := evaluators.Get().(*evaluator)
 	e.in, e.meta, e.input, e.cause, e.sentBuilt = c.Input, c.Meta, 0, causeNone, false
+	e.hist, e.tabs = c.History, t
 	if cap(e.memo) < t.leaves {
 		e.memo, e.causes = make([]tri, t.leaves), make([]cause, t.leaves)
 	}
@@ -131,7 +140,7 @@ func newEvaluator(c *Call, t tables) *evaluator {
 const maxPooled = 1 << 16
 
 func (e *evaluator) release() {
-	e.in, e.meta, e.firsts = nil, Metadata{}, nil
+	e.in, e.meta, e.firsts, e.hist, e.tabs = nil, Metadata{}, nil, nil, tables{}
 	if cap(e.tape) > maxPooled/16 || cap(e.textAt) > maxPooled/16 || cap(e.domAt) > maxPooled/16 || cap(e.scratch) > maxPooled {
 		return
 	}
@@ -209,9 +218,12 @@ func (e *evaluator) evalNode(c *cond) tri {
 		return r
 	}
 	var r tri
-	if c.subj != metaNone {
+	switch {
+	case c.kind == condPrior:
+		r = e.priorLeaf(c.prior)
+	case c.subj != metaNone:
 		r = e.metaLeaf(c)
-	} else {
+	default:
 		r = e.inputLeaf(c)
 	}
 	e.memo[c.id] = r
@@ -219,6 +231,40 @@ func (e *evaluator) evalNode(c *cond) tri {
 		e.causes[c.id] = cmp.Or(e.cause, causeNotEvaluable)
 	}
 	return r
+}
+
+// priorLeaf reports whether an earlier step of the run is the prior
+// condition's tool, completed with its status, its result satisfying
+// where. Not known (no history given): undecided. A matching step whose
+// result cannot be read as where needs, and none that satisfies it:
+// undecided (fail-closed, as for the input).
+func (e *evaluator) priorLeaf(p *prior) tri {
+	if e.hist == nil {
+		return e.unknown(causeHistory)
+	}
+	res := tFalse
+	for i := range e.hist {
+		st := &e.hist[i]
+		if st.Tool != p.tool || st.Status != p.status {
+			continue
+		}
+		if len(p.where) == 0 {
+			return tTrue
+		}
+		sub := newEvaluator(&Call{Input: st.Result, Meta: e.meta}, e.tabs)
+		r := sub.all(p.where)
+		sub.release()
+		switch r {
+		case tTrue:
+			return tTrue
+		case tUnknown:
+			res = tUnknown
+		}
+	}
+	if res == tUnknown {
+		return e.unknown(causePriorResult)
+	}
+	return res
 }
 
 // parsed builds the tape of the input once per decision.

@@ -76,11 +76,25 @@ type Call struct {
 	// raised (fail closed). Sources are not safe for concurrent use: one
 	// run's calls are decided one at a time.
 	Sources *provenance.Sources
+	// History is the run's earlier steps, in ledger order, which a rule's
+	// prior conditions read. nil: not known, and a prior condition cannot
+	// be evaluated (fail closed); empty: the run has none.
+	History []Step
 	// Signed: the input is one counsel signed (counsel's edit of a held
 	// call, or a warranted call re-decided at dispatch). Counsel's
 	// signature over the exact bytes is the trusted source of every value
 	// in them, so destinations are not traced; every other rule applies.
 	Signed bool
+}
+
+// Step is one earlier tool call of the run as its tool.completed line
+// records it.
+type Step struct {
+	Seq    int64
+	Tool   string
+	Status string // tool.completed's: success, error, denied, declined, unknown
+	// Result is the result the model saw (JSON); nil where it is sealed.
+	Result json.RawMessage
 }
 
 // FiredRule is a rule that applied to a call.

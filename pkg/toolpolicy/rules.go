@@ -1,11 +1,13 @@
 package toolpolicy
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,6 +49,19 @@ type condFile struct {
 	Any       []condFile      `json:"any,omitempty"`
 	All       []condFile      `json:"all,omitempty"`
 	Not       *condFile       `json:"not,omitempty"`
+	Prior     *priorFile      `json:"prior,omitempty"`
+}
+
+// priorFile is a condition on the run's history: an earlier call of a tool
+// completed with a status (default success), its result satisfying where.
+type priorFile struct {
+	Tool   string `json:"tool"`
+	Status string `json:"status,omitempty"`
+	// Scope is where the earlier call is looked for: "run" (the default).
+	Scope string `json:"scope,omitempty"`
+	// Where are conditions over the earlier call's result: their "input"
+	// pointers read the result, as a rule's read the call's input.
+	Where []condFile `json:"where,omitempty"`
 }
 
 // effectKind is what a fired rule does.
@@ -166,6 +181,7 @@ const (
 	condAny
 	condAll
 	condNot
+	condPrior
 )
 
 // scalar is a literal a value is compared with.
@@ -209,6 +225,13 @@ type cond struct {
 	domains []string
 	re      *regexp.Regexp
 	num     float64
+	prior   *prior // condPrior
+}
+
+// prior is a compiled prior condition.
+type prior struct {
+	tool, status string
+	where        []cond
 }
 
 // compileRules validates and compiles the rules of a document against its
@@ -273,7 +296,7 @@ func compileRules(files []ruleFile, tools map[string]*toolEntry) ([]*rule, table
 		if err := reachable(r, tools, path); err != nil {
 			return nil, tables{}, err
 		}
-		c := compiler{budget: maxRuleConds, leaves: leaves, ptrs: ptrs, firsts: firsts}
+		c := compiler{budget: maxRuleConds, leaves: leaves, ptrs: ptrs, firsts: firsts, tools: tools}
 		for _, name := range r.tools {
 			if tools[name].sendsOutside {
 				c.outbound = name
@@ -355,6 +378,10 @@ type compiler struct {
 	// outbound is a tool of the rule that sends its input outside the firm,
 	// or "": a detector of such a rule must read every string.
 	outbound string
+	// tools are the policy's tools, which a prior condition names; inPrior
+	// is set while compiling a prior's where (no prior inside it).
+	tools   map[string]*toolEntry
+	inPrior bool
 }
 
 func (c *compiler) conds(files []condFile, path string, depth int) ([]cond, error) {
@@ -375,14 +402,16 @@ func (c *compiler) cond(f *condFile, path string, depth int) (cond, error) {
 	}
 	leaf := f.Input != nil || f.Meta != nil || f.Op != nil || f.Value != nil || f.MetaValue != nil
 	groups := 0
-	for _, set := range []bool{f.Any != nil, f.All != nil, f.Not != nil} {
+	for _, set := range []bool{f.Any != nil, f.All != nil, f.Not != nil, f.Prior != nil} {
 		if set {
 			groups++
 		}
 	}
 	switch {
 	case leaf && groups > 0, groups > 1:
-		return cond{}, invalid(path, "a condition is one of: a comparison (input or meta, op, value or meta_value), any, all or not")
+		return cond{}, invalid(path, "a condition is one of: a comparison (input or meta, op, value or meta_value), any, all, not or prior")
+	case f.Prior != nil:
+		return c.prior(f, path+".prior", depth)
 	case groups == 1:
 		if depth >= maxCondDepth {
 			return cond{}, invalid(path, "conditions nest at most %d deep", maxCondDepth)
@@ -445,6 +474,53 @@ func (c *compiler) cond(f *condFile, path string, depth int) (cond, error) {
 		}
 	}
 	return cd, nil
+}
+
+// The statuses a prior condition may ask for: tool.completed's.
+var priorStatuses = []string{contracts.ToolSuccess, contracts.ToolError, contracts.ToolDenied, contracts.ToolDeclined}
+
+// prior compiles a prior condition: the tool must be one the policy lists,
+// the status one tool.completed records, the scope the run; where is
+// compiled as a rule's conditions (its pointers read the earlier result),
+// without a prior inside it.
+func (c *compiler) prior(f *condFile, path string, depth int) (cond, error) {
+	p := f.Prior
+	if c.inPrior {
+		return cond{}, invalid(path, "a prior condition's where cannot hold another prior")
+	}
+	if _, ok := c.tools[p.Tool]; !ok {
+		return cond{}, invalid(path+".tool", "tool %q is not listed in tools", p.Tool)
+	}
+	status := cmp.Or(p.Status, contracts.ToolSuccess)
+	if !slices.Contains(priorStatuses, status) {
+		return cond{}, invalid(path+".status", "unknown status %q (want %s)", p.Status, strings.Join(priorStatuses, ", "))
+	}
+	switch p.Scope {
+	case "", "run":
+	case "matter":
+		// The run's ledger holds the run's steps, which the audit decides
+		// again; a matter's steps span runs (docs/DECISIONS.md, issue 29).
+		return cond{}, invalid(path+".scope", `a prior step is looked for in the run ("run"); the matter's earlier runs are not read yet`)
+	default:
+		return cond{}, invalid(path+".scope", `unknown scope %q (want "run")`, p.Scope)
+	}
+	sub := *c
+	sub.outbound, sub.inPrior = "", true
+	where, err := sub.conds(p.Where, path+".where", depth+1)
+	c.budget = sub.budget
+	if err != nil {
+		return cond{}, err
+	}
+	key, _ := json.Marshal(struct {
+		Tool, Status string
+		Where        []condFile
+	}{p.Tool, status, p.Where})
+	id, ok := c.leaves["prior "+string(key)]
+	if !ok {
+		id = len(c.leaves)
+		c.leaves["prior "+string(key)] = id
+	}
+	return cond{kind: condPrior, id: id, prior: &prior{tool: p.Tool, status: status, where: where}}, nil
 }
 
 // leafKey identifies a leaf by what it says. Two leaves written alike get
