@@ -86,6 +86,9 @@ type Sources struct {
 	hosts     map[string][]int32 // host -> texts holding it
 	scratch   selector
 	originBuf []Origin
+	// outOrigins is the array the current Trace's findings' origins are
+	// copied into (a new one each Trace: the findings outlive it).
+	outOrigins []Origin
 }
 
 type tokPos struct{ text, idx int32 }

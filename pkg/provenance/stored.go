@@ -17,13 +17,19 @@ func Store(findings []Finding) []contracts.ProvenanceFinding {
 		return nil
 	}
 	out := make([]contracts.ProvenanceFinding, len(findings))
+	n := 0
+	for _, f := range findings {
+		n += len(f.Origins)
+	}
+	origins := make([]contracts.ProvenanceOrigin, 0, n) // one array for all
 	for i, f := range findings {
 		out[i] = contracts.ProvenanceFinding{Pointer: f.Pointer, Kind: string(f.Kind), Unreadable: f.Unreadable != ""}
 		if len(f.Origins) > 0 {
-			out[i].Origins = make([]contracts.ProvenanceOrigin, len(f.Origins))
-			for j, o := range f.Origins {
-				out[i].Origins[j] = contracts.ProvenanceOrigin{Source: string(o.Source), Seq: o.Seq, Tool: o.Tool}
+			start := len(origins)
+			for _, o := range f.Origins {
+				origins = append(origins, contracts.ProvenanceOrigin{Source: string(o.Source), Seq: o.Seq, Tool: o.Tool})
 			}
+			out[i].Origins = origins[start:len(origins):len(origins)]
 		}
 	}
 	return out

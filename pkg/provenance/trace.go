@@ -108,6 +108,9 @@ func Trace(input json.RawMessage, specs []Spec, src *Sources) ([]Finding, error)
 		clear(sel.root)
 	}()
 	findings := make([]Finding, 0, len(specs))
+	// The findings' origins share one array, grown as needed: a finding's
+	// origins are a full slice of it, never appended to after.
+	src.outOrigins = nil
 	for i := range specs {
 		sp := &specs[i]
 		toks := sp.toks
@@ -137,10 +140,16 @@ func (s *Sources) trace(v selected, k Kind) (f Finding) {
 	f.Origins = s.originBuf[:0]
 	defer func() {
 		s.originBuf = f.Origins[:0]
-		f.Origins = slices.Clone(f.Origins)
 		if len(f.Origins) == 0 {
 			f.Origins = nil
+			return
 		}
+		if cap(s.outOrigins)-len(s.outOrigins) < len(f.Origins) {
+			s.outOrigins = make([]Origin, 0, max(8, 2*cap(s.outOrigins), len(f.Origins)))
+		}
+		start := len(s.outOrigins)
+		s.outOrigins = append(s.outOrigins, f.Origins...)
+		f.Origins = s.outOrigins[start:len(s.outOrigins):len(s.outOrigins)]
 	}()
 	if v.problem != "" {
 		f.Unreadable = v.problem
