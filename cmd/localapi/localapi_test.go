@@ -208,16 +208,17 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	if emulators != 7 || bootstraps < 5 || firmFunctions != 1 {
 		t.Errorf("pids lists %d emulators, %d bootstraps and %d reference functions' emulators, want 7, at least 5 and 1:\n%s", emulators, bootstraps, firmFunctions, b)
 	}
-	// The walkthrough's three runs (five with the retention step's two)
-	// went through the worker queue: each started, the filing and the
-	// e-mail resumed too, every message delivered once and deleted.
+	// The walkthrough's four runs (six with the retention step's two)
+	// went through the worker queue: each started, the filing, the e-mail
+	// and the e-mail a document asked to copy (declined) resumed too,
+	// every message delivered once and deleted.
 	ql, err := os.ReadFile(filepath.Join(logDir, "queue.log"))
 	if err != nil {
 		t.Errorf("queue.log: %v", err)
 	}
-	started := 3
+	started := 4
 	if strings.Contains(stdout.String(), "demo: retention and legal hold") {
-		started = 5
+		started = 6
 		if !strings.Contains(stdout.String(), "of the held matter: past its retention too, its content kept") ||
 			!strings.Contains(stdout.String(), "the last a destruction receipt, verified offline") {
 			t.Errorf("the retention step did not show the held matter kept and the destruction's evidence:\n%s", stdout.String())
@@ -225,7 +226,7 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	} else if !slices.Contains(args, "-retention-day") {
 		t.Errorf("the walkthrough left out the retention step:\n%s", stdout.String())
 	}
-	for reason, want := range map[string]int{"started": started, "resumed": 2} {
+	for reason, want := range map[string]int{"started": started, "resumed": 3} {
 		if n := strings.Count(string(ql), ", "+reason+") (receive 1) -> worker ok in"); n != want {
 			t.Errorf("queue.log has %d %s deliveries to the worker, want %d:\n%s", n, reason, want, ql)
 		}
