@@ -25,6 +25,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/dynamo/dynamotest"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/seal"
+	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 
 	"github.com/seed-f6d3920e/warrant"
 )
@@ -71,6 +72,10 @@ type options struct {
 	// plain: no DATA_KEY, the runs' content in the clear (schema 1).
 	plain bool
 	env   map[string]string // the function's environment beyond TABLE_NAME and MODEL_ID
+	now   func() time.Time  // the brain's clock (nil: time.Now)
+	// policy is the brain's risk policy, as TOOL_POLICY would load it
+	// (nil: the embedded one).
+	policy *toolpolicy.Policy
 }
 
 // newHarness builds the brain; script gets the harness so rules can name its matter.
@@ -110,7 +115,7 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 		t.Fatal(err)
 	}
 	// The brain the worker function builds (internal/wire).
-	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Logger: failure.NewLogger(logs)})
+	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Logger: failure.NewLogger(logs), Now: opt.now, Policy: opt.policy})
 	if err != nil {
 		t.Fatal(err)
 	}

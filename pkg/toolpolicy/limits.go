@@ -180,6 +180,10 @@ func (p *Policy) indexLimits() {
 	}
 }
 
+// HasLimits reports whether any limit lists the tool: only then can a
+// decision on a call of it carry charges.
+func (p *Policy) HasLimits(tool string) bool { return len(p.limitsOf[tool]) > 0 }
+
 // LimitIDs lists the policy's limits in file order.
 func (p *Policy) LimitIDs() []string {
 	ids := make([]string, len(p.limits))
