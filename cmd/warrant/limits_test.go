@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +96,54 @@ func TestLimitReachedAuditedAndReplayed(t *testing.T) {
 		t.Errorf("policy decide --ledger does not show the limit reached:\n%s", got.stdout)
 	}
 	noValues(t, got)
+}
+
+// docs/DEPLOY.md's "Limits over time" example is a limit a whole policy
+// loads, and does what the text says when its count is reached.
+func TestLimitsDocExample(t *testing.T) {
+	b, err := os.ReadFile("../../docs/DEPLOY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n### Limits over time\n")
+	if !ok {
+		t.Fatal(`docs/DEPLOY.md has no "Limits over time"`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	blocks := regexp.MustCompile("(?s)\n```json\n(.*?)\n```").FindAllStringSubmatch(sec, -1)
+	if len(blocks) != 1 {
+		t.Fatalf("want one json block, got %d", len(blocks))
+	}
+	var example struct {
+		Limits []any `json:"limits"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0][1]), &example); err != nil || len(example.Limits) != 1 {
+		t.Fatalf("the example is not {\"limits\": [one limit]}: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(toolpolicy.EmbeddedDocument(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["limits"] = example.Limits
+	whole, _ := json.Marshal(doc)
+	p, err := toolpolicy.Load(whole)
+	if err != nil {
+		t.Fatalf("the example does not load in a whole policy: %v", err)
+	}
+	if _, err := toolpolicy.LoadDocument([]byte(`{"extends":"embedded","version":"o1",` + strings.TrimPrefix(blocks[0][1], "{"))); err == nil {
+		t.Error("an overlay added the example's limit")
+	}
+	d := p.DecideOrDeny(toolpolicy.Call{Tool: "draft_document", Input: json.RawMessage(`{"matter_id":"` + matterID + `","title":"Memo","body":"..."}`),
+		Meta: toolpolicy.Metadata{MatterID: matterID}})
+	if d.Action != toolpolicy.ActionAllow || len(d.Limits) != 1 {
+		t.Fatalf("a draft under the example: %+v", d)
+	}
+	reached, err := d.LimitsReached([]string{d.Limits[0].ID})
+	if err != nil || reached.Action != toolpolicy.ActionRequireApproval ||
+		!strings.Contains(reached.Reason, "(limit: at most 20 per matter per day; reached)") {
+		t.Errorf("the example reached: %+v, %v", reached, err)
+	}
+	if flat := strings.Join(strings.Fields(sec), " "); !strings.Contains(flat, "denied by policy: rule "+d.Limits[0].ID+": ... (limit: at most 20 per matter per day; reached)") {
+		t.Error("the section does not quote the denial the model reads for the example's limit")
+	}
 }
