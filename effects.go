@@ -70,6 +70,9 @@ func (c Claim) Key() EffectKey {
 type ClaimInput struct {
 	FirmID, RunID, ToolName, InputSHA256, EffectRef, Owner string
 	LeaseUntil                                             time.Time
+	// Counters are the policy's counts the call adds to, in the claim's
+	// write; one at its bound refuses the claim (*LimitReachedError).
+	Counters []Counter
 }
 
 // Completion is the outcome of a claimed effect.

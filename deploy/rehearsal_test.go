@@ -34,6 +34,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/internal/proc"
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
+	"github.com/seed-f6d3920e/warrant/pkg/dynamo"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 )
 
@@ -263,6 +264,11 @@ func checkEnvironment(t *testing.T, r rehearsal, admin *clients) {
 				pitr, err := admin.ddb.DescribeContinuousBackups(ctx, &dynamodb.DescribeContinuousBackupsInput{TableName: aws.String(v)})
 				if err != nil || pitr.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus != ddbtypes.PointInTimeRecoveryStatusEnabled {
 					t.Errorf("%s %s=%s: point-in-time recovery not enabled (%v)", name, k, v, err)
+				}
+				ttl, err := admin.ddb.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(v)})
+				if err != nil || ttl.TimeToLiveDescription == nil || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != dynamo.AttrTTL ||
+					ttl.TimeToLiveDescription.TimeToLiveStatus != ddbtypes.TimeToLiveStatusEnabled {
+					t.Errorf("%s %s=%s: time to live %+v (%v); want %s enabled", name, k, v, ttl, err, dynamo.AttrTTL)
 				}
 			case "QUEUE_URL":
 				out, err := admin.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(v),

@@ -109,6 +109,9 @@ func TestTableMatchesStore(t *testing.T) {
 	if tbl.PointInTimeRecoverySpecification == nil || !aws.ToBool(tbl.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled) {
 		t.Error("point-in-time recovery must be on")
 	}
+	if ttl := tbl.TimeToLiveSpecification; ttl == nil || ttl.AttributeName == nil || *ttl.AttributeName != dynamo.AttrTTL || !ttl.Enabled {
+		t.Errorf("TimeToLiveSpecification = %+v, want %s enabled (the policy's counters expire by it)", ttl, dynamo.AttrTTL)
+	}
 	if tbl.SSESpecification == nil || !tbl.SSESpecification.SSEEnabled {
 		t.Error("SSESpecification.SSEEnabled must be true")
 	}

@@ -628,6 +628,9 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		if len(d.FiredRules) > 0 {
 			fired = ", fired " + strings.Join(d.FiredRules, " ")
 		}
+		if len(d.LimitsReached) > 0 {
+			fired += ", limits reached " + strings.Join(d.LimitsReached, " ")
+		}
 		verdict := "re-derived"
 		if d.Sealed {
 			// Issue 26: the input is sealed in the stored ledger; the

@@ -156,7 +156,7 @@ func replayLedger(p *toolpolicy.Policy, lines []contracts.Line, rep *checkReport
 			rep.Calls = append(rep.Calls, c)
 			continue
 		}
-		d := p.DecideOrDeny(call)
+		d := stillReached(p.DecideOrDeny(call), e.LimitsReached)
 		c.Action, c.Tier = string(d.Action), string(d.Tier)
 		var then, now []string
 		for _, f := range e.FiredRules {
@@ -186,6 +186,23 @@ func replayLedger(p *toolpolicy.Policy, lines []contracts.Line, rep *checkReport
 		}
 		rep.Calls = append(rep.Calls, c)
 	}
+}
+
+// stillReached is d with the limits a recorded call found at their bound
+// (tool.requested's limits_reached) taken as reached still, those d's
+// policy counts the call by: the counts are not in the ledger, and the
+// count that refused the call then is the best word on it now.
+func stillReached(d toolpolicy.Decision, recorded []string) toolpolicy.Decision {
+	var still []string
+	for _, id := range recorded {
+		if slices.ContainsFunc(d.Limits, func(c toolpolicy.LimitCharge) bool { return c.ID == id }) && !slices.Contains(still, id) {
+			still = append(still, id)
+		}
+	}
+	if r, err := d.LimitsReached(still); err == nil {
+		return r
+	}
+	return d
 }
 
 // strictness orders the policy's actions; an action the policy does not
@@ -247,7 +264,8 @@ func recordedCall(p *toolpolicy.Policy, l contracts.Line, e *contracts.ToolReque
 // decideRecorded is policy decide --ledger FILE --seq N: the call the
 // export records at tool.requested seq N, decided by p with the sources
 // before it, on the line's input and metadata unless inputFile or metaFile
-// is given. tool, when given, must be the line's.
+// is given, with the limits it records reached still reached (stillReached).
+// tool, when given, must be the line's.
 func decideRecorded(p *toolpolicy.Policy, pos []string, ledgerFile string, seq int64, inputFile, metaFile string, stdin io.Reader, stdout io.Writer) error {
 	switch {
 	case ledgerFile == "":
@@ -288,7 +306,7 @@ func decideRecorded(p *toolpolicy.Policy, pos []string, ledgerFile string, seq i
 		if err != nil {
 			return err
 		}
-		return writeJSON(stdout, d)
+		return writeJSON(stdout, stillReached(d, e.LimitsReached))
 	}
 	return fmt.Errorf("%s: no line at seq %d (the ledger runs to seq %d)", name, seq, lines[len(lines)-1].Seq)
 }

@@ -145,6 +145,11 @@ class Standup:
             self.c("dynamodb").update_continuous_backups(
                 TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": bool(pitr["PointInTimeRecoveryEnabled"])}
             )
+        ttl = p.get("TimeToLiveSpecification")
+        if ttl:
+            self.c("dynamodb").update_time_to_live(
+                TableName=name, TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": bool(ttl["Enabled"])}
+            )
         attrs = {"Arn": desc["TableArn"]}
         if desc.get("LatestStreamArn"):
             attrs["StreamArn"] = desc["LatestStreamArn"]

@@ -63,8 +63,9 @@ type EffectStore interface {
 	FlagForReconciliation(ctx context.Context, firm, run string, k warrant.EffectKey) error
 	// LatestEffect is the latest attempt's claim of a call (nil: never claimed).
 	LatestEffect(ctx context.Context, firm, run, tool, inputSHA256 string) (*warrant.Claim, error)
-	// TakeClaim makes a worker the executor of an effect a resume reserved.
-	TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error
+	// TakeClaim makes a worker the executor of an effect a resume reserved,
+	// adding to counters in the same write.
+	TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time, counters ...warrant.Counter) error
 }
 
 // PolicyStore is what the risk policy's rules weigh beyond a call: the

@@ -200,7 +200,18 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 	if changed := s.pinChanged(ctx, tool); changed != nil {
 		return nil, s.toolChanged(ctx, failure.StageResume, req, tool, changed, rel.ApprovalRequestID, nil)
 	}
-	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease); err != nil {
+	// The call counsel signed is counted by the policy's limits in the
+	// take's own write, without their bounds: counsel's signature is not
+	// held to a limit.
+	var counters []warrant.Counter
+	if s.b.policy.HasLimits(blocked.ToolName) {
+		meta, err := s.policyMeta(ctx)
+		if err != nil {
+			return nil, staged(failure.StageEffectClaim, err)
+		}
+		counters = s.counters(s.b.decideSigned(blocked.ToolName, input, meta, s.sources.History()).Limits, false)
+	}
+	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease, counters...); err != nil {
 		if errors.Is(err, warrant.ErrEffectClaimed) {
 			return nil, s.unknownOutcome(ctx, req, rel.EffectRef, key, whyNoOutcome)
 		}

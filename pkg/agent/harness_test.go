@@ -72,6 +72,10 @@ type options struct {
 	// plain: no DATA_KEY, the runs' content in the clear (schema 1).
 	plain bool
 	env   map[string]string // the function's environment beyond TABLE_NAME and MODEL_ID
+	now   func() time.Time  // the brain's clock (nil: time.Now)
+	// policy is the brain's risk policy, as TOOL_POLICY would load it
+	// (nil: the embedded one).
+	policy *toolpolicy.Policy
 }
 
 // newHarness builds the brain; script gets the harness so rules can name its matter.
@@ -110,16 +114,17 @@ func newHarness(t *testing.T, script func(h *harness) bedrocktest.Script, opt op
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The brain the worker function builds (internal/wire), on the policy
-	// TOOL_POLICY names (a test's file:), or the embedded one.
-	var policy *toolpolicy.Policy
-	if fnCfg.ToolPolicy != "" {
+	// The brain the worker function builds (internal/wire), on the
+	// policy given, else the one TOOL_POLICY names (a test's file:), else
+	// the embedded one.
+	policy := opt.policy
+	if policy == nil && fnCfg.ToolPolicy != "" {
 		if policy, err = wire.LoadPolicy(context.Background(), fnCfg.ToolPolicy, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	brain, err := wire.NewBrain(wire.Deps{Config: fnCfg, Keys: keys, DataKeys: dataKeys, Store: store, Model: model, Logger: failure.NewLogger(logs),
-		Policy: policy})
+		Now: opt.now, Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,12 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	case decision.Action == toolpolicy.ActionRequireApproval:
 		return s.warranted(ctx, req, tool, finish)
 	case decision.Action == toolpolicy.ActionAllow:
-		return s.execute(ctx, req, tool, s.b.replayable(b.Name, decision))
+		tc, held, err := s.execute(ctx, req, tool, s.b.replayable(b.Name, decision), s.counters(decision.Limits, true))
+		var reached *warrant.LimitReachedError
+		if errors.As(err, &reached) {
+			return s.limitReached(ctx, req, tool, decision, reached.Limit, finish)
+		}
+		return tc, held, err
 	}
 	return finish(contracts.ToolDenied, "denied by policy: unknown action")
 }
@@ -285,14 +290,16 @@ func collectPropertyNames(s *jsonschema.Schema, into map[string]bool, depth int)
 }
 
 // execute claims the effect once, runs the tool and records the outcome: two
-// round trips (requested line + claim, completion + completed line).
-func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, replayable bool) (*contracts.ToolCompleted, bool, error) {
+// round trips (requested line + claim + the policy's counters, completion +
+// completed line). A counter at its bound refuses the claim
+// (*warrant.LimitReachedError) and nothing is written.
+func (s *session) execute(ctx context.Context, req *contracts.ToolRequested, tool registeredTool, replayable bool, counters []warrant.Counter) (*contracts.ToolCompleted, bool, error) {
 	if err := s.timeForEffect(ctx, tool.Timeout); err != nil {
 		return nil, false, err
 	}
 	effectRef := s.b.cfg.NewID()
 	claim := warrant.ClaimInput{FirmID: s.meta.FirmID, RunID: s.meta.RunID, ToolName: req.ToolName, InputSHA256: req.InputSHA256,
-		EffectRef: effectRef, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx)}
+		EffectRef: effectRef, Owner: s.owner, LeaseUntil: s.leaseUntil(ctx), Counters: counters}
 	var claimed bool
 	var existing *warrant.Claim
 	err := s.commit(ctx, func(lines []contracts.Line) error {

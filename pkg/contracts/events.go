@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/seed-f6d3920e/warrant"
@@ -187,6 +188,13 @@ type ToolRequested struct {
 	// lines written before provenance, and where the decision did not
 	// trace it.
 	Provenance []ProvenanceFinding `json:"provenance,omitempty"`
+	// LimitsReached are the ids of the policy's limits (counts over a
+	// window) that the call found at their bound when its effect was
+	// claimed: the decision recorded is the policy's with them reached
+	// (their fired rules appended, the call raised or denied). The count
+	// is not in the ledger, so this is what an audit re-derives the
+	// decision from. Absent for every other call.
+	LimitsReached []string `json:"limits_reached,omitempty"`
 }
 
 // A tool's class as tool.requested records it (closed).
@@ -556,6 +564,16 @@ func (e *ToolRequested) validate() error {
 	}
 	if err := checkProvenance("payload.provenance", e.Provenance); err != nil {
 		return err
+	}
+	for i, id := range e.LimitsReached {
+		p := fmt.Sprintf("payload.limits_reached[%d]", i)
+		if err := mustNotEmpty(p, id); err != nil {
+			return err
+		}
+		// A reached limit is a rule of the decision recorded.
+		if !slices.ContainsFunc(e.FiredRules, func(r FiredRule) bool { return r.ID == id }) {
+			return fieldErr(p, "must name a rule in fired_rules")
+		}
 	}
 	return checkMetadata("payload.policy_metadata", e.PolicyMetadata, e.PolicyMetadataSHA256)
 }

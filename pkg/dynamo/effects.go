@@ -28,12 +28,20 @@ func (s *Store) claimPut(item map[string]types.AttributeValue) *types.Put {
 	}
 }
 
-// ClaimToolEffectOnce claims an effect in one round trip: the EFF# put and
-// the given lines (the tool.requested line) in one transaction, or a plain
-// conditional PutItem without lines. If the effect is already claimed it
-// returns claimed=false, the stored claim and no error, and nothing was
-// written (the caller then writes its own lines). A claim whose lease passed
-// is returned as it is (OutcomeUnknown), never taken over.
+// ClaimToolEffectOnce claims an effect in one round trip: the EFF# put, the
+// given lines (the tool.requested line) and the claim's counters
+// (c.Counters, limits.go) in one transaction, or a plain conditional
+// PutItem with neither. If the effect is already claimed it returns
+// claimed=false, the stored claim and no error, and nothing was written
+// (the caller then writes its own lines). A claim whose lease passed is
+// returned as it is (OutcomeUnknown), never taken over. A counter at its
+// bound refuses the claim with a *warrant.LimitReachedError naming its
+// limit, and nothing was written.
+//
+// The items are ordered most informative first (the claim, the lines, the
+// head, then the counters in the order given), and the first failed
+// condition in that order is the answer, on an endpoint that reports one
+// reason (minidyn) as on one that reports all (DynamoDB, moto).
 func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, lines ...contracts.Line) (bool, *warrant.Claim, error) {
 	const op = "claim tool effect"
 	if err := checkIDs(op, "firm_id", c.FirmID, "run_id", c.RunID, "effect_ref", c.EffectRef); err != nil {
@@ -49,6 +57,9 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 	if err != nil {
 		return false, nil, err
 	}
+	if err := checkCounters(op, c.Counters); err != nil {
+		return false, nil, err
+	}
 	pk, sk := runPK(c.FirmID, c.RunID), effSK(warrant.EffectKey{ToolName: c.ToolName, InputSHA256: c.InputSHA256})
 	item, err := marshal(claimItem{
 		PK: pk, SK: sk, FirmID: c.FirmID, RunID: c.RunID, ToolName: c.ToolName, InputSHA256: c.InputSHA256,
@@ -60,7 +71,7 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 	}
 	put := s.claimPut(item)
 	var old map[string]types.AttributeValue
-	if len(parsed) == 0 {
+	if len(parsed) == 0 && len(c.Counters) == 0 {
 		err = s.withConflictRetry(ctx, func() error {
 			_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 				TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
@@ -74,20 +85,26 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 			return err == nil, nil, wrap(op, err)
 		}
 	} else {
-		h, herr := s.headOf(ctx, c.FirmID, c.RunID, parsed)
-		if herr != nil {
-			return false, nil, wrap(op, herr)
-		}
 		items := []types.TransactWriteItem{{Put: put}}
-		for _, l := range parsed {
-			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
+		if len(parsed) > 0 {
+			h, herr := s.headOf(ctx, c.FirmID, c.RunID, parsed)
+			if herr != nil {
+				return false, nil, wrap(op, herr)
+			}
+			for _, l := range parsed {
+				items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
+			}
+			items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
 		}
-		items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
+		counters := len(items) // the index of the first counter
+		items = append(items, s.counterUpdates(c.FirmID, c.Counters)...)
 		err = s.transact(ctx, items)
 		cf, ok := firstFailedCondition(err)
 		switch {
 		case !ok:
 			return err == nil, nil, wrap(op, err)
+		case cf.index >= counters:
+			return false, nil, limitReached(c.Counters, cf.index-counters, err)
 		case cf.index > len(parsed):
 			return false, nil, s.runRefused(ctx, cf.item, pk, c.RunID, nil, parsed[0].Seq, err)
 		case cf.index > 0:

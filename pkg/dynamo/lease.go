@@ -160,9 +160,17 @@ func leaseHeldBy(ctx context.Context, owner string) (string, map[string]types.At
 // of takers one succeeds; a claim already taken or finished is
 // ErrEffectClaimed: its outcome is not this taker's to decide, and nobody
 // executes it again.
-func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time) error {
+//
+// counters are the policy's counts the effect adds to (limits.go), in the
+// same transaction, after the claim: the call counsel signed is counted
+// (with Max 0, not held to a bound); a bounded one at its bound is a
+// *warrant.LimitReachedError and nothing is written.
+func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.EffectKey, owner string, until time.Time, counters ...warrant.Counter) error {
 	const op = "take claim"
 	if err := checkKey(op, k); err != nil {
+		return err
+	}
+	if err := checkCounters(op, counters); err != nil {
 		return err
 	}
 	if !idsOK(firm, run) {
@@ -180,8 +188,11 @@ func (s *Store) TakeClaim(ctx context.Context, firm, run string, k warrant.Effec
 	const cond = "#state = :claimed AND #owner = :none"
 	upd := s.txUpdate(key(pk, sk), newUpdate().set("owner", str(owner)).set("lease_until", str(fmtTime(until))), cond,
 		map[string]types.AttributeValue{":claimed": str(string(warrant.ClaimClaimed)), ":none": str(noOwner)})
-	err := s.transact(ctx, []types.TransactWriteItem{{ConditionCheck: check}, {Update: upd}})
+	err := s.transact(ctx, append([]types.TransactWriteItem{{ConditionCheck: check}, {Update: upd}}, s.counterUpdates(firm, counters)...))
 	if c, ok := firstFailedCondition(err); ok {
+		if c.index >= 2 {
+			return limitReached(counters, c.index-2, err)
+		}
 		got, gerr := s.GetEffect(ctx, firm, run, k)
 		if gerr != nil {
 			return gerr

@@ -23,6 +23,10 @@ type Redecision struct {
 	RiskTier, Action      string
 	FiredRules            []string // ids, in the policy's order
 	MetadataSHA256        string   // what it weighed beyond the input
+	// LimitsReached are the limits the line records the call found at
+	// their bound (tool.requested's limits_reached): the decision was made
+	// again with them reached.
+	LimitsReached []string
 	// Sealed: the call's input is sealed (issue 26: not opened, or its key
 	// destroyed), so the decision was not made again; the fields are the
 	// recorded decision, whose metadata was checked against the run and
@@ -72,6 +76,11 @@ func (e *RederiveError) Error() string {
 // first decision that does not re-derive (*RederiveError) or whose version
 // no policy given is (*PolicyVersionError).
 //
+// A tool.requested that records limits_reached (limits the call found at
+// their bound when its effect was claimed: the count is not in the ledger)
+// is decided with them reached (toolpolicy.Decision.LimitsReached); each
+// must be a limit of the recorded version that counts that call.
+//
 // The decisions are tool.requested (every call the model proposed),
 // approval.decided with counsel's edit, and the resume's decision of a
 // warranted call (run.released of an approved warrant; run.failed when it
@@ -103,7 +112,8 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 			rd.hold(e.InputSHA256, e.Input, l.Sealed)
 			got, err = rd.redo(l, recordedDecision{tool: e.ToolName, input: e.Input, inputSHA256: e.InputSHA256, version: e.PolicyVersion,
 				meta: e.PolicyMetadata, metaSHA256: e.PolicyMetadataSHA256, tier: e.RiskTier, action: e.Action, reason: &e.Reason,
-				matched: &e.MatchedPolicy, fired: e.FiredRules, sealed: l.Sealed, traced: true, provenance: e.Provenance})
+				matched: &e.MatchedPolicy, fired: e.FiredRules, sealed: l.Sealed, traced: true, provenance: e.Provenance,
+				reached: e.LimitsReached})
 		case *contracts.RunBlocked:
 			a := e.Approval
 			rd.blocked[a.ApprovalRequestID] = &a
@@ -219,6 +229,8 @@ type recordedDecision struct {
 	// Signed).
 	traced     bool
 	provenance []contracts.ProvenanceFinding
+	// reached: the limits the call found at their bound (tool.requested).
+	reached []string
 }
 
 func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, error) {
@@ -250,7 +262,7 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 	}
 	if r.sealed {
 		got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: r.version,
-			RiskTier: r.tier, Action: r.action, MetadataSHA256: r.metaSHA256, Sealed: true}
+			RiskTier: r.tier, Action: r.action, MetadataSHA256: r.metaSHA256, Sealed: true, LimitsReached: r.reached}
 		for _, f := range r.fired {
 			got.FiredRules = append(got.FiredRules, f.ID)
 		}
@@ -258,8 +270,13 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 	}
 	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta, Sources: src, Signed: !r.traced,
 		History: rd.src.History()})
+	if len(r.reached) > 0 {
+		if d, err = d.LimitsReached(r.reached); err != nil {
+			return nil, fail(" does not re-derive: it records limits_reached %v, and %v", r.reached, err)
+		}
+	}
 	got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: d.PolicyVersion,
-		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256}
+		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256, LimitsReached: r.reached}
 	for _, f := range d.FiredRules {
 		got.FiredRules = append(got.FiredRules, f.ID)
 	}

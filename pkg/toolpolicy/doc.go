@@ -161,6 +161,36 @@
 // decision on the tool's name alone, is never less strict than a decision on
 // any actual call of the tool.
 //
+// # Limits
+//
+// A full policy may also limit how many calls run over a window:
+//
+//	"limits": [{
+//	  "id": "drafts.per_matter_day",
+//	  "tools": ["draft_document"],
+//	  "when": [],
+//	  "per": "matter",
+//	  "window": "day",
+//	  "max": 20,
+//	  "then": "raise:high",
+//	  "reason": "More than twenty drafts a day in one matter is unusual."
+//	}]
+//
+// A limit's id is unique among rules and limits; tools are listed tools,
+// not all high or prohibited (a limit acts on calls the policy allows);
+// when selects the calls it counts, in the rules' language (a condition
+// that cannot be evaluated counts the call); per is "run", "matter" or
+// "firm"; window is "hour" or "day" (UTC); max is an integer from 1; then
+// is "deny" or "raise:high". Load refuses anything else, naming the field
+// ("limits[0].max").
+//
+// Decide does not know the counts: it puts the limits that count a call on
+// Decision.Limits and leaves the tier alone. Whoever claims the call's
+// effect counts it in the same write, and a call that finds a count at its
+// max is decided again with LimitsReached: a fired rule of the limit, the
+// call denied or raised to counsel. A call counsel signed is counted and
+// not held to the limit.
+//
 // # Overlays
 //
 // LoadDocument also reads an overlay of the embedded policy, for a deployment
@@ -169,8 +199,9 @@
 //	{"extends": "embedded", "version": "firm-7",
 //	 "disable": ["email.attachment_count"], "require_approval": ["draft_document"]}
 //
-// disable removes rules and require_approval raises floors to high; an overlay
-// cannot add rules, lower a tier or change the default, and any mistake in it
+// disable removes rules (or limits) and require_approval raises floors to
+// high; an overlay cannot add rules or limits, lower a tier or change the
+// default, and any mistake in it
 // is an error, never a fallback. Decisions then carry the version
 // "<embedded version>+<overlay version>".
 package toolpolicy

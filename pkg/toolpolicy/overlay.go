@@ -45,6 +45,9 @@ func LoadDocument(data []byte) (*Policy, error) {
 	if _, ok := probe["extends"]; !ok {
 		return Load(data)
 	}
+	if _, ok := probe["limits"]; ok {
+		return nil, invalid("limits", "an overlay cannot add limits (it may disable one by id)")
+	}
 	var o overlayFile
 	if err := contracts.DecodeStrict(data, &o); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidPolicy, err)
@@ -76,9 +79,12 @@ func (p *Policy) overlay(o *overlayFile) (*Policy, error) {
 		c := *t
 		q.tools[name] = &c
 	}
-	known := make(map[string]bool, len(p.rules))
+	known := make(map[string]bool, len(p.rules)+len(p.limits))
 	for _, r := range p.rules {
 		known[r.id] = true
+	}
+	for _, l := range p.limits {
+		known[l.id] = true
 	}
 	disabled := make(map[string]bool, len(o.Disable))
 	for i, id := range o.Disable {
@@ -96,6 +102,13 @@ func (p *Policy) overlay(o *overlayFile) (*Policy, error) {
 			q.rules = append(q.rules, r)
 		}
 	}
+	q.limitTables = p.limitTables
+	for _, l := range p.limits {
+		if !disabled[l.id] {
+			q.limits = append(q.limits, l)
+		}
+	}
+	q.indexLimits()
 	raised := make(map[string]bool, len(o.RequireApproval))
 	for i, name := range o.RequireApproval {
 		path := "require_approval[" + strconv.Itoa(i) + "]"

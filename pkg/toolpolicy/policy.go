@@ -133,6 +133,9 @@ type Decision struct {
 	// Provenance is where each destination the tool declares was found
 	// (pkg/provenance's recorded form; no values), when they were traced.
 	Provenance []contracts.ProvenanceFinding `json:"provenance,omitempty"`
+	// Limits are the limits that count the call (limits.go), in the
+	// policy's order; they do not change the tier (see LimitsReached).
+	Limits []LimitCharge `json:"limits,omitempty"`
 }
 
 var (
@@ -169,6 +172,11 @@ type Policy struct {
 	tools   map[string]*toolEntry
 	rules   []*rule // file order
 	tables  tables  // sizes of the per-decision memos
+	// limits, in file order, and by tool (limits.go); their conditions
+	// have memo tables of their own.
+	limits      []*limit
+	limitsOf    map[string][]*limit
+	limitTables tables
 }
 
 // The file format. Fields without omitempty are required by DecodeStrict.
@@ -177,6 +185,7 @@ type policyFile struct {
 	Default defaultRule         `json:"default"`
 	Tools   map[string]toolRule `json:"tools"`
 	Rules   []ruleFile          `json:"rules,omitempty"`
+	Limits  []limitFile         `json:"limits,omitempty"`
 }
 
 // defaultRule has no replayable field: the default can never be low, so a
@@ -273,6 +282,10 @@ func Load(data []byte) (*Policy, error) {
 	}
 	p.rules, p.tables = rules, tables
 	p.index()
+	if p.limits, p.limitTables, err = compileLimits(f.Limits, p.tools, rules); err != nil {
+		return nil, err
+	}
+	p.indexLimits()
 	p.digest = digestOf(data)
 	return p, nil
 }
@@ -502,6 +515,7 @@ func (p *Policy) decide(c Call, aside *[]FiredRule) (Decision, error) {
 	if len(t.dests) > 0 && !c.Signed {
 		p.traceDestinations(&d, &c, t, aside)
 	}
+	p.chargeLimits(&d, &c)
 	d.Action, _ = actionFor(d.Tier) // Load rejected every tier actionFor does not know
 	if d.Tier != TierLow || len(d.FiredRules) > 0 {
 		d.Replayable = false
