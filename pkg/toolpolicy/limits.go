@@ -93,19 +93,8 @@ func compileLimits(files []limitFile, tools map[string]*toolEntry, rules []*rule
 		}
 		seen[f.ID] = i
 		l := &limit{id: f.ID, per: f.Per, window: f.Window, then: f.Then, reason: f.Reason}
-		if len(f.Tools) == 0 {
-			return nil, tables{}, invalid(path+".tools", "must list at least one tool")
-		}
-		listed := make(map[string]bool, len(f.Tools))
-		for k, name := range f.Tools {
-			tp := path + ".tools[" + strconv.Itoa(k) + "]"
-			if _, ok := tools[name]; !ok {
-				return nil, tables{}, invalid(tp, "tool %q is not listed in tools", name)
-			}
-			if listed[name] {
-				return nil, tables{}, invalid(tp, "tool %q is listed twice", name)
-			}
-			listed[name] = true
+		if err := checkTools(path, f.Tools, tools); err != nil {
+			return nil, tables{}, err
 		}
 		l.tools = slices.Clone(f.Tools)
 		switch f.Per {

@@ -277,20 +277,8 @@ func compileRules(files []ruleFile, tools map[string]*toolEntry) ([]*rule, table
 		if f.RestatesFloor && r.kind != effectRaise {
 			return nil, tables{}, invalid(path+".restates_floor", "only a raise rule can restate a floor")
 		}
-		if len(f.Tools) == 0 {
-			return nil, tables{}, invalid(path+".tools", "must list at least one tool")
-		}
-		listed := make(map[string]bool, len(f.Tools))
-		for k, name := range f.Tools {
-			tp := path + ".tools[" + strconv.Itoa(k) + "]"
-			if _, ok := tools[name]; !ok {
-				// Rules never apply to unlisted tools: those get the default.
-				return nil, tables{}, invalid(tp, "tool %q is not listed in tools", name)
-			}
-			if listed[name] {
-				return nil, tables{}, invalid(tp, "tool %q is listed twice", name)
-			}
-			listed[name] = true
+		if err := checkTools(path, f.Tools, tools); err != nil {
+			return nil, tables{}, err
 		}
 		r.tools = append([]string(nil), f.Tools...)
 		if err := reachable(r, tools, path); err != nil {
@@ -311,6 +299,27 @@ func compileRules(files []ruleFile, tools map[string]*toolEntry) ([]*rule, table
 		out = append(out, r)
 	}
 	return out, tables{leaves: len(leaves), ptrs: len(ptrs), firsts: firsts}, nil
+}
+
+// checkTools checks the tools a rule or a limit lists (path.tools): at
+// least one, each listed in the policy's tools (rules never apply to
+// unlisted tools: those get the default), none twice.
+func checkTools(path string, names []string, tools map[string]*toolEntry) error {
+	if len(names) == 0 {
+		return invalid(path+".tools", "must list at least one tool")
+	}
+	listed := make(map[string]bool, len(names))
+	for k, name := range names {
+		tp := path + ".tools[" + strconv.Itoa(k) + "]"
+		if _, ok := tools[name]; !ok {
+			return invalid(tp, "tool %q is not listed in tools", name)
+		}
+		if listed[name] {
+			return invalid(tp, "tool %q is listed twice", name)
+		}
+		listed[name] = true
+	}
+	return nil
 }
 
 // reachable refuses a rule that could never change a decision: a rule is a
