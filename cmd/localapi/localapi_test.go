@@ -96,8 +96,8 @@ func TestDemoHeadlessStreams(t *testing.T) {
 }
 
 // TestSlowModelFastAPI: the walkthrough on a model whose turns take 13.5 s
-// each (the filing run's three: 40.5 s, far past API Gateway's 30 s; seven
-// in the whole walkthrough: 94.5 s), with every HTTP call of the client
+// each (the filing run's three: 40.5 s, far past API Gateway's 30 s; ten
+// in the whole walkthrough: 135 s), with every HTTP call of the client
 // bounded: the API records and hands runs to the worker, so no call waits
 // for the model. A call that did would take at least a turn's latency, so
 // the bound is derived from it, half a turn: any call that waited on the
