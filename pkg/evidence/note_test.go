@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -219,5 +222,90 @@ func TestCheckpointNoteXModNote(t *testing.T) {
 	vkey, err := evidence.VerifierKey(origin, k.Public())
 	if err != nil || !strings.HasPrefix(vkey, origin+"+"+hex8(kh)+"+Aj") {
 		t.Fatalf("vkey %q (%v)", vkey, err)
+	}
+}
+
+// withNote signs b's checkpoint also as a note of origin with k.
+func withNote(t *testing.T, k evidence.Signer, b evidence.Bundle, origin string) evidence.Bundle {
+	t.Helper()
+	b = cloneBundle(t, b)
+	var c evidence.Checkpoint
+	if err := json.Unmarshal([]byte(b.Checkpoint.Body), &c); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if b.Checkpoint.Note, err = evidence.SignCheckpointNote(context.Background(), k, origin, c); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBundleCheckpointNote: a bundle whose checkpoint carries its signed
+// note verifies and reports the note's origin; one without a note verifies
+// as before (NoteOrigin empty); a note altered, of another origin, by
+// another key, or signing another size or head than the JSON checkpoint is
+// refused, naming the checkpoint note. The firm log document is checked the
+// same way.
+func TestBundleCheckpointNote(t *testing.T) {
+	k, pub := newKey(t)
+	other, otherPub := newKey(t)
+	keys := evidence.KeySet{}.Add(pub)
+	lines := filingLedger(t, true)
+	plain := completedBundle(t, k, lines, derive(t, lines))
+	origin := evidence.Origin("", fxFirm)
+
+	rep, err := evidence.Verify(plain, keys)
+	if err != nil || rep.NoteOrigin != "" {
+		t.Fatalf("without a note: %v %q", err, rep.NoteOrigin)
+	}
+	b := withNote(t, k, plain, origin)
+	if rep, err = evidence.Verify(b, keys); err != nil || rep.NoteOrigin != origin || !rep.Complete {
+		t.Fatalf("with a note: %v %+v", err, rep)
+	}
+	custom := withNote(t, k, plain, evidence.Origin("evidence.acme.example/warrant", fxFirm))
+	if _, err := evidence.VerifyWith(custom, keys, evidence.Options{OriginPrefix: "evidence.acme.example/warrant"}); err != nil {
+		t.Fatalf("a deployment's own origin: %v", err)
+	}
+	var c evidence.Checkpoint
+	if err := json.Unmarshal([]byte(plain.Checkpoint.Body), &c); err != nil {
+		t.Fatal(err)
+	}
+	moved := c
+	moved.Size--
+	movedNote, err := evidence.SignCheckpointNote(context.Background(), k, origin, moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := cloneBundle(t, b)
+	tampered.Checkpoint.Note = strings.Replace(b.Checkpoint.Note, "\n"+strconv.FormatInt(c.Size, 10)+"\n", "\n"+strconv.FormatInt(c.Size+1, 10)+"\n", 1)
+	for _, tc := range []struct {
+		name string
+		b    evidence.Bundle
+		keys evidence.KeySet
+		opts evidence.Options
+		want string
+	}{
+		{"the note altered", tampered, keys, evidence.Options{}, "does not verify"},
+		{"another origin than the verifier's", custom, keys, evidence.Options{}, "origin is"},
+		{"signed by another key", withNote(t, other, plain, origin), evidence.KeySet{}.Add(pub, otherPub), evidence.Options{}, "no signature by"},
+		{"another size than the checkpoint", func() evidence.Bundle { x := cloneBundle(t, b); x.Checkpoint.Note = movedNote; return x }(), keys, evidence.Options{}, "the note signs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := evidence.VerifyWith(tc.b, tc.keys, tc.opts)
+			var p *evidence.Problem
+			if !errors.As(err, &p) || p.Check != "checkpoint note" || !strings.Contains(p.Msg, tc.want) {
+				t.Fatalf("want a checkpoint note problem saying %q, got %v", tc.want, err)
+			}
+			lb := evidence.LogBundle{Schema: evidence.LogSchema, FirmID: fxFirm, Log: tc.b.Log, Checkpoint: tc.b.Checkpoint, KeyIDs: tc.b.KeyIDs}
+			if _, err := evidence.VerifyLogWith(lb, tc.keys, []evidence.Bundle{plain}, tc.opts); !errors.As(err, &p) || p.Check != "checkpoint note" {
+				t.Fatalf("the firm log: want a checkpoint note problem, got %v", err)
+			}
+		})
+	}
+	// A receipt carries no note.
+	r := cloneBundle(t, b)
+	r.Receipts[0].Note = b.Checkpoint.Note
+	if _, err := evidence.Verify(r, keys); err == nil || !strings.Contains(err.Error(), "no note") {
+		t.Fatalf("a receipt with a note: %v", err)
 	}
 }
