@@ -29,6 +29,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/truora/minidyn v0.8.2
+	golang.org/x/mod v0.43.0
 	golang.org/x/net v0.23.0
 	golang.org/x/oauth2 v0.38.0
 	gopkg.in/yaml.v3 v3.0.1

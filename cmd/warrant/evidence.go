@@ -25,7 +25,9 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // the bundles given. --checkpoint pins the checkpoint the verifier already
 // holds: a bundle must be checked against exactly it. A run's pending
 // receipts are reported (pending); a line dated after this machine's clock
-// is refused.
+// is refused. A checkpoint that carries its C2SP signed note has the note
+// checked too (origin --origin-prefix/<firm>, the checkpoint's key, the same
+// size and head), and the output says so with the note's verifier key.
 func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := newFlags("evidence verify")
 	var keyFiles, pinned multiFlag
@@ -33,6 +35,8 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs.Var(&pinned, "checkpoint", "a signed checkpoint `FILE` you hold; every bundle must end at it (repeatable)")
 	unanchored := fs.Bool("allow-unanchored-start", false,
 		"accept a run whose start has no receipt (started before starts were anchored); its log segment is checked the older, weaker way")
+	prefix := fs.String("origin-prefix", evidence.DefaultOriginPrefix,
+		"the `PREFIX` of the origin your firm's log signs its checkpoint notes under (the origin is PREFIX/<firm id>; a deployment's CHECKPOINT_ORIGIN_PREFIX)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -64,8 +68,12 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err := contracts.DecodeStrict(bytes.TrimSpace(b), &s); err != nil {
 			return fmt.Errorf("%s: not a signed checkpoint: %w", f, err)
 		}
-		if _, err := evidence.OpenCheckpoint(keys, s); err != nil {
+		cp, err := evidence.OpenCheckpoint(keys, s)
+		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
+		}
+		if _, err := evidence.OpenCheckpointNote(keys, s, cp, evidence.Origin(*prefix, cp.FirmID)); err != nil {
+			return fmt.Errorf("%s: checkpoint %d's signed note: %w", f, cp.Number, err)
 		}
 		held[s.Body] = true
 	}
@@ -126,13 +134,19 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		// (false only under --allow-unanchored-start).
 		StartAnchored bool   `json:"start_anchored"`
 		Pending       string `json:"pending,omitempty"`
+		// CheckpointNote: the checkpoint's signed note verified (absent
+		// when the checkpoint carries none).
+		CheckpointNote *noteOut `json:"checkpoint_note,omitempty"`
 	}
 	out := struct {
 		Verified bool     `json:"verified"`
 		Runs     []runOut `json:"runs"`
 		Logs     []any    `json:"firm_logs,omitempty"`
 	}{Verified: true, Runs: []runOut{}}
-	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now()}
+	if err := evidence.CheckOrigin(evidence.Origin(*prefix, "firm")); err != nil {
+		return usageErr("--origin-prefix: %v", err)
+	}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix}
 	for i, b := range bundles {
 		rep, err := evidence.VerifyWith(b, keys, opts)
 		if err != nil {
@@ -143,7 +157,7 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		out.Runs = append(out.Runs, runOut{File: names[i], RunID: rep.RunID, Status: rep.Status, Complete: rep.Complete,
 			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts),
-			StartAnchored: rep.StartAnchored, Pending: rep.Pending})
+			StartAnchored: rep.StartAnchored, Pending: rep.Pending, CheckpointNote: noteReport(keys, *b.Checkpoint, rep.NoteOrigin)})
 	}
 	for _, l := range logs {
 		rep, err := evidence.VerifyLogWith(l, keys, bundles, opts)
@@ -153,10 +167,40 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		if len(held) > 0 && !held[l.Checkpoint.Body] {
 			return fmt.Errorf("firm log: ends at checkpoint %d, which is not a checkpoint you hold", rep.Checkpoint)
 		}
-		out.Logs = append(out.Logs, map[string]any{"firm_id": rep.FirmID, "checkpoint": rep.Checkpoint, "entries_from": rep.From,
-			"entries_to": rep.LogSize, "runs": len(rep.Runs)})
+		lo := map[string]any{"firm_id": rep.FirmID, "checkpoint": rep.Checkpoint, "entries_from": rep.From,
+			"entries_to": rep.LogSize, "runs": len(rep.Runs)}
+		if n := noteReport(keys, *l.Checkpoint, rep.NoteOrigin); n != nil {
+			lo["checkpoint_note"] = n
+		}
+		out.Logs = append(out.Logs, lo)
 	}
 	return writeJSON(stdout, out)
+}
+
+// noteOut is a verified checkpoint note as the output shows it: its origin,
+// and the verifier key ("vkey") a signed-note tool checks it with.
+type noteOut struct {
+	Verified    bool   `json:"verified"`
+	Origin      string `json:"origin"`
+	VerifierKey string `json:"vkey,omitempty"`
+}
+
+// noteReport describes the note of checkpoint s that verified under origin
+// (nil when it carried none).
+func noteReport(keys evidence.KeySet, s evidence.Signed, origin string) *noteOut {
+	if origin == "" {
+		return nil
+	}
+	n := &noteOut{Verified: true, Origin: origin}
+	var c struct {
+		KeyID string `json:"key_id"`
+	}
+	if json.Unmarshal([]byte(s.Body), &c) == nil {
+		if k, ok := keys[c.KeyID]; ok {
+			n.VerifierKey, _ = evidence.VerifierKey(origin, k.Key)
+		}
+	}
+	return n
 }
 
 // joinParts replaces the parts of each run's bundle among bundles (named

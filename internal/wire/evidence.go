@@ -17,6 +17,9 @@ type EvidenceKeys struct {
 	Signer evidence.Signer
 	Keys   evidence.KeySet
 	Sink   handlers.CheckpointSink
+	// OriginPrefix is CHECKPOINT_ORIGIN_PREFIX: the checkpoint notes'
+	// origin is it, a slash and the firm id ("": the default).
+	OriginPrefix string
 }
 
 // LoadEvidenceKeys reads cfg's receipt keys; newKMS and newS3 supply the
@@ -35,7 +38,7 @@ func LoadEvidenceKeys(ctx context.Context, cfg config.Config, newKMS func() anch
 	if err != nil {
 		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable RECEIPT_RETIRED_KEYS does not name usable keys", err)
 	}
-	k := &EvidenceKeys{Signer: signer, Keys: evidence.KeySet{}.Add(pub).Add(retired...)}
+	k := &EvidenceKeys{Signer: signer, Keys: evidence.KeySet{}.Add(pub).Add(retired...), OriginPrefix: cfg.CheckpointOriginPrefix}
 	switch {
 	case cfg.CheckpointBucket != "":
 		if newS3 == nil {
@@ -54,7 +57,8 @@ func (d Deps) evidence(sign bool) *handlers.Evidence {
 	if d.Evidence == nil {
 		return nil
 	}
-	e := &handlers.Evidence{Store: d.Store, Keys: d.Evidence.Keys, Current: d.Evidence.Signer.KeyID(), Logger: d.Logger, Now: d.Now}
+	e := &handlers.Evidence{Store: d.Store, Keys: d.Evidence.Keys, Current: d.Evidence.Signer.KeyID(), Logger: d.Logger, Now: d.Now,
+		OriginPrefix: d.Evidence.OriginPrefix}
 	if sign {
 		e.Signer, e.Sink = d.Evidence.Signer, d.Evidence.Sink
 	}

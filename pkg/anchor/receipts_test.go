@@ -669,10 +669,17 @@ func TestDirSink(t *testing.T) {
 	local, _ := evidence.GenerateP256()
 	var kept []evidence.Signed
 	for n := int64(1); n <= 2; n++ {
-		signed, err := evidence.SignCheckpoint(t.Context(), local, evidence.Checkpoint{FirmID: firmID, Number: n, Size: n, Head: strings.Repeat("b", 64),
-			CreatedAt: "2026-01-02T03:04:05Z"})
+		cp := evidence.Checkpoint{FirmID: firmID, Number: n, Size: n, Head: strings.Repeat("b", 64), CreatedAt: "2026-01-02T03:04:05Z"}
+		signed, err := evidence.SignCheckpoint(t.Context(), local, cp)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Checkpoint 2 carries its signed note (issue 30 item 1), kept in
+		// the same file; checkpoint 1 is one signed before notes were.
+		if n == 2 {
+			if signed.Note, err = evidence.SignCheckpointNote(t.Context(), local, evidence.Origin("", firmID), cp); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := sink.PutCheckpoint(t.Context(), firmID, n, signed); err != nil {
 			t.Fatal(err)
@@ -682,8 +689,11 @@ func TestDirSink(t *testing.T) {
 	if err := sink.PutCheckpoint(t.Context(), firmID, 2, kept[0]); !errors.Is(err, evidence.ErrCheckpointExists) {
 		t.Fatalf("a second checkpoint 2: %v", err)
 	}
-	if got, err := sink.Checkpoint(t.Context(), firmID, 2); err != nil || got != kept[1] {
+	if got, err := sink.Checkpoint(t.Context(), firmID, 2); err != nil || got != kept[1] || got.Note == "" {
 		t.Fatalf("Checkpoint(2): %+v %v", got, err)
+	}
+	if got, err := sink.Checkpoint(t.Context(), firmID, 1); err != nil || got != kept[0] {
+		t.Fatalf("Checkpoint(1): %+v %v", got, err)
 	}
 	if _, err := sink.Checkpoint(t.Context(), firmID, 3); !errors.Is(err, evidence.ErrCheckpointNotKept) {
 		t.Fatalf("Checkpoint(3): %v", err)

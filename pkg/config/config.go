@@ -47,8 +47,11 @@ var (
 	// it how to sign counsel in.
 	desk = []string{"DESK_CLIENT_ID", "DESK_AUTHORIZE_URL", "DESK_TOKEN_URL", "DESK_SCOPES"}
 	// receipts: the functions that sign receipts (stream-reduce) or
-	// checkpoints (the sweeper), or serve evidence (runs).
-	receipts = []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS"}
+	// checkpoints (the sweeper), or serve evidence (runs); and the prefix of
+	// the origin the sweeper signs each checkpoint's note under, which runs
+	// checks them under (the origin is the prefix, a slash and the firm id;
+	// unset: warrant.example/firm).
+	receipts = []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS", "CHECKPOINT_ORIGIN_PREFIX"}
 	// checkpoints: where the sweeper keeps each checkpoint outside the
 	// table (an S3 bucket; a directory on the local stack).
 	checkpoints = []string{"CHECKPOINT_BUCKET", "CHECKPOINT_DIR"}
@@ -83,10 +86,14 @@ var FunctionVars = map[string][]string{
 // for the functions that will (deploy/env_test.go holds it to FunctionVars).
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true, "DESK_SCOPES": true, "USER_CLAIM": true,
-	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "DATA_KEY": true,
+	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "CHECKPOINT_ORIGIN_PREFIX": true, "DATA_KEY": true,
 	"RETENTION_DAY": true}
 
 var deskScopes = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E ]{1,512}$`) // RFC 6749 scope-token characters
+
+// originPrefix: what a signed note's origin may hold (c2sp.org/signed-note:
+// no spaces, no plus), ASCII here, not ending in a slash.
+var originPrefix = regexp.MustCompile(`^[\x21-\x2A\x2C-\x7E]{0,200}[\x21-\x2A\x2C-\x2E\x30-\x7E]$`)
 
 var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
 
@@ -125,6 +132,11 @@ type Config struct {
 	// from before it signs the next; CheckpointDir (the local stack only)
 	// is a directory that stands in for it. The sweeper needs one of them.
 	CheckpointBucket, CheckpointDir string
+	// CheckpointOriginPrefix is the prefix of the origin each checkpoint's
+	// signed note names (CHECKPOINT_ORIGIN_PREFIX; "": the default,
+	// evidence.DefaultOriginPrefix): a schema-less URL-like name without
+	// spaces, plus signs or a trailing slash.
+	CheckpointOriginPrefix string
 	// RetentionDay is how long a day of a retention lasts (the sweeper's):
 	// 24 hours, or on the local stack only, RETENTION_DAY (at least 1s).
 	RetentionDay time.Duration
@@ -239,6 +251,12 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			return Config{}, invalid("CHECKPOINT_BUCKET", "must name the bucket the sweeper keeps every checkpoint in, outside the table (or, on the local stack only, set CHECKPOINT_DIR)")
 		case c.CheckpointDir != "" && !filepath.IsAbs(c.CheckpointDir):
 			return Config{}, invalid("CHECKPOINT_DIR", "must be an absolute path")
+		}
+	}
+	if slices.Contains(vars, "CHECKPOINT_ORIGIN_PREFIX") {
+		c.CheckpointOriginPrefix = get("CHECKPOINT_ORIGIN_PREFIX", "")
+		if p := c.CheckpointOriginPrefix; p != "" && !originPrefix.MatchString(p) {
+			return Config{}, invalid("CHECKPOINT_ORIGIN_PREFIX", "must be a schema-less URL-like name (e.g. evidence.example.com/warrant): printable, no spaces, no plus, no trailing slash")
 		}
 	}
 	if slices.Contains(vars, "RETENTION_DAY") {

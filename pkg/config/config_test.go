@@ -329,7 +329,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	}
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "USER_CLAIM": "oid", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
-		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "", "RETENTION_DAY": "",
+		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "", "CHECKPOINT_ORIGIN_PREFIX": "evidence.example.com/warrant", "RETENTION_DAY": "",
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
@@ -581,6 +581,29 @@ func TestCheckpointStore(t *testing.T) {
 			t.Errorf("%v: %+v %v", tc.env, c, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || kindOf(err) != failure.KindConfigInvalid):
 			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
+
+// TestCheckpointOriginPrefix (issue 30 item 1): the prefix of the origin a
+// checkpoint's note names is optional (the default is evidence's), and when
+// set is a name a signed note can carry: no spaces or plus, no trailing slash.
+func TestCheckpointOriginPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		prefix string
+		ok     bool
+	}{
+		{"", true}, {"evidence.example.com/warrant", true}, {"a", true},
+		{"evidence.example.com/warrant/", false}, {"a b", false}, {"a+b", false}, {"a\tb", false}, {"é.example", false},
+	} {
+		env := minimal(config.Sweeper)
+		env["CHECKPOINT_BUCKET"], env["CHECKPOINT_ORIGIN_PREFIX"] = "warrant-checkpoints", tc.prefix
+		c, err := config.Load(config.Sweeper, lookup(env))
+		switch {
+		case tc.ok && (err != nil || c.CheckpointOriginPrefix != tc.prefix):
+			t.Errorf("%q: %+v %v", tc.prefix, c.CheckpointOriginPrefix, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "CHECKPOINT_ORIGIN_PREFIX")):
+			t.Errorf("%q: %v, want an error naming CHECKPOINT_ORIGIN_PREFIX", tc.prefix, err)
 		}
 	}
 }

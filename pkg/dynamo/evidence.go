@@ -76,6 +76,9 @@ type checkpointItem struct {
 	Number    int64  `dynamodbav:"number"`
 	Body      string `dynamodbav:"body"`
 	Signature string `dynamodbav:"signature"`
+	// Note: the checkpoint as a C2SP signed note (absent on checkpoints
+	// signed before notes were).
+	Note string `dynamodbav:"note,omitempty"`
 }
 
 type logHeadItem struct {
@@ -312,7 +315,7 @@ func (s *Store) Checkpoint(ctx context.Context, firm string, n int64) (evidence.
 	if err != nil {
 		return evidence.Signed{}, wrap("checkpoint", err)
 	}
-	return evidence.Signed{Body: it.Body, Signature: it.Signature}, nil
+	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note}, nil
 }
 
 // PutCheckpoint stores checkpoint cp (signed) after the head h it was made
@@ -325,7 +328,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHe
 	if !idsOK(firm) || cp.Number != h.Checkpoint+1 || cp.Size > h.Size || cp.Size < h.CheckpointSize {
 		return invalid("put checkpoint", "checkpoint %d of %d entries after head %d/%d", cp.Number, cp.Size, h.Checkpoint, h.Size)
 	}
-	item, err := marshal(checkpointItem{PK: logPK(firm), SK: ckpSK(cp.Number), Number: cp.Number, Body: signed.Body, Signature: signed.Signature})
+	item, err := marshal(checkpointItem{PK: logPK(firm), SK: ckpSK(cp.Number), Number: cp.Number, Body: signed.Body, Signature: signed.Signature, Note: signed.Note})
 	if err != nil {
 		return err
 	}

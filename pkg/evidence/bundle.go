@@ -32,6 +32,11 @@ type Options struct {
 	// Now is the verifier's clock; a ledger line dated more than Skew after
 	// it was altered. Zero: not checked.
 	Now time.Time
+	// OriginPrefix is the prefix of the origin the firm's log signs its
+	// checkpoint notes under (Origin; "": DefaultOriginPrefix). A
+	// checkpoint that carries a note is refused unless the note is of
+	// exactly that origin.
+	OriginPrefix string
 }
 
 // Bundle is a run's evidence, self-contained: the ledger export's lines
@@ -205,6 +210,9 @@ type Report struct {
 	// StartAnchored: the run's start receipt is in the firm log, and the
 	// log segment starts there (false only under AllowUnanchoredStart).
 	StartAnchored bool
+	// NoteOrigin is the origin of the checkpoint's signed note, which
+	// verified; empty when the checkpoint carries none.
+	NoteOrigin string
 }
 
 // Verify checks a run's bundle offline against the keys the verifier trusts,
@@ -255,6 +263,9 @@ func VerifyWith(b Bundle, keys KeySet, opts Options) (Report, error) {
 	}
 	if cp.FirmID != b.FirmID {
 		return rep, problem("checkpoint", "it is firm %s's, the bundle is firm %s's", cp.FirmID, b.FirmID)
+	}
+	if rep.NoteOrigin, err = checkNote(*b.Checkpoint, cp, keys, opts); err != nil {
+		return rep, err
 	}
 	rep.Checkpoint, rep.LogSize = cp.Number, cp.Size
 	entries, err := b.Log.check(cp)
@@ -400,6 +411,21 @@ func VerifyWith(b Bundle, keys KeySet, opts Options) (Report, error) {
 	return rep, nil
 }
 
+// checkNote checks the signed note a bundle's checkpoint carries, if any
+// (OpenCheckpointNote), under the origin opts name for cp's firm: the
+// origin, when it verified ("" when there is no note).
+func checkNote(s Signed, cp Checkpoint, keys KeySet, opts Options) (string, error) {
+	origin := Origin(opts.OriginPrefix, cp.FirmID)
+	has, err := OpenCheckpointNote(keys, s, cp, origin)
+	switch {
+	case err != nil:
+		return "", problem("checkpoint note", "checkpoint %d's signed note: %v", cp.Number, err)
+	case !has:
+		return "", nil
+	}
+	return origin, nil
+}
+
 // complete marks the report of a run whose end receipt is under the
 // checkpoint (ended) Complete, once its ledger is seen to end at its last
 // receipt: a line past it was added after the run ended.
@@ -468,6 +494,8 @@ type LogReport struct {
 	Checkpoint, LogSize int64
 	From                int64
 	Runs                map[string][]Entry
+	// NoteOrigin: as Report's.
+	NoteOrigin string
 }
 
 // VerifyLog checks a stretch of the firm log against its checkpoint, then
@@ -493,6 +521,9 @@ func VerifyLogWith(l LogBundle, keys KeySet, bundles []Bundle, opts Options) (Lo
 	}
 	if cp.FirmID != l.FirmID {
 		return rep, problem("checkpoint", "it is firm %s's, the log is firm %s's", cp.FirmID, l.FirmID)
+	}
+	if rep.NoteOrigin, err = checkNote(*l.Checkpoint, cp, keys, opts); err != nil {
+		return rep, err
 	}
 	rep.Checkpoint, rep.LogSize = cp.Number, cp.Size
 	entries, err := l.Log.check(cp)

@@ -3,8 +3,9 @@
 // canonical JSON) for every executed effect, every reconciliation and every
 // terminal run; the firm's log, a hash chain of one entry per receipt; the
 // checkpoints that sign the log's size and head on a schedule, each chained to
-// the one before; and the bundle a run's evidence is served in, with Verify,
-// the offline check `warrant evidence verify` runs.
+// the one before, and signed again as a C2SP signed note (note.go) so
+// transparency-log tools can read them; and the bundle a run's evidence is
+// served in, with Verify, the offline check `warrant evidence verify` runs.
 //
 // Everything here is pure: a Signer signs digests (a local P-256 key here,
 // KMS in pkg/anchor), and the formats are chosen so that a verifier with

@@ -100,6 +100,29 @@ func OpenCheckpoint(keys KeySet, s Signed) (Checkpoint, error) {
 	return c, nil
 }
 
+// OpenCheckpointNote checks the signed note s carries, if any, against the
+// checkpoint c opened from s's body: a note of origin signed by the key that
+// signed c (c.KeyID, among keys), whose size and root are c's size and head.
+// It answers whether there was a note.
+func OpenCheckpointNote(keys KeySet, s Signed, c Checkpoint, origin string) (bool, error) {
+	if s.Note == "" {
+		return false, nil
+	}
+	k, ok := keys[c.KeyID]
+	if !ok {
+		return true, fmt.Errorf("signed by key %s, which is not among the keys you trust", c.KeyID)
+	}
+	n, err := VerifyCheckpointNote([]byte(s.Note), origin, k.Key)
+	if err != nil {
+		return true, err
+	}
+	if n.Size != c.Size || n.Head != c.Head {
+		return true, fmt.Errorf("the note signs %d entries with head %s, checkpoint %d signs %d entries with head %s",
+			n.Size, n.Head, c.Number, c.Size, c.Head)
+	}
+	return true, nil
+}
+
 // Segment is a run of consecutive firm log entries: From is the first
 // entry's index and Prev the chain value before it (Genesis when From is 1).
 type Segment struct {

@@ -119,6 +119,10 @@ type Receipt struct {
 type Signed struct {
 	Body      string `json:"body"`
 	Signature string `json:"signature"`
+	// Note is, on a checkpoint only, the same checkpoint as a C2SP signed
+	// note (SignCheckpointNote), kept and served with it; empty on a
+	// receipt and on a checkpoint signed before notes were.
+	Note string `json:"note,omitempty"`
 }
 
 // SHA256 is the hex SHA-256 of the body: what the firm log records.
@@ -259,6 +263,9 @@ func Issue(ctx context.Context, k Signer, r Receipt, issuedAt string) (Signed, e
 // OpenReceipt checks a signed receipt's form and signature.
 func OpenReceipt(keys KeySet, s Signed) (Receipt, error) {
 	var r Receipt
+	if s.Note != "" {
+		return r, errors.New("a receipt carries no note")
+	}
 	if err := open(keys, s, &r, func() string { return r.KeyID }); err != nil {
 		return r, err
 	}

@@ -56,9 +56,12 @@ type Evidence struct {
 	Current string
 	// Sink also keeps each checkpoint outside the table (nil: the table
 	// only).
-	Sink   CheckpointSink
-	Now    func() time.Time
-	Logger *failure.Logger
+	Sink CheckpointSink
+	// OriginPrefix names the origin each checkpoint is also signed under
+	// as a C2SP signed note (evidence.Origin; "": the default).
+	OriginPrefix string
+	Now          func() time.Time
+	Logger       *failure.Logger
 }
 
 func (e *Evidence) now() time.Time {
@@ -143,6 +146,11 @@ func (e *Evidence) Checkpoint(ctx context.Context, firm string) (n int64, made b
 		CreatedAt: contracts.FormatTime(e.now())}
 	signed, err := evidence.SignCheckpoint(ctx, e.Signer, cp)
 	if err != nil {
+		return base.Number, false, signingFailed(err)
+	}
+	// The same checkpoint as a signed note (tlog-checkpoint), kept with
+	// it: one object, written once, so the note and the JSON never part.
+	if signed.Note, err = evidence.SignCheckpointNote(ctx, e.Signer, evidence.Origin(e.OriginPrefix, firm), cp); err != nil {
 		return base.Number, false, signingFailed(err)
 	}
 	// Outside the table first, once per number: a checkpoint the table

@@ -137,7 +137,7 @@ func (h *Runs) receipts(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 		// No checkpoint covers the firm's log yet: awaiting, not a fault.
 		return httpapi.JSON(200, v, id.CorrelationID), nil
 	}
-	rep, verr := evidence.Verify(b, h.Evidence.Keys)
+	rep, verr := evidence.VerifyWith(b, h.Evidence.Keys, evidence.Options{OriginPrefix: h.Evidence.OriginPrefix})
 	v.Checkpoint, v.Complete = rep.Checkpoint, rep.Complete
 	if verr != nil {
 		v.Problem = verr.Error()

@@ -144,6 +144,11 @@ func TestEvidenceOfACompletedRun(t *testing.T) {
 	if !rep.Complete || !rep.StartAnchored || rep.Status != "completed" || rep.Checkpoint != 1 || rep.Covered != rep.LastSeq || len(rep.Receipts) != 4 {
 		t.Fatalf("report %+v", rep)
 	}
+	// The sweeper signed the checkpoint also as a C2SP signed note, kept
+	// with it and served in the bundle; it verified (issue 30 item 1).
+	if b.Checkpoint.Note == "" || rep.NoteOrigin != evidence.Origin("", fixFirm) {
+		t.Fatalf("the checkpoint's note: %q, verified under %q", b.Checkpoint.Note, rep.NoteOrigin)
+	}
 	start, search, eff, run := rep.Receipts[0], rep.Receipts[1], rep.Receipts[2], rep.Receipts[3]
 	if start.Kind != evidence.KindStart || start.Seq != 1 || start.Outcome != evidence.OutcomeStarted || start.StartedAt == "" ||
 		start.StartedAt != run.StartedAt || start.PolicySHA256 == "" || start.CatalogSHA256 == "" {
@@ -174,6 +179,34 @@ func TestEvidenceOfACompletedRun(t *testing.T) {
 	}
 	if got := s.bundle(h.runID, nil); len(got.Receipts) != 4 || len(got.Log.Entries) != 4 {
 		t.Errorf("after redelivery: %d receipts, %d log entries, want 4 and 4", len(got.Receipts), len(got.Log.Entries))
+	}
+}
+
+// TestEvidenceCheckpointNoteOrigin (issue 30 item 1): a deployment that
+// names its own origin (CHECKPOINT_ORIGIN_PREFIX) has the sweeper sign its
+// checkpoints' notes under it and the runs function check them under it (the
+// desk's view verified); a verifier expecting the default origin refuses the
+// note, naming it.
+func TestEvidenceCheckpointNoteOrigin(t *testing.T) {
+	const prefix = "evidence.acme.example/warrant"
+	s := newStack(t, stackOptions{env: map[string]string{"CHECKPOINT_ORIGIN_PREFIX": prefix}})
+	h := s.completedFiling(t)
+	if rep := s.settle(h.runID); rep.Checkpoints != 1 || rep.CheckpointErrors != 0 {
+		t.Fatalf("sweep: %+v, want one checkpoint", rep)
+	}
+	b := s.bundle(h.runID, nil)
+	if !strings.HasPrefix(b.Checkpoint.Note, prefix+"/"+fixFirm+"\n") {
+		t.Fatalf("the note: %q", b.Checkpoint.Note)
+	}
+	if rep, err := evidence.VerifyWith(b, s.trusted(), evidence.Options{OriginPrefix: prefix}); err != nil || rep.NoteOrigin != prefix+"/"+fixFirm {
+		t.Fatalf("under the deployment's origin: %v %+v", err, rep)
+	}
+	if _, err := evidence.Verify(b, s.trusted()); err == nil || !strings.Contains(err.Error(), "checkpoint note") {
+		t.Fatalf("under the default origin: %v", err)
+	}
+	resp := s.post(getRoute(t, "GET /v1/runs/{run_id}/receipts", "/v1/runs/"+h.runID+"/receipts", map[string]string{"run_id": h.runID}, nil))
+	if dv := decode[handlers.ReceiptsView](t, resp); resp.StatusCode != 200 || !dv.Verified {
+		t.Fatalf("receipts view: %d %+v", resp.StatusCode, dv)
 	}
 }
 
@@ -370,8 +403,8 @@ func TestEvidenceDetectsADeletedRun(t *testing.T) {
 // TestEvidenceCosts counts what evidence asks of KMS and DynamoDB for the
 // demo's filing run (BENCHMARKS.md cites it): the HMAC head is signed once
 // per append (kms:GenerateMac), a receipt once per claimed call and once at
-// the run's end (kms:Sign), a checkpoint once per firm per sweep that found
-// new entries; and the DynamoDB round trips stream-reduce adds to issue them.
+// the run's end (kms:Sign), a checkpoint twice per firm per sweep that found
+// new entries (its JSON body and its signed note, issue 30 item 1); and the DynamoDB round trips stream-reduce adds to issue them.
 func TestEvidenceCosts(t *testing.T) {
 	signs := &signCounts{}
 	s := newStack(t, stackOptions{signs: signs})
@@ -397,11 +430,11 @@ func TestEvidenceCosts(t *testing.T) {
 	without := s.ep.Counter.Count()
 	s.reduce.Evidence = ev
 
-	if receipts != 4 || checkpoints != 1 || rep.Checkpoints != 1 || heads < 5 {
+	if receipts != 4 || checkpoints != 2 || rep.Checkpoints != 1 || heads < 5 {
 		t.Fatalf("heads %d, receipts %d, checkpoints %d (%+v)", heads, receipts, checkpoints, rep)
 	}
 	lines := int64(len(recs))
-	t.Logf("demo filing run: %d ledger lines, %d HMAC head signatures (kms:GenerateMac), %d receipts (kms:Sign), %d checkpoint (kms:Sign, per firm per sweep)",
+	t.Logf("demo filing run: %d ledger lines, %d HMAC head signatures (kms:GenerateMac), %d receipts (kms:Sign), %d checkpoint signatures (kms:Sign, the JSON and the note, per firm per sweep)",
 		lines, heads, receipts, checkpoints)
 	t.Logf("stream-reduce of the run's %d records: %d DynamoDB round trips with receipts, %d without (+%d: the whole ledger read once more, and per receipt the log head and one transaction)",
 		lines, withReceipts, without, withReceipts-without)
