@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -161,6 +162,24 @@ func TestNewDataKey(t *testing.T) {
 	}
 }
 
+// logTails are the last lines of the functions' logs a failed walk leaves
+// (its log directory is the test's, removed after it): the receipts and
+// checkpoints a walk waits on come from the sweeper and stream-reduce, and
+// their logs (failure envelopes, never content) say why one did not come.
+func logTails(dir string, names ...string) string {
+	var b strings.Builder
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		lines = lines[max(0, len(lines)-60):]
+		fmt.Fprintf(&b, "\n%s (last %d lines):\n%s\n", name, len(lines), strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
 // demoHeadless runs localapi -demo -headless with extra env and arguments,
 // checks the exit and the processes, and returns its stderr.
 func demoHeadless(t *testing.T, env []string, args ...string) string {
@@ -176,7 +195,8 @@ func demoHeadless(t *testing.T, env []string, args ...string) string {
 	err := cmd.Run()
 	t.Logf("localapi -demo -headless: %v in %s", err, time.Since(t0).Round(100*time.Millisecond))
 	if err != nil {
-		t.Fatalf("localapi -demo -headless: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("localapi -demo -headless: %v\nstdout:\n%s\nstderr:\n%s%s", err, stdout.String(), stderr.String(),
+			logTails(logDir, "sweeper.log", "stream-reduce.log"))
 	}
 	if !strings.Contains(stdout.String(), "checks passed") {
 		t.Fatalf("no walkthrough summary:\n%s", stdout.String())
