@@ -473,3 +473,42 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// DEPLOY.md's "Try a document before deploying it" command, read from the
+// text (its inline code, across a line break) and run as written on an
+// overlay, a call and a run's metadata: it decides and names the overlay.
+func TestTryAPolicyDocCommand(t *testing.T) {
+	b, err := os.ReadFile("../../docs/DEPLOY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("Try a\\s+document before deploying it: `(go run ./cmd/warrant policy decide [^`]+)`").FindSubmatch(b)
+	if m == nil {
+		t.Fatal(`docs/DEPLOY.md no longer has "Try a document before deploying it: ` + "`go run ./cmd/warrant policy decide ...`" + `"`)
+	}
+	command := strings.Join(strings.Fields(string(m[1])), " ")
+	args, _ := strings.CutPrefix(command, "go run ./cmd/warrant ")
+	dir := t.TempDir()
+	files := map[string]string{
+		"policy.json": `{"extends":"embedded","version":"firm-7","disable":["email.attachment_count"],"require_approval":["draft_document"]}`,
+		"call.json":   `{"matter_id":"M-1","to":"gc@acme-corp.com","subject":"Status","body":"The motion was filed."}`,
+		"run.json":    `{"matter_id":"M-1","firm_domains":["smithlaw.com"],"client_domains":["acme-corp.com"]}`,
+	}
+	var argv []string
+	for _, f := range strings.Fields(args) {
+		if body, ok := files[f]; ok {
+			path := filepath.Join(dir, f)
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			delete(files, f)
+			f = path
+		}
+		argv = append(argv, f)
+	}
+	if len(files) != 0 {
+		t.Fatalf("the command names none of %v: %s", files, command)
+	}
+	got := runCLI("", argv...)
+	check(t, got, 0, `"policy_version": "`+embeddedPolicy(t).Version()+`+firm-7"`, "")
+}
