@@ -38,6 +38,8 @@ var wantReceiptEnv = map[string]any{
 	"RECEIPT_RETIRED_KEYS": object{"Fn::If": []any{"HasRetiredReceiptKeys",
 		object{"Ref": "RetiredReceiptKeys"}, object{"Ref": "AWS::NoValue"}}},
 	"CHECKPOINT_BUCKET": object{"Ref": "CheckpointBucket"},
+	"CHECKPOINT_ORIGIN_PREFIX": object{"Fn::If": []any{"HasCheckpointOriginPrefix",
+		object{"Ref": "CheckpointOriginPrefix"}, object{"Ref": "AWS::NoValue"}}},
 }
 
 // TestReceiptKey: ReceiptKeyArn takes a key ARN (empty: the stack creates
@@ -155,7 +157,7 @@ func TestReceiptKey(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS"} {
+	for _, name := range []string{"RECEIPT_KEY", "RECEIPT_RETIRED_KEYS", "CHECKPOINT_ORIGIN_PREFIX"} {
 		for _, pkg := range []string{"stream-reduce", "sweeper", "runs"} {
 			if !slices.Contains(config.FunctionVars[pkg], name) {
 				t.Errorf("config.FunctionVars[%q] lacks %s: stream-reduce signs receipts, the sweeper checkpoints, runs serves them", pkg, name)
