@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -50,6 +53,31 @@ func Moto(t testing.TB) *Endpoint {
 		t.Skipf("dynamotest: %v", err)
 	}
 	return ep
+}
+
+// MotoForProcesses is Moto's address for programs the test starts (a whole
+// stack of functions): a loopback proxy that sends moto_server one request
+// at a time, holding the same lock as the test's own clients, so that
+// several processes' transactions do not erase each other's writes (see
+// motoServer.serial). It lives until the test ends.
+func MotoForProcesses(t testing.TB) string {
+	t.Helper()
+	Moto(t) // started, or the test skipped (failed with CI=true)
+	m := &motoServer
+	target, err := url.Parse(m.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The whole answer is written while the lock is held: the server
+		// has applied the request once it answers.
+		m.serial.Lock()
+		defer m.serial.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func moto(t testing.TB) (*Endpoint, error) {
