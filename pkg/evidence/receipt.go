@@ -123,6 +123,16 @@ type Signed struct {
 	// note (SignCheckpointNote), kept and served with it; empty on a
 	// receipt and on a checkpoint signed before notes were.
 	Note string `json:"note,omitempty"`
+	// Timestamp is, on a checkpoint only, an RFC 3161 timestamp token
+	// (base64 of the DER TimeStampToken, a CMS ContentInfo) over the
+	// SHA-256 of Body, from the time-stamping authority the firm
+	// configured; empty until one was obtained (a TSA that is down delays
+	// it, never the checkpoint).
+	Timestamp string `json:"timestamp,omitempty"`
+	// Cosignatures are, on a checkpoint with a Note only, the signature
+	// lines witnesses added to the note (c2sp.org/tlog-cosignature), each
+	// "— <witness name> <base64>", in the order they were obtained.
+	Cosignatures []string `json:"cosignatures,omitempty"`
 }
 
 // SHA256 is the hex SHA-256 of the body: what the firm log records.
