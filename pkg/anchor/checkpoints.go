@@ -28,6 +28,15 @@ func CheckpointKey(firm string, number int64) string {
 	return fmt.Sprintf("checkpoints/%s/%012d.json", firm, number)
 }
 
+// TimestampKey is the object key of the RFC 3161 timestamp token (DER) of
+// a firm's checkpoint number: checkpoints/<firm>/timestamps/<number, 12
+// digits>.tst, beside the checkpoint, written once as it is. It sorts after
+// every checkpoint of the firm, so a listing of checkpoints (After) never
+// meets one before the next checkpoint.
+func TimestampKey(firm string, number int64) string {
+	return fmt.Sprintf("checkpoints/%s/timestamps/%012d.tst", firm, number)
+}
+
 // checkpointPrefix is where a firm's checkpoints are kept.
 func checkpointPrefix(firm string) string { return "checkpoints/" + firm + "/" }
 
@@ -89,6 +98,24 @@ func (s *S3Sink) PutCheckpoint(ctx context.Context, firm string, number int64, s
 		return nil
 	case errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict"):
 		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrCheckpointExists)
+	}
+	return classifyS3(err)
+}
+
+// PutTimestamp writes checkpoint number's timestamp token, once:
+// evidence.ErrTimestampExists when one is already kept.
+func (s *S3Sink) PutTimestamp(ctx context.Context, firm string, number int64, token []byte) error {
+	_, err := s.Client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(s.Bucket), Key: aws.String(TimestampKey(firm, number)), Body: bytes.NewReader(token),
+		ContentType: aws.String("application/octet-stream"), IfNoneMatch: aws.String("*"),
+		ChecksumAlgorithm: s3types.ChecksumAlgorithmSha256,
+	})
+	var ae smithy.APIError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict"):
+		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrTimestampExists)
 	}
 	return classifyS3(err)
 }
@@ -171,6 +198,29 @@ func (d DirSink) PutCheckpoint(_ context.Context, firm string, number int64, sig
 		return err
 	}
 	if _, err := f.Write(body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// PutTimestamp creates the file of checkpoint number's timestamp token,
+// once (evidence.ErrTimestampExists when it exists).
+func (d DirSink) PutTimestamp(_ context.Context, firm string, number int64, token []byte) error {
+	if contracts.CheckUUID("firm", firm) != nil {
+		return fmt.Errorf("anchor: firm %q is not a UUID", firm)
+	}
+	p := filepath.Join(d.Dir, filepath.FromSlash(TimestampKey(firm, number)))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrTimestampExists)
+	} else if err != nil {
+		return err
+	}
+	if _, err := f.Write(token); err != nil {
 		f.Close()
 		return err
 	}

@@ -656,6 +656,22 @@ func TestS3SinkObjectLock(t *testing.T) {
 			t.Errorf("After(%d) = %d, %v, %v; want %d, %v", tc.after, n, found, err, tc.want, tc.found)
 		}
 	}
+	// A timestamp token is kept beside checkpoint 7, once, and the listing
+	// of checkpoints still finds none after 7.
+	if err := sink.PutTimestamp(t.Context(), firmID, 7, []byte("token")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.PutTimestamp(t.Context(), firmID, 7, []byte("other")); !errors.Is(err, evidence.ErrTimestampExists) {
+		t.Fatalf("a second token for 7: %v, want ErrTimestampExists", err)
+	}
+	if _, found, err := sink.After(t.Context(), firmID, 7); err != nil || found {
+		t.Errorf("After(7) with a token kept: found %v, %v", found, err)
+	}
+	if got, err := c.GetObject(t.Context(), &s3.GetObjectInput{Bucket: sdk.String(bucket), Key: sdk.String(anchor.TimestampKey(firmID, 7))}); err != nil {
+		t.Fatal(err)
+	} else if b, _ := io.ReadAll(got.Body); string(b) != "token" || got.ObjectLockMode != s3types.ObjectLockModeGovernance {
+		t.Errorf("token object %q, lock %q", b, got.ObjectLockMode)
+	}
 	// Another firm's checkpoints are not this firm's.
 	if _, found, err := sink.After(t.Context(), uuid.NewString(), 0); err != nil || found {
 		t.Errorf("another firm: found %v, %v", found, err)
@@ -704,6 +720,16 @@ func TestDirSink(t *testing.T) {
 	}
 	if _, found, err := sink.After(t.Context(), firmID, 2); err != nil || found {
 		t.Fatalf("After(2): %v %v", found, err)
+	}
+	// A timestamp token beside checkpoint 1, once; the listing is unchanged.
+	if err := sink.PutTimestamp(t.Context(), firmID, 1, []byte("token")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.PutTimestamp(t.Context(), firmID, 1, []byte("other")); !errors.Is(err, evidence.ErrTimestampExists) {
+		t.Fatalf("a second token for 1: %v", err)
+	}
+	if n, found, err := sink.After(t.Context(), firmID, 1); err != nil || !found || n != 2 {
+		t.Fatalf("After(1) with a token kept: %d %v %v", n, found, err)
 	}
 	if err := sink.PutCheckpoint(t.Context(), "../../etc", 1, kept[0]); err == nil {
 		t.Fatal("a firm id that is a path was taken")

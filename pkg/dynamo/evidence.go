@@ -79,6 +79,9 @@ type checkpointItem struct {
 	// Note: the checkpoint as a C2SP signed note (absent on checkpoints
 	// signed before notes were).
 	Note string `dynamodbav:"note,omitempty"`
+	// Timestamp: the RFC 3161 token over the body (base64), set once,
+	// after the checkpoint (absent until the TSA answered).
+	Timestamp string `dynamodbav:"timestamp,omitempty"`
 }
 
 type logHeadItem struct {
@@ -315,7 +318,7 @@ func (s *Store) Checkpoint(ctx context.Context, firm string, n int64) (evidence.
 	if err != nil {
 		return evidence.Signed{}, wrap("checkpoint", err)
 	}
-	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note}, nil
+	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note, Timestamp: it.Timestamp}, nil
 }
 
 // PutCheckpoint stores checkpoint cp (signed) after the head h it was made
@@ -334,7 +337,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHe
 	}
 	u := newUpdate().set("ckpt_number", num(cp.Number)).setStr("ckpt_sha256", signed.SHA256()).
 		set("ckpt_size", num(cp.Size))
-	if cp.Size == h.Size {
+	if cp.Size == h.Size && (!s.timestamps || signed.Timestamp != "") {
 		u = u.set(AttrGSI2PK, str(logDone))
 	}
 	const cond = "#size = :size AND #ckpt_number = :prev"
@@ -348,6 +351,47 @@ func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHe
 		return fail(warrant.ErrLogMoved, err, "checkpoint %d: the log moved", cp.Number)
 	}
 	return wrap("put checkpoint", err)
+}
+
+// PutCheckpointTimestamp stores checkpoint n's timestamp token (base64
+// DER), once: evidence.ErrTimestampExists when it holds one already (the
+// first stands), warrant.ErrNotFound when there is no such checkpoint. The
+// log's head then leaves GSI2's due shards if n is its latest checkpoint and
+// covers every entry (CheckpointSettled).
+func (s *Store) PutCheckpointTimestamp(ctx context.Context, firm string, n int64, token string) error {
+	if !idsOK(firm) || n < 1 || token == "" {
+		return invalid("put checkpoint timestamp", "checkpoint %d", n)
+	}
+	const cond = "attribute_exists(#SK) AND attribute_not_exists(#timestamp)"
+	err := s.updateItem(ctx, s.txUpdate(key(logPK(firm), ckpSK(n)), newUpdate().set("timestamp", str(token)), cond, nil))
+	if _, ok := conditionFailed(err); ok {
+		// Read rather than trust the old image: not every endpoint
+		// returns it.
+		if m, rerr := s.getItem(ctx, logPK(firm), ckpSK(n)); rerr != nil || m == nil {
+			return fail(warrant.ErrNotFound, rerr, "checkpoint %d", n)
+		}
+		return fmt.Errorf("checkpoint %d: %w", n, evidence.ErrTimestampExists)
+	}
+	if err != nil {
+		return wrap("put checkpoint timestamp", err)
+	}
+	return s.CheckpointSettled(ctx, firm, n)
+}
+
+// CheckpointSettled takes the log's head out of GSI2's due shards when
+// checkpoint n is its latest and covers every entry: nothing is left for
+// the sweeper to do for it. A head that moved on stays due (no error).
+func (s *Store) CheckpointSettled(ctx context.Context, firm string, n int64) error {
+	if !idsOK(firm) || n < 1 {
+		return invalid("checkpoint settled", "checkpoint %d", n)
+	}
+	const cond = "#ckpt_number = :n AND #size = #ckpt_size"
+	err := s.updateItem(ctx, s.txUpdate(key(logPK(firm), skLogHead), newUpdate().set(AttrGSI2PK, str(logDone)), cond,
+		map[string]types.AttributeValue{":n": num(n)}))
+	if _, ok := conditionFailed(err); ok {
+		return nil
+	}
+	return wrap("checkpoint settled", err)
 }
 
 // DueLogs lists the firms whose log has entries no checkpoint covers, by

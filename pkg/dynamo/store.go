@@ -29,6 +29,9 @@ type Store struct {
 	table  string
 	now    func() time.Time
 	signer HeadSigner
+	// timestamps: a checkpoint leaves its log's head due until its
+	// timestamp token is stored (WithTimestamps).
+	timestamps bool
 }
 
 // Option configures a Store.
@@ -36,6 +39,13 @@ type Option func(*Store)
 
 // WithClock sets the clock used for timestamps and warrant expiry.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithTimestamps is the sweeper's when the firm configured a time-stamping
+// authority: a checkpoint that covers its whole log leaves the head due
+// (GSI2 LOGDUE) until PutCheckpointTimestamp stores the checkpoint's token,
+// so a sweep that could not reach the TSA visits the log again, although it
+// did not grow.
+func WithTimestamps() Option { return func(s *Store) { s.timestamps = true } }
 
 // New returns a store on table.
 func New(client *dynamodb.Client, table string, opts ...Option) *Store {

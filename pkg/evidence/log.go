@@ -186,6 +186,9 @@ var (
 	ErrCheckpointExists = errors.New("evidence: a checkpoint of that number is already kept")
 	// ErrCheckpointNotKept: no checkpoint of that number is kept.
 	ErrCheckpointNotKept = errors.New("evidence: no checkpoint of that number is kept")
+	// ErrTimestampExists: the checkpoint's timestamp token is already kept;
+	// nothing was written (the first one stands).
+	ErrTimestampExists = errors.New("evidence: the checkpoint's timestamp is already kept")
 )
 
 // Stored is a receipt as stored with its run.
