@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
+	"github.com/seed-f6d3920e/warrant/pkg/timestamp"
 )
 
 // multiFlag is a repeatable string flag.
@@ -28,6 +30,8 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // is refused. A checkpoint that carries its C2SP signed note has the note
 // checked too (origin --origin-prefix/<firm>, the checkpoint's key, the same
 // size and head), and the output says so with the note's verifier key.
+// With --tsa-cert, every checkpoint must carry an RFC 3161 timestamp token
+// from that authority over its body, and the output shows its time.
 func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := newFlags("evidence verify")
 	var keyFiles, pinned multiFlag
@@ -37,7 +41,13 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		"accept a run whose start has no receipt (started before starts were anchored); its log segment is checked the older, weaker way")
 	prefix := fs.String("origin-prefix", evidence.DefaultOriginPrefix,
 		"the `PREFIX` of the origin your firm's log signs its checkpoint notes under (the origin is PREFIX/<firm id>; a deployment's CHECKPOINT_ORIGIN_PREFIX)")
+	tsaCert := fs.String("tsa-cert", "",
+		"PEM `FILE` of your firm's time-stamping authority's certificate (or its CA's): every checkpoint must carry a timestamp that verifies under it")
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	tsaCerts, err := readTSACerts(*tsaCert)
 	if err != nil {
 		return err
 	}
@@ -137,6 +147,9 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		// CheckpointNote: the checkpoint's signed note verified (absent
 		// when the checkpoint carries none).
 		CheckpointNote *noteOut `json:"checkpoint_note,omitempty"`
+		// CheckpointTimestamp: the checkpoint's timestamp token (absent
+		// when it carries none and --tsa-cert was not given).
+		CheckpointTimestamp *timestampOut `json:"checkpoint_timestamp,omitempty"`
 	}
 	out := struct {
 		Verified bool     `json:"verified"`
@@ -146,7 +159,7 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := evidence.CheckOrigin(evidence.Origin(*prefix, "firm")); err != nil {
 		return usageErr("--origin-prefix: %v", err)
 	}
-	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, TSACerts: tsaCerts}
 	for i, b := range bundles {
 		rep, err := evidence.VerifyWith(b, keys, opts)
 		if err != nil {
@@ -157,7 +170,8 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		out.Runs = append(out.Runs, runOut{File: names[i], RunID: rep.RunID, Status: rep.Status, Complete: rep.Complete,
 			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts),
-			StartAnchored: rep.StartAnchored, Pending: rep.Pending, CheckpointNote: noteReport(keys, *b.Checkpoint, rep.NoteOrigin)})
+			StartAnchored: rep.StartAnchored, Pending: rep.Pending, CheckpointNote: noteReport(keys, *b.Checkpoint, rep.NoteOrigin),
+			CheckpointTimestamp: timestampReport(rep.Timestamp)})
 	}
 	for _, l := range logs {
 		rep, err := evidence.VerifyLogWith(l, keys, bundles, opts)
@@ -171,6 +185,9 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			"entries_to": rep.LogSize, "runs": len(rep.Runs)}
 		if n := noteReport(keys, *l.Checkpoint, rep.NoteOrigin); n != nil {
 			lo["checkpoint_note"] = n
+		}
+		if ts := timestampReport(rep.Timestamp); ts != nil {
+			lo["checkpoint_timestamp"] = ts
 		}
 		out.Logs = append(out.Logs, lo)
 	}
@@ -201,6 +218,41 @@ func noteReport(keys evidence.KeySet, s evidence.Signed, origin string) *noteOut
 		}
 	}
 	return n
+}
+
+// readTSACerts reads --tsa-cert's file (none: nil).
+func readTSACerts(file string) ([]*x509.Certificate, error) {
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := timestamp.ParseCertificates(b)
+	if err != nil {
+		return nil, fmt.Errorf("--tsa-cert %s: %w", file, err)
+	}
+	return certs, nil
+}
+
+// timestampOut is a checkpoint's timestamp token as the output shows it:
+// verified under --tsa-cert, with the time it states, or present and not
+// checked (no --tsa-cert).
+type timestampOut struct {
+	Verified bool   `json:"verified"`
+	Time     string `json:"time,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+func timestampReport(r evidence.TimestampReport) *timestampOut {
+	switch {
+	case r.Checked:
+		return &timestampOut{Verified: true, Time: r.At}
+	case r.Present:
+		return &timestampOut{Note: "not checked: give --tsa-cert"}
+	}
+	return nil
 }
 
 // joinParts replaces the parts of each run's bundle among bundles (named

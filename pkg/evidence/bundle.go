@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/reducer"
+	"github.com/seed-f6d3920e/warrant/pkg/timestamp"
 )
 
 // Skew is how far apart the clocks of the functions that write a run's lines
@@ -37,6 +40,12 @@ type Options struct {
 	// checkpoint that carries a note is refused unless the note is of
 	// exactly that origin.
 	OriginPrefix string
+	// TSACerts are the certificate of the time-stamping authority the firm
+	// configured, or the CA that issued it. With them, a checkpoint is
+	// refused unless it carries an RFC 3161 timestamp token that verifies
+	// under them and is over its body (checkTimestamp); without them, a
+	// token is reported present but not checked.
+	TSACerts []*x509.Certificate
 }
 
 // Bundle is a run's evidence, self-contained: the ledger export's lines
@@ -213,6 +222,19 @@ type Report struct {
 	// NoteOrigin is the origin of the checkpoint's signed note, which
 	// verified; empty when the checkpoint carries none.
 	NoteOrigin string
+	// Timestamp is the checkpoint's timestamp (Options.TSACerts).
+	Timestamp TimestampReport
+}
+
+// TimestampReport is what is known of a checkpoint's timestamp token.
+type TimestampReport struct {
+	// Present: the checkpoint carries a token.
+	Present bool
+	// Checked: it verified under Options.TSACerts; At is the time it
+	// states (RFC 3339, UTC). Present but not Checked: no TSA certificate
+	// was given, so nothing is known of it.
+	Checked bool
+	At      string
 }
 
 // Verify checks a run's bundle offline against the keys the verifier trusts,
@@ -265,6 +287,9 @@ func VerifyWith(b Bundle, keys KeySet, opts Options) (Report, error) {
 		return rep, problem("checkpoint", "it is firm %s's, the bundle is firm %s's", cp.FirmID, b.FirmID)
 	}
 	if rep.NoteOrigin, err = checkNote(*b.Checkpoint, cp, keys, opts); err != nil {
+		return rep, err
+	}
+	if rep.Timestamp, err = checkTimestamp(*b.Checkpoint, cp, opts); err != nil {
 		return rep, err
 	}
 	rep.Checkpoint, rep.LogSize = cp.Number, cp.Size
@@ -426,6 +451,37 @@ func checkNote(s Signed, cp Checkpoint, keys KeySet, opts Options) (string, erro
 	return origin, nil
 }
 
+// checkTimestamp checks the RFC 3161 timestamp token checkpoint s carries
+// when the verifier names the firm's TSA (opts.TSACerts): it must be there,
+// be signed by that TSA (its certificate, or one its CA issued for
+// time-stamping), and be over the SHA-256 of the checkpoint's body. The
+// token proves the checkpoint, and through its chain every entry and
+// checkpoint before it, existed at the time it states.
+func checkTimestamp(s Signed, cp Checkpoint, opts Options) (TimestampReport, error) {
+	tr := TimestampReport{Present: s.Timestamp != ""}
+	if len(opts.TSACerts) == 0 {
+		return tr, nil
+	}
+	if !tr.Present {
+		return tr, problem("checkpoint timestamp", "checkpoint %d carries no timestamp token (the sweeper obtains it after the checkpoint: fetch again after the next sweep)", cp.Number)
+	}
+	token, err := base64.StdEncoding.DecodeString(s.Timestamp)
+	if err != nil {
+		return tr, problem("checkpoint timestamp", "checkpoint %d's timestamp token is not base64", cp.Number)
+	}
+	at, err := timestamp.Verify(token, []byte(s.Body), opts.TSACerts)
+	switch {
+	case errors.Is(err, timestamp.ErrOtherAuthority):
+		return tr, problem("checkpoint timestamp", "checkpoint %d's timestamp is not from the time-stamping authority you named: %v", cp.Number, err)
+	case errors.Is(err, timestamp.ErrOtherDocument):
+		return tr, problem("checkpoint timestamp", "checkpoint %d's timestamp is over another document, not this checkpoint", cp.Number)
+	case err != nil:
+		return tr, problem("checkpoint timestamp", "checkpoint %d's timestamp: %v", cp.Number, err)
+	}
+	tr.Checked, tr.At = true, contracts.FormatTime(at)
+	return tr, nil
+}
+
 // complete marks the report of a run whose end receipt is under the
 // checkpoint (ended) Complete, once its ledger is seen to end at its last
 // receipt: a line past it was added after the run ended.
@@ -494,8 +550,9 @@ type LogReport struct {
 	Checkpoint, LogSize int64
 	From                int64
 	Runs                map[string][]Entry
-	// NoteOrigin: as Report's.
+	// NoteOrigin, Timestamp: as Report's.
 	NoteOrigin string
+	Timestamp  TimestampReport
 }
 
 // VerifyLog checks a stretch of the firm log against its checkpoint, then
@@ -523,6 +580,9 @@ func VerifyLogWith(l LogBundle, keys KeySet, bundles []Bundle, opts Options) (Lo
 		return rep, problem("checkpoint", "it is firm %s's, the log is firm %s's", cp.FirmID, l.FirmID)
 	}
 	if rep.NoteOrigin, err = checkNote(*l.Checkpoint, cp, keys, opts); err != nil {
+		return rep, err
+	}
+	if rep.Timestamp, err = checkTimestamp(*l.Checkpoint, cp, opts); err != nil {
 		return rep, err
 	}
 	rep.Checkpoint, rep.LogSize = cp.Number, cp.Size
