@@ -8,6 +8,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
 	"github.com/seed-f6d3920e/warrant/pkg/handlers"
+	"github.com/seed-f6d3920e/warrant/pkg/timestamp"
 )
 
 // EvidenceKeys are the receipt keys a function holds: the signer
@@ -20,6 +21,10 @@ type EvidenceKeys struct {
 	// OriginPrefix is CHECKPOINT_ORIGIN_PREFIX: the checkpoint notes'
 	// origin is it, a slash and the firm id ("": the default).
 	OriginPrefix string
+	// TSA is the time-stamping authority the sweeper asks for each latest
+	// checkpoint's token (TIMESTAMP_AUTHORITY_URL and _CERTIFICATE; nil:
+	// none configured).
+	TSA handlers.Stamper
 }
 
 // LoadEvidenceKeys reads cfg's receipt keys; newKMS and newS3 supply the
@@ -39,6 +44,13 @@ func LoadEvidenceKeys(ctx context.Context, cfg config.Config, newKMS func() anch
 		return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable RECEIPT_RETIRED_KEYS does not name usable keys", err)
 	}
 	k := &EvidenceKeys{Signer: signer, Keys: evidence.KeySet{}.Add(pub).Add(retired...), OriginPrefix: cfg.CheckpointOriginPrefix}
+	if cfg.TimestampURL != "" {
+		certs, err := timestamp.ParseCertificates([]byte(cfg.TimestampCert))
+		if err != nil {
+			return nil, failure.Wrap(failure.KindConfigInvalid, "environment variable TIMESTAMP_AUTHORITY_CERTIFICATE is not a PEM certificate", err)
+		}
+		k.TSA = &timestamp.Client{URL: cfg.TimestampURL, Certs: certs}
+	}
 	switch {
 	case cfg.CheckpointBucket != "":
 		if newS3 == nil {
@@ -60,7 +72,7 @@ func (d Deps) evidence(sign bool) *handlers.Evidence {
 	e := &handlers.Evidence{Store: d.Store, Keys: d.Evidence.Keys, Current: d.Evidence.Signer.KeyID(), Logger: d.Logger, Now: d.Now,
 		OriginPrefix: d.Evidence.OriginPrefix}
 	if sign {
-		e.Signer, e.Sink = d.Evidence.Signer, d.Evidence.Sink
+		e.Signer, e.Sink, e.TSA = d.Evidence.Signer, d.Evidence.Sink, d.Evidence.TSA
 	}
 	return e
 }

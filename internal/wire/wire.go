@@ -151,11 +151,15 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 	if err != nil {
 		return Deps{}, err
 	}
+	storeOpts := []dynamo.Option{dynamo.WithHeadSigner(keys)}
+	if cfg.TimestampURL != "" {
+		storeOpts = append(storeOpts, dynamo.WithTimestamps())
+	}
 	d := Deps{
 		DataKeys: dataKeys,
 		Config:   cfg,
 		Keys:     keys,
-		Store:    dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, dynamo.WithHeadSigner(keys)),
+		Store:    dynamo.New(dynamodb.NewFromConfig(awsCfg), cfg.TableName, storeOpts...),
 		Logger:   failure.NewLevelLogger(logOut, cfg.LogLevel),
 	}
 	if cfg.QueueURL != "" {

@@ -55,6 +55,10 @@ var (
 	// checkpoints: where the sweeper keeps each checkpoint outside the
 	// table (an S3 bucket; a directory on the local stack).
 	checkpoints = []string{"CHECKPOINT_BUCKET", "CHECKPOINT_DIR"}
+	// timestamps: the time-stamping authority the sweeper asks for an RFC
+	// 3161 token over each latest checkpoint (its URL, and its certificate
+	// or the CA that issued it, PEM); unset: no timestamps.
+	timestamps = []string{"TIMESTAMP_AUTHORITY_URL", "TIMESTAMP_AUTHORITY_CERTIFICATE"}
 	// retention: the function that destroys content whose retention passed
 	// (the sweeper). RETENTION_DAY is the local stack's short day (its
 	// schedules run faster too); unset, a day is 24 hours, and only the
@@ -78,7 +82,7 @@ var FunctionVars = map[string][]string{
 	Approve:      slices.Concat(base, policy, catalogVars, data),
 	Runs:         slices.Concat(base, budget, desk, receipts, data),
 	StreamReduce: slices.Concat(base, receipts, notify),
-	Sweeper:      slices.Concat(base, queue, catalogVars, receipts, checkpoints, notify, retention),
+	Sweeper:      slices.Concat(base, queue, catalogVars, receipts, checkpoints, timestamps, notify, retention),
 }
 
 // Optional variables may be left unset in the template. DATA_KEY is among
@@ -87,7 +91,7 @@ var FunctionVars = map[string][]string{
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true, "DESK_SCOPES": true, "USER_CLAIM": true,
 	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "CHECKPOINT_ORIGIN_PREFIX": true, "DATA_KEY": true,
-	"RETENTION_DAY": true}
+	"RETENTION_DAY": true, "TIMESTAMP_AUTHORITY_URL": true, "TIMESTAMP_AUTHORITY_CERTIFICATE": true}
 
 var deskScopes = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E ]{1,512}$`) // RFC 6749 scope-token characters
 
@@ -137,6 +141,10 @@ type Config struct {
 	// evidence.DefaultOriginPrefix): a schema-less URL-like name without
 	// spaces, plus signs or a trailing slash.
 	CheckpointOriginPrefix string
+	// TimestampURL is the time-stamping authority's URL (https; http on
+	// loopback only) and TimestampCert its certificate or its CA's (PEM):
+	// both set, or neither (no timestamps). pkg/timestamp parses the PEM.
+	TimestampURL, TimestampCert string
 	// RetentionDay is how long a day of a retention lasts (the sweeper's):
 	// 24 hours, or on the local stack only, RETENTION_DAY (at least 1s).
 	RetentionDay time.Duration
@@ -257,6 +265,21 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 		c.CheckpointOriginPrefix = get("CHECKPOINT_ORIGIN_PREFIX", "")
 		if p := c.CheckpointOriginPrefix; p != "" && !originPrefix.MatchString(p) {
 			return Config{}, invalid("CHECKPOINT_ORIGIN_PREFIX", "must be a schema-less URL-like name (e.g. evidence.example.com/warrant): printable, no spaces, no plus, no trailing slash")
+		}
+	}
+	if slices.Contains(vars, "TIMESTAMP_AUTHORITY_URL") {
+		c.TimestampURL, c.TimestampCert = get("TIMESTAMP_AUTHORITY_URL", ""), get("TIMESTAMP_AUTHORITY_CERTIFICATE", "")
+		u, err := url.Parse(c.TimestampURL)
+		switch {
+		case c.TimestampURL == "" && c.TimestampCert == "":
+		case c.TimestampURL == "" || c.TimestampCert == "":
+			return Config{}, invalid("TIMESTAMP_AUTHORITY_URL", "and TIMESTAMP_AUTHORITY_CERTIFICATE are set together, or neither")
+		case err != nil || u.Host == "" || u.Fragment != "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))):
+			// RFC 3161 over plain HTTP is sound (the token is signed), but
+			// only the local stack's TSA on loopback goes without TLS.
+			return Config{}, invalid("TIMESTAMP_AUTHORITY_URL", "must be the time-stamping authority's https URL (http only on loopback)")
+		case !strings.Contains(c.TimestampCert, "-----BEGIN CERTIFICATE-----"):
+			return Config{}, invalid("TIMESTAMP_AUTHORITY_CERTIFICATE", "must be the authority's certificate or its CA's, PEM")
 		}
 	}
 	if slices.Contains(vars, "RETENTION_DAY") {

@@ -330,6 +330,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "USER_CLAIM": "oid", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "", "CHECKPOINT_ORIGIN_PREFIX": "evidence.example.com/warrant", "RETENTION_DAY": "",
+		"TIMESTAMP_AUTHORITY_URL": "https://tsa.example.com/", "TIMESTAMP_AUTHORITY_CERTIFICATE": testTSACert,
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
@@ -604,6 +605,31 @@ func TestCheckpointOriginPrefix(t *testing.T) {
 			t.Errorf("%q: %+v %v", tc.prefix, c.CheckpointOriginPrefix, err)
 		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "CHECKPOINT_ORIGIN_PREFIX")):
 			t.Errorf("%q: %v, want an error naming CHECKPOINT_ORIGIN_PREFIX", tc.prefix, err)
+		}
+	}
+}
+
+const testTSACert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+// TestTimestampAuthority (issue 30 item 3): the sweeper's TSA is optional,
+// its URL and certificate set together; https, or http on loopback only.
+func TestTimestampAuthority(t *testing.T) {
+	for _, tc := range []struct {
+		url, cert, want string
+	}{
+		{"", "", ""}, {"https://tsa.example.com/tsr", testTSACert, ""}, {"http://127.0.0.1:3180/", testTSACert, ""},
+		{"https://tsa.example.com/", "", "TIMESTAMP_AUTHORITY_URL"}, {"", testTSACert, "TIMESTAMP_AUTHORITY_URL"},
+		{"http://tsa.example.com/", testTSACert, "TIMESTAMP_AUTHORITY_URL"}, {"tsa.example.com", testTSACert, "TIMESTAMP_AUTHORITY_URL"},
+		{"https://tsa.example.com/", "MIIB", "TIMESTAMP_AUTHORITY_CERTIFICATE"},
+	} {
+		env := minimal(config.Sweeper)
+		env["CHECKPOINT_BUCKET"], env["TIMESTAMP_AUTHORITY_URL"], env["TIMESTAMP_AUTHORITY_CERTIFICATE"] = "warrant-checkpoints", tc.url, tc.cert
+		c, err := config.Load(config.Sweeper, lookup(env))
+		switch {
+		case tc.want == "" && (err != nil || c.TimestampURL != tc.url || c.TimestampCert != strings.TrimSpace(tc.cert)):
+			t.Errorf("%q: %+v %v", tc.url, c.TimestampURL, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q %q: %v, want an error naming %s", tc.url, tc.cert, err, tc.want)
 		}
 	}
 }

@@ -25,6 +25,13 @@ type EvidenceStore interface {
 	Checkpoint(ctx context.Context, firm string, n int64) (evidence.Signed, error)
 	PutCheckpoint(ctx context.Context, firm string, h evidence.LogHead, cp evidence.Checkpoint, signed evidence.Signed) error
 	DueLogs(ctx context.Context, limit int) ([]string, error)
+	// PutCheckpointTimestamp keeps checkpoint n's timestamp token (base64),
+	// once (evidence.ErrTimestampExists), and settles the head as
+	// CheckpointSettled does.
+	PutCheckpointTimestamp(ctx context.Context, firm string, n int64, token string) error
+	// CheckpointSettled takes the head off the due logs when checkpoint n
+	// is its latest and covers every entry.
+	CheckpointSettled(ctx context.Context, firm string, n int64) error
 }
 
 // CheckpointSink keeps each checkpoint where nobody with table access can
@@ -38,6 +45,9 @@ type CheckpointSink interface {
 	Checkpoint(ctx context.Context, firm string, number int64) (evidence.Signed, error)
 	// After answers the lowest number kept above number, if any.
 	After(ctx context.Context, firm string, number int64) (int64, bool, error)
+	// PutTimestamp keeps checkpoint number's timestamp token (DER) beside
+	// it, once: evidence.ErrTimestampExists when one is kept already.
+	PutTimestamp(ctx context.Context, firm string, number int64, token []byte) error
 }
 
 // Evidence issues receipts (stream-reduce), signs the firm logs'
@@ -60,8 +70,11 @@ type Evidence struct {
 	// OriginPrefix names the origin each checkpoint is also signed under
 	// as a C2SP signed note (evidence.Origin; "": the default).
 	OriginPrefix string
-	Now          func() time.Time
-	Logger       *failure.Logger
+	// TSA timestamps each latest checkpoint (attest.go; nil: the firm
+	// configured no time-stamping authority).
+	TSA    Stamper
+	Now    func() time.Time
+	Logger *failure.Logger
 }
 
 func (e *Evidence) now() time.Time {
@@ -287,21 +300,27 @@ func (e *Evidence) walk(ctx context.Context, firm string, base signedCheckpoint,
 }
 
 // CheckpointDue checkpoints every firm log with entries no checkpoint
-// covers (at most limit firms), and answers how many it made and how many
-// failed (each failure logged, no content).
+// covers (at most limit firms), timestamps each one's latest checkpoint
+// (attest), and answers how many checkpoints it made and how many failed
+// (each failure logged, no content; a timestamp's failure is only logged).
 func (e *Evidence) CheckpointDue(ctx context.Context, limit int) (made, failed int, err error) {
 	firms, err := e.Store.DueLogs(ctx, limit)
 	if err != nil {
 		return 0, 0, err
 	}
+	tsa := e.TSA != nil
 	for _, firm := range firms {
 		_, ok, err := e.Checkpoint(ctx, firm)
 		switch {
 		case err != nil:
 			failed++
 			e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "checkpoint", failure.Identity{FirmID: firm}))
+			continue
 		case ok:
 			made++
+		}
+		if tsa {
+			tsa = e.attest(ctx, firm)
 		}
 	}
 	return made, failed, nil

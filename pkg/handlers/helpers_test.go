@@ -330,7 +330,11 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 	if opt.signs != nil {
 		heads = countingHeads{keys, &opt.signs.heads}
 	}
-	store := dynamo.New(ep.Client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(heads))
+	storeOpts := []dynamo.Option{dynamo.WithClock(clk.Now)}
+	if env["TIMESTAMP_AUTHORITY_URL"] != "" { // as wire.Load makes the sweeper's
+		storeOpts = append(storeOpts, dynamo.WithTimestamps())
+	}
+	store := dynamo.New(ep.Client, cfg.TableName, append(storeOpts, dynamo.WithHeadSigner(heads))...)
 	script := bedrocktest.DemoScript()
 	if opt.script != nil {
 		script = *opt.script
@@ -385,7 +389,7 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 			signer = d.Keys
 		}
 		client := dynamodb.New(ep.Client.Options(), func(o *dynamodb.Options) { o.APIOptions = append(slices.Clone(o.APIOptions), rec) })
-		d.Store = dynamo.New(client, cfg.TableName, dynamo.WithClock(clk.Now), dynamo.WithHeadSigner(signer))
+		d.Store = dynamo.New(client, cfg.TableName, append(storeOpts, dynamo.WithHeadSigner(signer))...)
 		fnCfg := awsCfg.Copy()
 		fnCfg.APIOptions = append(fnCfg.APIOptions, rec)
 		d.Model = bedrock.New(bedrock.NewRuntime(ctx, fnCfg, fake.URL(), bedrock.WithMaxAttempts(2), bedrock.WithBackoff(bedrock.NoBackoff())),
