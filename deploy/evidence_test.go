@@ -40,6 +40,10 @@ var wantReceiptEnv = map[string]any{
 	"CHECKPOINT_BUCKET": object{"Ref": "CheckpointBucket"},
 	"CHECKPOINT_ORIGIN_PREFIX": object{"Fn::If": []any{"HasCheckpointOriginPrefix",
 		object{"Ref": "CheckpointOriginPrefix"}, object{"Ref": "AWS::NoValue"}}},
+	"TIMESTAMP_AUTHORITY_URL": object{"Fn::If": []any{"HasTimestampAuthority",
+		object{"Ref": "TimestampAuthorityUrl"}, object{"Ref": "AWS::NoValue"}}},
+	"TIMESTAMP_AUTHORITY_CERTIFICATE": object{"Fn::If": []any{"HasTimestampAuthority",
+		object{"Ref": "TimestampAuthorityCertificate"}, object{"Ref": "AWS::NoValue"}}},
 }
 
 // TestReceiptKey: ReceiptKeyArn takes a key ARN (empty: the stack creates
@@ -51,7 +55,8 @@ var wantReceiptEnv = map[string]any{
 // bucket.
 func TestReceiptKey(t *testing.T) {
 	raw := rawTemplate(t)
-	for name, typ := range map[string]string{"ReceiptKeyArn": "String", "RetiredReceiptKeys": "String"} {
+	for name, typ := range map[string]string{"ReceiptKeyArn": "String", "RetiredReceiptKeys": "String",
+		"TimestampAuthorityUrl": "String", "TimestampAuthorityCertificate": "String"} {
 		p, _ := get(raw, "Parameters", name).(object)
 		if p == nil || p["Type"] != typ || p["Default"] != "" {
 			t.Fatalf("parameter %s: %v; want a %s, empty by default", name, p, typ)
@@ -162,6 +167,21 @@ func TestReceiptKey(t *testing.T) {
 			if !slices.Contains(config.FunctionVars[pkg], name) {
 				t.Errorf("config.FunctionVars[%q] lacks %s: stream-reduce signs receipts, the sweeper checkpoints, runs serves them", pkg, name)
 			}
+		}
+	}
+	// Only the sweeper asks the TSA (issue 30 item 3); the URL's pattern
+	// takes https only.
+	for _, name := range []string{"TIMESTAMP_AUTHORITY_URL", "TIMESTAMP_AUTHORITY_CERTIFICATE"} {
+		for pkg, vars := range config.FunctionVars {
+			if slices.Contains(vars, name) != (pkg == "sweeper") {
+				t.Errorf("config.FunctionVars[%q]: reads %s %v, want only the sweeper", pkg, name, slices.Contains(vars, name))
+			}
+		}
+	}
+	tsaURL := regexp.MustCompile(str(get(raw, "Parameters", "TimestampAuthorityUrl", "AllowedPattern")))
+	for v, ok := range map[string]bool{"": true, "https://freetsa.org/tsr": true, "http://freetsa.org/tsr": false, "freetsa.org": false} {
+		if tsaURL.MatchString(v) != ok {
+			t.Errorf("TimestampAuthorityUrl %q: allowed %v, want %v", v, !ok, ok)
 		}
 	}
 	if !slices.Contains(config.FunctionVars["sweeper"], "CHECKPOINT_BUCKET") {

@@ -99,6 +99,9 @@ var deskScopes = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E ]{1,512}$`) // RFC
 // no spaces, no plus), ASCII here, not ending in a slash.
 var originPrefix = regexp.MustCompile(`^[\x21-\x2A\x2C-\x7E]{0,200}[\x21-\x2A\x2C-\x2E\x30-\x7E]$`)
 
+// base64Line: one line of standard base64 (a DER certificate's).
+var base64Line = regexp.MustCompile(`^[A-Za-z0-9+/]{16,}={0,2}$`)
+
 var eventBusName = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
 
 func isLoopback(host string) bool {
@@ -142,7 +145,8 @@ type Config struct {
 	// spaces, plus signs or a trailing slash.
 	CheckpointOriginPrefix string
 	// TimestampURL is the time-stamping authority's URL (https; http on
-	// loopback only) and TimestampCert its certificate or its CA's (PEM):
+	// loopback only) and TimestampCert its certificate or its CA's (PEM, or
+	// base64 DER on one line):
 	// both set, or neither (no timestamps). pkg/timestamp parses the PEM.
 	TimestampURL, TimestampCert string
 	// RetentionDay is how long a day of a retention lasts (the sweeper's):
@@ -278,8 +282,8 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 			// RFC 3161 over plain HTTP is sound (the token is signed), but
 			// only the local stack's TSA on loopback goes without TLS.
 			return Config{}, invalid("TIMESTAMP_AUTHORITY_URL", "must be the time-stamping authority's https URL (http only on loopback)")
-		case !strings.Contains(c.TimestampCert, "-----BEGIN CERTIFICATE-----"):
-			return Config{}, invalid("TIMESTAMP_AUTHORITY_CERTIFICATE", "must be the authority's certificate or its CA's, PEM")
+		case !strings.Contains(c.TimestampCert, "-----BEGIN CERTIFICATE-----") && !base64Line.MatchString(c.TimestampCert):
+			return Config{}, invalid("TIMESTAMP_AUTHORITY_CERTIFICATE", "must be the authority's certificate or its CA's: PEM, or the base64 of its DER on one line")
 		}
 	}
 	if slices.Contains(vars, "RETENTION_DAY") {

@@ -620,7 +620,9 @@ func TestTimestampAuthority(t *testing.T) {
 		{"", "", ""}, {"https://tsa.example.com/tsr", testTSACert, ""}, {"http://127.0.0.1:3180/", testTSACert, ""},
 		{"https://tsa.example.com/", "", "TIMESTAMP_AUTHORITY_URL"}, {"", testTSACert, "TIMESTAMP_AUTHORITY_URL"},
 		{"http://tsa.example.com/", testTSACert, "TIMESTAMP_AUTHORITY_URL"}, {"tsa.example.com", testTSACert, "TIMESTAMP_AUTHORITY_URL"},
+		{"https://tsa.example.com/", "MIIBkTCCATegAwIBAgIBATAKBggqhkjOPQQDAjA=", ""},
 		{"https://tsa.example.com/", "MIIB", "TIMESTAMP_AUTHORITY_CERTIFICATE"},
+		{"https://tsa.example.com/", "not a certificate at all", "TIMESTAMP_AUTHORITY_CERTIFICATE"},
 	} {
 		env := minimal(config.Sweeper)
 		env["CHECKPOINT_BUCKET"], env["TIMESTAMP_AUTHORITY_URL"], env["TIMESTAMP_AUTHORITY_CERTIFICATE"] = "warrant-checkpoints", tc.url, tc.cert

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -161,9 +162,21 @@ func Verify(token, doc []byte, certs []*x509.Certificate) (time.Time, error) {
 	return ts.Time.UTC(), nil
 }
 
-// ParseCertificates reads the PEM certificates of a TSA (its own, or the
-// CA it chains to); at least one.
+// ParseCertificates reads the certificates of a TSA (its own, or the CA it
+// chains to), PEM, or one certificate as the standard base64 of its DER (a
+// one-line form that passes as a template parameter); at least one.
 func ParseCertificates(pemBytes []byte) ([]*x509.Certificate, error) {
+	if !bytes.Contains(pemBytes, []byte("-----BEGIN")) {
+		der, err := base64.StdEncoding.DecodeString(string(bytes.Join(bytes.Fields(pemBytes), nil)))
+		if err != nil {
+			return nil, errors.New("timestamp: neither PEM nor the base64 of a DER certificate")
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return nil, fmt.Errorf("timestamp: %w", err)
+		}
+		return []*x509.Certificate{c}, nil
+	}
 	var out []*x509.Certificate
 	for {
 		var b *pem.Block

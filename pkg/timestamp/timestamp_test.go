@@ -2,6 +2,8 @@ package timestamp_test
 
 import (
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -64,6 +66,14 @@ func TestStampVerify(t *testing.T) {
 	}
 	if _, err := timestamp.Verify(token[:len(token)-3], doc, parse(t, tsa.CACertPEM)); !errors.Is(err, timestamp.ErrMalformed) {
 		t.Errorf("a truncated token: %v, want ErrMalformed", err)
+	}
+	// The certificate as one line of base64 DER (a template parameter).
+	der, _ := pem.Decode(tsa.CACertPEM)
+	if _, err := timestamp.Verify(token, doc, parse(t, []byte(base64.StdEncoding.EncodeToString(der.Bytes)))); err != nil {
+		t.Errorf("under the CA given as base64 DER: %v", err)
+	}
+	if _, err := timestamp.ParseCertificates([]byte("not a certificate")); err == nil {
+		t.Error("garbage parsed as a certificate")
 	}
 	// The client holds the TSA to its configured certificate too.
 	if _, err := (&timestamp.Client{URL: other.URL, Certs: parse(t, tsa.CACertPEM)}).Stamp(t.Context(), doc); !errors.Is(err, timestamp.ErrOtherAuthority) {
