@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -153,4 +155,116 @@ func TestTimestampRefusals(t *testing.T) {
 	if _, err := evidence.VerifyWith(b2, keys, evidence.Options{TSACerts: tsaCerts(t, tsa.CertPEM)}); err != nil {
 		t.Errorf("under the TSA's own certificate: %v", err)
 	}
+}
+
+// TestTimestampRecipe runs docs/EVIDENCE.md's openssl recipe for a
+// checkpoint's timestamp, exactly as written, and `warrant evidence verify
+// --tsa-cert`, on real bundles: a timestamped bundle and firm log verify
+// (under the TSA's CA and under its own certificate), and each is refused
+// for a token missing, of another TSA, or over another checkpoint.
+func TestTimestampRecipe(t *testing.T) {
+	needTools(t)
+	check := recipe(t, "check-timestamp.sh")
+	s, tsa, _ := tsaStack(t)
+	other, err := openssltsa.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	first := s.completedFiling(t)
+	s.settle(first.runID)
+	earlier := s.bundle(first.runID, nil).Checkpoint.Timestamp
+	h := s.completedFiling(t)
+	s.settle(h.runID)
+	good, firmLog := s.bundle(h.runID, nil), s.firmLog()
+	withToken := func(token string) evidence.Bundle {
+		b, cp := good, *good.Checkpoint
+		cp.Timestamp, b.Checkpoint = token, &cp
+		return b
+	}
+	tok, err := (&timestamp.Client{URL: other.URL}).Stamp(t.Context(), []byte(good.Checkpoint.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"key.pem": s.publicKeyPEM(t), "tsa-ca.pem": tsa.CACertPEM, "tsa.pem": tsa.CertPEM,
+		"other-ca.pem": other.CACertPEM, "bundle.json": jsonOf(t, good), "log.json": jsonOf(t, firmLog),
+		"first.json": jsonOf(t, s.bundle(first.runID, nil)), "missing.json": jsonOf(t, withToken("")), "moved.json": jsonOf(t, withToken(earlier)),
+		"forged.json": jsonOf(t, withToken(base64.StdEncoding.EncodeToString(tok)))}
+	bin := buildCLI(t)
+	for _, tc := range []struct {
+		bundle, cert string
+		ok           bool
+		why          string // of the CLI's refusal
+	}{
+		{"bundle.json", "tsa-ca.pem", true, ""},
+		{"bundle.json", "tsa.pem", true, ""},
+		{"log.json", "tsa-ca.pem", true, ""},
+		{"bundle.json", "other-ca.pem", false, "not from the time-stamping authority"},
+		{"forged.json", "tsa-ca.pem", false, "not from the time-stamping authority"},
+		{"moved.json", "tsa-ca.pem", false, "over another document"},
+		{"missing.json", "tsa-ca.pem", false, "carries no timestamp token"},
+	} {
+		out, ok := runRecipe(t, check, files, tc.bundle, tc.cert)
+		if ok != tc.ok || (ok && !regexp.MustCompile(`verified: checkpoint 2 timestamped \w+ +\d+ [\d:]+ 20\d\d GMT`).MatchString(out)) ||
+			(!ok && !strings.Contains(out, "refused: checkpoint timestamp")) {
+			t.Errorf("recipe on %s under %s: %v, want %v\n%s", tc.bundle, tc.cert, ok, tc.ok, out)
+		}
+		args := []string{"--public-key", "key.pem", "--tsa-cert", tc.cert, tc.bundle}
+		if tc.bundle == "log.json" {
+			args = append(args, "first.json", "bundle.json") // every run the log records
+		}
+		out, ok = runCLI(t, bin, files, args...)
+		switch {
+		case ok != tc.ok:
+			t.Errorf("warrant evidence verify %v: %v, want %v\n%s", args, ok, tc.ok, out)
+		case ok && !timestamped(t, out, tc.bundle == "log.json"):
+			t.Errorf("warrant evidence verify %v: no timestamp time shown\n%s", args, out)
+		case !ok && (!strings.Contains(out, "checkpoint timestamp") || !strings.Contains(out, tc.why)):
+			t.Errorf("warrant evidence verify %v: refused without naming %q\n%s", args, tc.why, out)
+		}
+	}
+	// Without --tsa-cert a token is shown, not checked.
+	out, ok := runCLI(t, bin, files, "--public-key", "key.pem", "bundle.json")
+	var v cliOut
+	if err := json.Unmarshal([]byte(out), &v); !ok || err != nil || len(v.Runs) != 1 || v.Runs[0].Timestamp == nil ||
+		v.Runs[0].Timestamp.Verified || v.Runs[0].Timestamp.Note != "not checked: give --tsa-cert" {
+		t.Errorf("without --tsa-cert: %v\n%s", ok, out)
+	}
+}
+
+// cliOut is what `warrant evidence verify` prints of timestamps.
+type cliOut struct {
+	Runs []struct {
+		Timestamp *struct {
+			Verified   bool
+			Time, Note string
+		} `json:"checkpoint_timestamp"`
+	} `json:"runs"`
+	Logs []struct {
+		Timestamp *struct {
+			Verified bool
+			Time     string
+		} `json:"checkpoint_timestamp"`
+	} `json:"firm_logs"`
+}
+
+// timestamped: every run (and firm log) the output shows has a verified
+// timestamp with its time.
+func timestamped(t *testing.T, out string, withLog bool) bool {
+	t.Helper()
+	var v cliOut
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Runs) == 0 || (withLog && len(v.Logs) != 1) {
+		return false
+	}
+	for _, r := range v.Runs {
+		if r.Timestamp == nil || !r.Timestamp.Verified || !strings.HasPrefix(r.Timestamp.Time, "20") {
+			return false
+		}
+	}
+	for _, l := range v.Logs {
+		if l.Timestamp == nil || !l.Timestamp.Verified || !strings.HasPrefix(l.Timestamp.Time, "20") {
+			return false
+		}
+	}
+	return true
 }
