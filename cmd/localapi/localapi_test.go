@@ -79,6 +79,12 @@ func TestDemoHeadless(t *testing.T) {
 	if !strings.Contains(stderr, "dynamodb: minidyn on 127.0.0.1:") || !strings.Contains(stderr, "stream: polling the run partitions") {
 		t.Errorf("start-up lines:\n%s", stderr)
 	}
+	// The stack's TSA on loopback (openssl ts -reply) timestamps the
+	// checkpoints, and the walk required the timestamp of each run's
+	// evidence (issue 30 item 3).
+	if !strings.Contains(stderr, "timestamps: a TSA on http://127.0.0.1:") {
+		t.Errorf("the stack started no TSA:\n%s", stderr)
+	}
 }
 
 // TestDemoHeadlessStreams runs the demo against moto_server

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,6 +35,8 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/eventbus/eventbustest"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/sqs/sqstest"
+	"github.com/seed-f6d3920e/warrant/pkg/timestamp"
+	"github.com/seed-f6d3920e/warrant/pkg/timestamp/openssltsa"
 )
 
 // DefaultModelID is the model the local stack's functions are configured
@@ -138,6 +141,10 @@ type Stack struct {
 	// tempCheckpoints: made for this stack (no LogDir), removed at Stop.
 	checkpoints     string
 	tempCheckpoints bool
+	// tsa is the time-stamping authority on loopback (openssl ts -reply)
+	// the sweeper timestamps each latest checkpoint at, as a public one on
+	// AWS (TIMESTAMP_AUTHORITY_URL); nil without openssl.
+	tsa *openssltsa.TSA
 
 	// SQS serves the template's queues (sqstest), each named by its logical
 	// id: <SQS.URL>/000000000000/WorkerQueue.
@@ -252,6 +259,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	locals := Locals{"TABLE_NAME": cfg.TableName, "MODEL_ID": cfg.ModelID, "LEDGER_KEY": cfg.LedgerKey,
 		"RECEIPT_KEY": cfg.ReceiptKey, "RECEIPT_RETIRED_KEYS": "", "CHECKPOINT_BUCKET": "", "DATA_KEY": cfg.DataKey,
 		"EVENT_BUS_NAME": "warrant-local-notifications", "DESK_URL": cfg.DeskURL}
+	// A real TSA on loopback stands in for the firm's public one: its
+	// files (tsa-ca.pem, for warrant evidence verify --tsa-cert and
+	// openssl ts -verify) sit beside the checkpoints.
+	if s.tsa, err = startTSA(filepath.Join(s.checkpoints, "tsa")); err != nil {
+		s.say("timestamps: off (%v)", err)
+	} else {
+		locals["TIMESTAMP_AUTHORITY_URL"], locals["TIMESTAMP_AUTHORITY_CERTIFICATE"] = s.tsa.URL, string(s.tsa.CACertPEM)
+		s.say("timestamps: a TSA on %s (openssl ts -reply), its CA in %s", s.tsa.URL, s.tsa.CAFile)
+	}
 	if err := s.startQueues(locals); err != nil {
 		return nil, err
 	}
@@ -778,6 +794,11 @@ func (s *Stack) Stop() error {
 	if s.Bus != nil {
 		s.Bus.Close()
 	}
+	if s.tsa != nil {
+		if err := s.tsa.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.tempCheckpoints {
 		// The files are read-only; the directory is not.
 		if err := os.RemoveAll(s.checkpoints); err != nil {
@@ -790,6 +811,24 @@ func (s *Stack) Stop() error {
 		cancel()
 	}
 	return errors.Join(errs...)
+}
+
+// TSACerts are the certificates of the stack's TSA (its CA's), nil when it
+// runs none.
+func (s *Stack) TSACerts() []*x509.Certificate {
+	if s.tsa == nil {
+		return nil
+	}
+	certs, _ := timestamp.ParseCertificates(s.tsa.CACertPEM) // made by openssltsa: always one
+	return certs
+}
+
+// startTSA starts the time-stamping authority on loopback in dir.
+func startTSA(dir string) (*openssltsa.TSA, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return openssltsa.Start(dir)
 }
 
 // buildAll builds the functions' bootstraps into dir/<name>/bootstrap with

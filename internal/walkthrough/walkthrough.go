@@ -30,6 +30,7 @@ package walkthrough
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -126,6 +127,10 @@ type Config struct {
 	// LeftOut names steps (StepRetention) this stack cannot walk, each with
 	// the reason, which the walk prints where the step would be.
 	LeftOut map[string]string
+	// TSACerts, when set, are the stack's time-stamping authority's (the
+	// local stack's TSA on loopback): a run's evidence must then carry a
+	// checkpoint timestamp from it (issue 30 item 3).
+	TSACerts []*x509.Certificate
 }
 
 // Steps a stack may leave out (Config.LeftOut).
@@ -744,11 +749,14 @@ func (w *walk) evidence(ctx context.Context, runID, last string) error {
 		if err := contracts.DecodeStrict(a.body, &b); err != nil {
 			return &StepError{step, "an evidence bundle", err.Error()}
 		}
-		rep, verr := evidence.Verify(b, keys)
+		rep, verr := evidence.VerifyWith(b, keys, evidence.Options{TSACerts: w.TSACerts})
 		if verr == nil && rep.Complete && (last == "" || (len(rep.Receipts) > 0 && rep.Receipts[len(rep.Receipts)-1].Kind == last)) {
 			what := ""
 			if last != "" {
 				what = ", the last a " + last + " receipt"
+			}
+			if rep.Timestamp.Checked {
+				what += ", the checkpoint timestamped " + rep.Timestamp.At + " by the TSA"
 			}
 			w.ok("evidence: %d receipts signed by %s%s, verified offline against firm log checkpoint %d (%d entries) in %.1fs",
 				len(rep.Receipts), keys.IDs()[0][:19]+"…", what, rep.Checkpoint, rep.LogSize, time.Since(t0).Seconds())
