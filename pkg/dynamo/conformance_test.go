@@ -70,6 +70,7 @@ var suite = []struct {
 	{"RaceTakeClaim16", testRaceTakeClaim},
 	{"ExpiredLeases", testExpiredLeases},
 	{"ExpiredLeasesShareTheLimit", testExpiredLeasesShareTheLimit},
+	{"CheckpointTimestamps", testCheckpointTimestamps},
 	{"RestartRun", testRestartRun},
 	{"SweepFailLeaseExpired", testSweepFailLeaseExpired},
 	{"SweepFailOwner", testSweepFailOwner},
