@@ -755,11 +755,12 @@ func (w *walk) evidence(ctx context.Context, runID, last string) error {
 			if last != "" {
 				what = ", the last a " + last + " receipt"
 			}
+			stamped := ""
 			if rep.Timestamp.Checked {
-				what += ", the checkpoint timestamped " + rep.Timestamp.At + " by the TSA"
+				stamped = ", timestamped " + rep.Timestamp.At + " by the TSA"
 			}
-			w.ok("evidence: %d receipts signed by %s%s, verified offline against firm log checkpoint %d (%d entries) in %.1fs",
-				len(rep.Receipts), keys.IDs()[0][:19]+"…", what, rep.Checkpoint, rep.LogSize, time.Since(t0).Seconds())
+			w.ok("evidence: %d receipts signed by %s%s, verified offline against firm log checkpoint %d (%d entries)%s in %.1fs",
+				len(rep.Receipts), keys.IDs()[0][:19]+"…", what, rep.Checkpoint, rep.LogSize, stamped, time.Since(t0).Seconds())
 			return nil
 		}
 		if time.Now().After(deadline) {
