@@ -35,6 +35,7 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs.Var(&pinned, "checkpoint", "a signed checkpoint `FILE` you hold; every bundle must end at it (repeatable)")
 	unanchored := fs.Bool("allow-unanchored-start", false,
 		"accept a run whose start has no receipt (started before starts were anchored); its log segment is checked the older, weaker way")
+	sinceFile := fs.String("since", "", "a signed checkpoint `FILE` you hold (or a bundle or firm log carrying one): every checkpoint checked must extend it (GET /v1/evidence/log?from=<its size + 1>); a fork is refused naming both")
 	prefix := fs.String("origin-prefix", evidence.DefaultOriginPrefix,
 		"the `PREFIX` of the origin your firm's log signs its checkpoint notes under (the origin is PREFIX/<firm id>; a deployment's CHECKPOINT_ORIGIN_PREFIX)")
 	pos, err := parse(fs, args)
@@ -76,6 +77,14 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("%s: checkpoint %d's signed note: %w", f, cp.Number, err)
 		}
 		held[s.Body] = true
+	}
+	var since *evidence.Held
+	if *sinceFile != "" {
+		h, err := readHeld(*sinceFile, keys, *prefix)
+		if err != nil {
+			return err
+		}
+		since = &h
 	}
 	if len(pos) == 0 {
 		pos = []string{"-"}
@@ -137,6 +146,8 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		// CheckpointNote: the checkpoint's signed note verified (absent
 		// when the checkpoint carries none).
 		CheckpointNote *noteOut `json:"checkpoint_note,omitempty"`
+		// Extends: the checkpoint extends the one --since names.
+		Extends *evidence.Extension `json:"extends,omitempty"`
 	}
 	out := struct {
 		Verified bool     `json:"verified"`
@@ -146,9 +157,15 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := evidence.CheckOrigin(evidence.Origin(*prefix, "firm")); err != nil {
 		return usageErr("--origin-prefix: %v", err)
 	}
-	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, Since: since}
+	// With a firm log, the log proves the extension of --since: its runs'
+	// bundles need not reach back before the held checkpoint's end.
+	bundleOpts := opts
+	if len(logs) > 0 {
+		bundleOpts.Since = nil
+	}
 	for i, b := range bundles {
-		rep, err := evidence.VerifyWith(b, keys, opts)
+		rep, err := evidence.VerifyWith(b, keys, bundleOpts)
 		if err != nil {
 			return fmt.Errorf("%s: run %s: %w", names[i], b.RunID, err)
 		}
@@ -157,7 +174,8 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		out.Runs = append(out.Runs, runOut{File: names[i], RunID: rep.RunID, Status: rep.Status, Complete: rep.Complete,
 			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts),
-			StartAnchored: rep.StartAnchored, Pending: rep.Pending, CheckpointNote: noteReport(keys, *b.Checkpoint, rep.NoteOrigin)})
+			StartAnchored: rep.StartAnchored, Pending: rep.Pending, CheckpointNote: noteReport(keys, *b.Checkpoint, rep.NoteOrigin),
+			Extends: rep.Extends})
 	}
 	for _, l := range logs {
 		rep, err := evidence.VerifyLogWith(l, keys, bundles, opts)
@@ -171,6 +189,9 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			"entries_to": rep.LogSize, "runs": len(rep.Runs)}
 		if n := noteReport(keys, *l.Checkpoint, rep.NoteOrigin); n != nil {
 			lo["checkpoint_note"] = n
+		}
+		if rep.Extends != nil {
+			lo["extends"] = rep.Extends
 		}
 		out.Logs = append(out.Logs, lo)
 	}
@@ -230,4 +251,36 @@ func joinParts(bundles []evidence.Bundle, names []string) ([]evidence.Bundle, []
 		outB, outN = append(outB, whole), append(outN, strings.Join(files[run], "+"))
 	}
 	return outB, outN, nil
+}
+
+// readHeld reads the checkpoint a verifier holds from file: a signed
+// checkpoint ({"body", "signature", ...}: a bundle's .checkpoint), or a
+// bundle or firm log, whose checkpoint is taken. It must verify under keys,
+// with its note when it carries one.
+func readHeld(file string, keys evidence.KeySet, prefix string) (evidence.Held, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return evidence.Held{}, err
+	}
+	var doc struct {
+		Schema     string           `json:"schema"`
+		Checkpoint *evidence.Signed `json:"checkpoint"`
+	}
+	var s evidence.Signed
+	if json.Unmarshal(b, &doc) == nil && doc.Schema != "" {
+		if doc.Checkpoint == nil {
+			return evidence.Held{}, fmt.Errorf("--since %s: the %s document carries no checkpoint", file, doc.Schema)
+		}
+		s = *doc.Checkpoint
+	} else if err := contracts.DecodeStrict(bytes.TrimSpace(b), &s); err != nil {
+		return evidence.Held{}, fmt.Errorf("--since %s: not a signed checkpoint, bundle or firm log: %w", file, err)
+	}
+	h, err := evidence.OpenHeld(keys, s)
+	if err != nil {
+		return h, fmt.Errorf("--since %s: %w", file, err)
+	}
+	if _, err := evidence.OpenCheckpointNote(keys, s, h.Checkpoint, evidence.Origin(prefix, h.Checkpoint.FirmID)); err != nil {
+		return h, fmt.Errorf("--since %s: checkpoint %d's signed note: %w", file, h.Checkpoint.Number, err)
+	}
+	return h, nil
 }
