@@ -69,7 +69,8 @@ const usage = `usage:
         deleted or withheld). --checkpoint FILE is a checkpoint you already hold (the
         "checkpoint" member of a bundle or log, or an object of the checkpoint bucket):
         the evidence must end exactly at it. --since FILE is an older checkpoint you hold
-        (or a bundle or log carrying one): every checkpoint checked must extend it, its
+        (or a bundle or log carrying one): each LOG's checkpoint (each BUNDLE's when no LOG
+        is given) must extend it, its
         log passing through the held head at the held size (fetch GET /v1/evidence/log
         ?from=<held size + 1>, which also carries the checkpoints between, whose chain
         must lead back to the held one); two checkpoints that do not extend each other
