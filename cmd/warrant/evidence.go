@@ -37,7 +37,13 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		"accept a run whose start has no receipt (started before starts were anchored); its log segment is checked the older, weaker way")
 	prefix := fs.String("origin-prefix", evidence.DefaultOriginPrefix,
 		"the `PREFIX` of the origin your firm's log signs its checkpoint notes under (the origin is PREFIX/<firm id>; a deployment's CHECKPOINT_ORIGIN_PREFIX)")
+	var witnessKeys multiFlag
+	fs.Var(&witnessKeys, "witness", "a witness's cosignature verifier `VKEY` (or a file holding one): every checkpoint must carry its valid cosignature (repeatable)")
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	witnesses, err := parseWitnesses(witnessKeys)
 	if err != nil {
 		return err
 	}
@@ -142,11 +148,16 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		Verified bool     `json:"verified"`
 		Runs     []runOut `json:"runs"`
 		Logs     []any    `json:"firm_logs,omitempty"`
+		// Witnesses cosigned every checkpoint verified (--witness).
+		Witnesses []string `json:"witnesses,omitempty"`
 	}{Verified: true, Runs: []runOut{}}
+	for _, w := range witnesses {
+		out.Witnesses = append(out.Witnesses, w.Name)
+	}
 	if err := evidence.CheckOrigin(evidence.Origin(*prefix, "firm")); err != nil {
 		return usageErr("--origin-prefix: %v", err)
 	}
-	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, Witnesses: witnesses}
 	for i, b := range bundles {
 		rep, err := evidence.VerifyWith(b, keys, opts)
 		if err != nil {
@@ -175,6 +186,25 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		out.Logs = append(out.Logs, lo)
 	}
 	return writeJSON(stdout, out)
+}
+
+// parseWitnesses reads --witness values: each a vkey, or a file holding one.
+func parseWitnesses(vals []string) ([]evidence.WitnessKey, error) {
+	var out []evidence.WitnessKey
+	for _, v := range vals {
+		w, err := evidence.ParseWitnessKey(v)
+		if err != nil {
+			b, ferr := os.ReadFile(v)
+			if ferr != nil {
+				return nil, usageErr("--witness: %v", err)
+			}
+			if w, err = evidence.ParseWitnessKey(string(b)); err != nil {
+				return nil, usageErr("--witness %s: %v", v, err)
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
 }
 
 // noteOut is a verified checkpoint note as the output shows it: its origin,

@@ -55,7 +55,7 @@ const usage = `usage:
         files (full or overlays; repeat it for a run that spans versions). Exit 1
         naming the first effect without provenance, the first decision that does not
         re-derive (seq, what differs), or a version no policy given is
-  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--allow-unanchored-start] [BUNDLE|LOG]...
+  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--witness VKEY]... [--allow-unanchored-start] [BUNDLE|LOG]...
         check evidence offline, with nothing but the firm's public keys (GET /v1/keys;
         FILE may hold several PEM keys, --public-key may repeat): each BUNDLE is a run's
         evidence (GET /v1/runs/{id}/evidence): the checkpoint's signature, the firm log's
@@ -68,8 +68,10 @@ const usage = `usage:
         same way, and every run it records must be among the BUNDLEs (one missing was
         deleted or withheld). --checkpoint FILE is a checkpoint you already hold (the
         "checkpoint" member of a bundle or log, or an object of the checkpoint bucket):
-        the evidence must end exactly at it. Prints what was verified; exit 1 naming
-        the first check that failed
+        the evidence must end exactly at it. --witness VKEY (a witness's cosignature
+        key, or a file holding it; repeatable) requires every checkpoint to carry that
+        witness's valid cosignature (docs/EVIDENCE.md, "A witness"). Prints what was
+        verified; exit 1 naming the first check that failed
   warrant policy decide TOOL [--policy FILE] [--input FILE] [--metadata FILE]
         print the risk policy's decision, with the rules that fired, for a call of TOOL
         (default: the embedded policy; FILE may also be an overlay of it, {"extends":
