@@ -233,6 +233,19 @@ func TestRefusesABadProof(t *testing.T) {
 			refusal(t, err, http.StatusUnprocessableEntity)
 		}
 	}
+	// A log the firm's key signed whose entry 3 says it is entry 4: the
+	// chain reaches the root, but it is not a firm log.
+	mis := newFirmLog(t, f.log.key).add("r1", "r2", "r3")
+	e, err := evidence.ParseEntry(mis.lines[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Index = 4
+	mis.lines[2] = e.Line()
+	rf := refusal(t, second(f.submit(t, 2, mis.lines[2:3], mis.note(3))), http.StatusUnprocessableEntity)
+	if !strings.Contains(rf.Reason, "says it is entry 4") {
+		t.Fatalf("reason %q", rf.Reason)
+	}
 	g := newFixture(t, nil)
 	g.log.add("r1")
 	refusal(t, second(g.submit(t, 0, g.log.lines[:1], g.log.note(1))), http.StatusUnprocessableEntity)
