@@ -62,6 +62,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 && os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		args = []string{"serve"} // Lambda runs the bootstrap with no arguments
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2

@@ -114,6 +114,15 @@ func TestKeygen(t *testing.T) {
 	}
 }
 
+// Lambda runs the bootstrap with no arguments: that is serve.
+func TestLambdaRunsServe(t *testing.T) {
+	t.Setenv("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9")
+	t.Setenv("WITNESS_CONFIG", "")
+	if code, _, stderr := runMain(); code != 2 || !strings.Contains(stderr, "serve needs -config") {
+		t.Fatalf("no arguments under Lambda: %d %q", code, stderr)
+	}
+}
+
 // The Lambda adapter: API Gateway HTTP API / function URL events (payload
 // 2.0, a base64 body) reach the witness and its answers come back, the
 // 409's content type included.
