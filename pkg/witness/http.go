@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 )
 
 // Handler serves the witness's HTTP interface (c2sp.org/tlog-witness) at
@@ -235,5 +237,50 @@ func Submit(ctx context.Context, hc *http.Client, url string, oldSize int64, ent
 			reason = "(an answer of " + strconv.Itoa(len(raw)) + " bytes)"
 		}
 		return nil, -1, &Refused{Status: resp.StatusCode, Reason: reason}
+	}
+}
+
+// Entries answers the firm log's entry lines from+1 to to, in order.
+type Entries func(ctx context.Context, from, to int64) ([]string, error)
+
+// Cosign obtains the cosignature of the witness at url (known by its key w)
+// on signedNote, the checkpoint of the log at size: it submits from old
+// (the size of the last checkpoint the caller believes the witness
+// cosigned; 0 if none) with entries(old, size), and on a 409 once more from
+// the size the witness answers. It answers w's cosignature lines, checked
+// (evidence.VerifyCosignature; lines by other keys are dropped), ready for
+// Signed.Cosignatures, and the size the witness now holds. A witness that
+// holds more than size (it cosigned a later checkpoint of this log, or of a
+// fork of it) is an error, as is any refusal (*Refused).
+func Cosign(ctx context.Context, hc *http.Client, url string, w evidence.WitnessKey, signedNote []byte, size, old int64, entries Entries) ([]string, int64, error) {
+	for try := 0; ; try++ {
+		var proof []string
+		if old > 0 && old < size { // the spec's proof from 0 is empty
+			var err error
+			if proof, err = entries(ctx, old, size); err != nil {
+				return nil, -1, err
+			}
+		}
+		lines, held, err := Submit(ctx, hc, url, old, proof, signedNote)
+		var rf *Refused
+		switch {
+		case errors.As(err, &rf) && rf.Status == http.StatusConflict && held > size:
+			return nil, held, fmt.Errorf("witness %s holds a checkpoint of size %d, past this one's %d: %w", w.Name, held, size, err)
+		case errors.As(err, &rf) && rf.Status == http.StatusConflict && try == 0:
+			old = held
+			continue
+		case err != nil:
+			return nil, held, err
+		}
+		var mine []string
+		for _, l := range lines {
+			if evidence.VerifyCosignature(string(signedNote), []string{l}, w) == nil {
+				mine = append(mine, l)
+			}
+		}
+		if len(mine) == 0 {
+			return nil, held, fmt.Errorf("witness %s answered no valid cosignature by its key", w.Name)
+		}
+		return mine, held, nil
 	}
 }

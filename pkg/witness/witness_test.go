@@ -376,3 +376,36 @@ func TestConcurrentSubmissions(t *testing.T) {
 }
 
 func second(_ []string, _ int64, err error) error { return err }
+
+// Cosign, the caller's side: from a stale old size it retries once from
+// the size the witness answers, and keeps only the witness's valid
+// cosignature; a witness past the checkpoint's size, or a key that is not
+// the witness's, is an error.
+func TestCosign(t *testing.T) {
+	f := newFixture(t, nil)
+	w, err := evidence.ParseWitnessKey(f.vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := func(_ context.Context, from, to int64) ([]string, error) { return f.log.lines[from:to], nil }
+	ctx := context.Background()
+	f.log.add("r1", "r2", "r3")
+	lines, held, err := witness.Cosign(ctx, f.srv.Client(), f.srv.URL, w, f.log.note(3), 3, 0, entries)
+	if err != nil || held != 3 || len(lines) != 1 {
+		t.Fatalf("from 0: %v %d %q", err, held, lines)
+	}
+	f.log.add("r4", "r5")
+	n5 := f.log.note(5)
+	lines, held, err = witness.Cosign(ctx, f.srv.Client(), f.srv.URL, w, n5, 5, 1, entries) // stale: the witness holds 3
+	if err != nil || held != 5 || evidence.VerifyCosignature(string(n5), lines, w) != nil {
+		t.Fatalf("from a stale size: %v %d %q", err, held, lines)
+	}
+	if _, held, err = witness.Cosign(ctx, f.srv.Client(), f.srv.URL, w, f.log.note(4), 4, 3, entries); err == nil || held != 5 {
+		t.Fatalf("a checkpoint behind the witness: %v %d", err, held)
+	}
+	_, otherKey, _ := witness.GenerateKey("witness.example/w1")
+	w2, _ := evidence.ParseWitnessKey(otherKey)
+	if _, _, err = witness.Cosign(ctx, f.srv.Client(), f.srv.URL, w2, n5, 5, 5, entries); err == nil || !strings.Contains(err.Error(), "no valid cosignature") {
+		t.Fatalf("another key: %v", err)
+	}
+}
