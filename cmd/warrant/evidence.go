@@ -38,7 +38,13 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	sinceFile := fs.String("since", "", "a signed checkpoint `FILE` you hold (or a bundle or firm log carrying one): every checkpoint checked must extend it (GET /v1/evidence/log?from=<its size + 1>); a fork is refused naming both")
 	prefix := fs.String("origin-prefix", evidence.DefaultOriginPrefix,
 		"the `PREFIX` of the origin your firm's log signs its checkpoint notes under (the origin is PREFIX/<firm id>; a deployment's CHECKPOINT_ORIGIN_PREFIX)")
+	var witnessKeys multiFlag
+	fs.Var(&witnessKeys, "witness", "a witness's cosignature verifier `VKEY` (or a file holding one): every checkpoint must carry its valid cosignature (repeatable)")
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	witnesses, err := parseWitnesses(witnessKeys)
 	if err != nil {
 		return err
 	}
@@ -153,11 +159,16 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		Verified bool     `json:"verified"`
 		Runs     []runOut `json:"runs"`
 		Logs     []any    `json:"firm_logs,omitempty"`
+		// Witnesses cosigned every checkpoint verified (--witness).
+		Witnesses []string `json:"witnesses,omitempty"`
 	}{Verified: true, Runs: []runOut{}}
+	for _, w := range witnesses {
+		out.Witnesses = append(out.Witnesses, w.Name)
+	}
 	if err := evidence.CheckOrigin(evidence.Origin(*prefix, "firm")); err != nil {
 		return usageErr("--origin-prefix: %v", err)
 	}
-	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, Since: since}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, Since: since, Witnesses: witnesses}
 	// With a firm log, the log proves the extension of --since: its runs'
 	// bundles need not reach back before the held checkpoint's end.
 	bundleOpts := opts
@@ -196,6 +207,25 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		out.Logs = append(out.Logs, lo)
 	}
 	return writeJSON(stdout, out)
+}
+
+// parseWitnesses reads --witness values: each a vkey, or a file holding one.
+func parseWitnesses(vals []string) ([]evidence.WitnessKey, error) {
+	var out []evidence.WitnessKey
+	for _, v := range vals {
+		w, err := evidence.ParseWitnessKey(v)
+		if err != nil {
+			b, ferr := os.ReadFile(v)
+			if ferr != nil {
+				return nil, usageErr("--witness: %v", err)
+			}
+			if w, err = evidence.ParseWitnessKey(string(b)); err != nil {
+				return nil, usageErr("--witness %s: %v", v, err)
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
 }
 
 // noteOut is a verified checkpoint note as the output shows it: its origin,

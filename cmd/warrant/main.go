@@ -55,7 +55,7 @@ const usage = `usage:
         files (full or overlays; repeat it for a run that spans versions). Exit 1
         naming the first effect without provenance, the first decision that does not
         re-derive (seq, what differs), or a version no policy given is
-  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--since FILE] [--allow-unanchored-start] [BUNDLE|LOG]...
+  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--since FILE] [--witness VKEY]... [--allow-unanchored-start] [BUNDLE|LOG]...
         check evidence offline, with nothing but the firm's public keys (GET /v1/keys;
         FILE may hold several PEM keys, --public-key may repeat): each BUNDLE is a run's
         evidence (GET /v1/runs/{id}/evidence): the checkpoint's signature, the firm log's
@@ -74,8 +74,10 @@ const usage = `usage:
         log passing through the held head at the held size (fetch GET /v1/evidence/log
         ?from=<held size + 1>, which also carries the checkpoints between, whose chain
         must lead back to the held one); two checkpoints that do not extend each other
-        are refused as a fork, naming both. Prints what was verified; exit 1 naming
-        the first check that failed
+        are refused as a fork, naming both. --witness VKEY (a
+        witness's cosignature key, or a file holding it; repeatable) requires every
+        checkpoint to carry that witness's valid cosignature (docs/EVIDENCE.md, "A
+        witness"). Prints what was verified; exit 1 naming the first check that failed
   warrant policy decide TOOL [--policy FILE] [--input FILE] [--metadata FILE]
         print the risk policy's decision, with the rules that fired, for a call of TOOL
         (default: the embedded policy; FILE may also be an overlay of it, {"extends":

@@ -41,6 +41,10 @@ type Options struct {
 	// checkpoint verified must extend it (Extends), or is refused as a
 	// fork or as unable to show it.
 	Since *Held
+	// Witnesses must each have cosigned every checkpoint verified: the
+	// checkpoint carries a signed note and, among its Cosignatures, a
+	// valid one by each (ParseWitnessKey; VerifyCosignature).
+	Witnesses []WitnessKey
 }
 
 // Bundle is a run's evidence, self-contained: the ledger export's lines
@@ -448,9 +452,9 @@ func checkNote(s Signed, cp Checkpoint, keys KeySet, opts Options) (string, erro
 	case err != nil:
 		return "", problem("checkpoint note", "checkpoint %d's signed note: %v", cp.Number, err)
 	case !has:
-		return "", nil
+		return "", checkWitnesses(s, cp.Number, opts)
 	}
-	return origin, nil
+	return origin, checkWitnesses(s, cp.Number, opts)
 }
 
 // complete marks the report of a run whose end receipt is under the
