@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -610,7 +611,7 @@ func TestS3SinkObjectLock(t *testing.T) {
 		t.Fatalf("object %s, want %s", body, want)
 	}
 	var back evidence.Signed
-	if err := json.Unmarshal(body, &back); err != nil || back != signed {
+	if err := json.Unmarshal(body, &back); err != nil || !reflect.DeepEqual(back, signed) {
 		t.Fatalf("the object reads back as %+v, %v", back, err)
 	}
 	sum := sha256.Sum256(body)
@@ -641,7 +642,7 @@ func TestS3SinkObjectLock(t *testing.T) {
 	}
 	// And it reads back: checkpoint 7, none after it, 7 after 6.
 	back2, err := sink.Checkpoint(t.Context(), firmID, 7)
-	if err != nil || back2 != signed {
+	if err != nil || !reflect.DeepEqual(back2, signed) {
 		t.Fatalf("Checkpoint(7): %+v, %v", back2, err)
 	}
 	if _, err := sink.Checkpoint(t.Context(), firmID, 8); !errors.Is(err, evidence.ErrCheckpointNotKept) {
@@ -689,10 +690,10 @@ func TestDirSink(t *testing.T) {
 	if err := sink.PutCheckpoint(t.Context(), firmID, 2, kept[0]); !errors.Is(err, evidence.ErrCheckpointExists) {
 		t.Fatalf("a second checkpoint 2: %v", err)
 	}
-	if got, err := sink.Checkpoint(t.Context(), firmID, 2); err != nil || got != kept[1] || got.Note == "" {
+	if got, err := sink.Checkpoint(t.Context(), firmID, 2); err != nil || !reflect.DeepEqual(got, kept[1]) || got.Note == "" {
 		t.Fatalf("Checkpoint(2): %+v %v", got, err)
 	}
-	if got, err := sink.Checkpoint(t.Context(), firmID, 1); err != nil || got != kept[0] {
+	if got, err := sink.Checkpoint(t.Context(), firmID, 1); err != nil || !reflect.DeepEqual(got, kept[0]) {
 		t.Fatalf("Checkpoint(1): %+v %v", got, err)
 	}
 	if _, err := sink.Checkpoint(t.Context(), firmID, 3); !errors.Is(err, evidence.ErrCheckpointNotKept) {
