@@ -195,6 +195,30 @@ type ToolRequested struct {
 	// is not in the ledger, so this is what an audit re-derives the
 	// decision from. Absent for every other call.
 	LimitsReached []string `json:"limits_reached,omitempty"`
+	// MatterSteps are the steps of the matter's other runs that decided a
+	// prior condition with scope "matter" (the one that satisfied it, and
+	// those whose result could not be read), read from the matter's record
+	// of completed steps: the run, the seq and the hash of each
+	// tool.completed line, which an audit checks in those runs' exports.
+	// MatterUnread: that record could not be read, so such a condition not
+	// satisfied by the run's own steps was undecided (fail closed). Absent
+	// for every other call.
+	MatterSteps  []MatterStep `json:"matter_steps,omitempty"`
+	MatterUnread bool         `json:"matter_unread,omitempty"`
+}
+
+// MatterStep names a tool.completed line of another run of the matter
+// that a decision's prior condition read (tool.requested's matter_steps):
+// its run, seq and hash, and its tool and status as the line records them.
+// Unread: its result could not be read as the condition needs (sealed and
+// not opened, destroyed, or not of the shape).
+type MatterStep struct {
+	RunID  string `json:"run_id"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	Unread bool   `json:"unread,omitempty"`
 }
 
 // A tool's class as tool.requested records it (closed).
@@ -575,7 +599,36 @@ func (e *ToolRequested) validate() error {
 			return fieldErr(p, "must name a rule in fired_rules")
 		}
 	}
+	if err := checkMatterSteps("payload.matter_steps", e.MatterSteps); err != nil {
+		return err
+	}
+	if e.MatterUnread && len(e.MatterSteps) > 0 {
+		return fieldErr("payload.matter_unread", "a decision that could not read the matter's steps names none")
+	}
 	return checkMetadata("payload.policy_metadata", e.PolicyMetadata, e.PolicyMetadataSHA256)
+}
+
+// checkMatterSteps validates the recorded steps of a matter's other runs.
+func checkMatterSteps(path string, steps []MatterStep) error {
+	for i, st := range steps {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if err := mustNotEmpty(p+".run_id", st.RunID); err != nil {
+			return err
+		}
+		if st.Seq < 1 {
+			return fieldErr(p+".seq", "must be at least 1")
+		}
+		if err := checkHash(p+".hash", st.Hash); err != nil {
+			return err
+		}
+		if err := mustNotEmpty(p+".tool", st.Tool); err != nil {
+			return err
+		}
+		if err := oneOf(p+".status", st.Status, ToolSuccess, ToolError, ToolDenied, ToolDeclined); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkFiredRules validates recorded rule firings.

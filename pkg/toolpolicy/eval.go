@@ -275,7 +275,8 @@ func (e *evaluator) priorLeaf(p *prior) tri {
 }
 
 // priorIn looks for the prior in steps; other: they are other runs'
-// (the first that satisfies it is recorded).
+// (the first that satisfies it, and those read before it that could not
+// be, are recorded).
 func (e *evaluator) priorIn(p *prior, steps []Step, other bool) tri {
 	res := tFalse
 	for i := range steps {
@@ -289,14 +290,14 @@ func (e *evaluator) priorIn(p *prior, steps []Step, other bool) tri {
 			r = sub.all(p.where)
 			sub.release()
 		}
+		if other && r != tFalse {
+			hit := PriorStep{RunID: st.RunID, Seq: st.Seq, Hash: st.Hash, Tool: st.Tool, Status: st.Status, Unread: r == tUnknown}
+			if !slices.Contains(e.matterHits, hit) {
+				e.matterHits = append(e.matterHits, hit)
+			}
+		}
 		switch r {
 		case tTrue:
-			if other {
-				hit := PriorStep{RunID: st.RunID, Seq: st.Seq, Hash: st.Hash}
-				if !slices.Contains(e.matterHits, hit) {
-					e.matterHits = append(e.matterHits, hit)
-				}
-			}
 			return tTrue
 		case tUnknown:
 			res = tUnknown

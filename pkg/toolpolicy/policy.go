@@ -150,17 +150,27 @@ type Decision struct {
 	// policy's order; they do not change the tier (see LimitsReached).
 	Limits []LimitCharge `json:"limits,omitempty"`
 	// MatterSteps are the steps of the matter's other runs (Call.Matter)
-	// that satisfied a prior condition with scope "matter" in this
-	// decision, in the order they were found: what an audit asks those
-	// runs' exports for (tool.requested's matter_steps).
+	// that decided a prior condition with scope "matter" in this decision,
+	// in the order they were read: the one that satisfied it, and those
+	// before it whose result could not be read as its where needs (Unread).
+	// A step that did not match decides nothing and is not listed. It is
+	// what an audit asks those runs' exports for (tool.requested's
+	// matter_steps).
 	MatterSteps []PriorStep `json:"matter_steps,omitempty"`
 }
 
-// PriorStep names a tool.completed line of another run of the matter.
+// PriorStep names a tool.completed line of another run of the matter: the
+// run, the seq, the line's hash, and its tool and status (in the clear).
 type PriorStep struct {
-	RunID string `json:"run_id"`
-	Seq   int64  `json:"seq"`
-	Hash  string `json:"hash"`
+	RunID  string `json:"run_id"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	// Unread: its result could not be read as the condition needs (sealed
+	// and not opened, its content destroyed, or not of the shape): the
+	// condition was undecided on it.
+	Unread bool `json:"unread,omitempty"`
 }
 
 var (

@@ -138,10 +138,13 @@ func TestPriorConditionInTheMatter(t *testing.T) {
 		{"the matter not known, the run checked", []toolpolicy.Step{{Seq: 3, Tool: "read", Status: "success", Result: json.RawMessage(clear)}}, nil, false, "", nil},
 		{"nothing in the matter", []toolpolicy.Step{}, []toolpolicy.Step{}, true, "", nil},
 		{"checked in another run", []toolpolicy.Step{}, []toolpolicy.Step{other("run-0", 6, "success", `{"clear":false}`), other("run-1", 4, "success", clear)}, false, "",
-			[]toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Hash: strings.Repeat("a", 64)}}},
+			[]toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Hash: strings.Repeat("a", 64), Tool: "read", Status: "success"}}},
 		{"a failed check in another run", []toolpolicy.Step{}, []toolpolicy.Step{other("run-1", 4, "error", clear)}, true, "", nil},
 		{"a sealed result in another run", []toolpolicy.Step{}, []toolpolicy.Step{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success"}}, true,
-			"an earlier step's result cannot be read", nil},
+			"an earlier step's result cannot be read", []toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success", Unread: true}}},
+		{"a sealed result, then a clear check", []toolpolicy.Step{}, []toolpolicy.Step{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success"}, other("run-2", 9, "success", clear)}, false, "",
+			[]toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success", Unread: true},
+				{RunID: "run-2", Seq: 9, Hash: strings.Repeat("a", 64), Tool: "read", Status: "success"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := p.Decide(toolpolicy.Call{Tool: "send", Input: json.RawMessage(`{}`), History: tc.history, Matter: tc.matter})
