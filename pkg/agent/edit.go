@@ -25,6 +25,10 @@ type EditVerdict struct {
 	PolicyVersion  string
 	Metadata       json.RawMessage
 	MetadataSHA256 string
+	// MatterSteps and MatterUnread: what it read of the matter's other
+	// runs (approval.decided's edited_matter_steps, edited_matter_unread).
+	MatterSteps  []contracts.MatterStep
+	MatterUnread bool
 }
 
 // CheckEdit decides counsel's edit of a held call before the approval is
@@ -57,7 +61,7 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, history []t
 	if err != nil {
 		return EditVerdict{}, err
 	}
-	matter, _ := b.matterSteps(ctx, run.FirmID, run.MatterID, run.RunID, tool)
+	matter, unread := b.matterSteps(ctx, run.FirmID, run.MatterID, run.RunID, tool)
 	d := b.decideSigned(tool, input, meta, history, matter)
 	fired := firedRules(d.FiredRules)
 	if d.Action == toolpolicy.ActionDeny {
@@ -84,7 +88,9 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, history []t
 	if err != nil {
 		return EditVerdict{}, err
 	}
-	return EditVerdict{RiskTier: string(d.Tier), FiredRules: fired, PolicyVersion: d.PolicyVersion, Metadata: raw, MetadataSHA256: sum}, nil
+	v := EditVerdict{RiskTier: string(d.Tier), FiredRules: fired, PolicyVersion: d.PolicyVersion, Metadata: raw, MetadataSHA256: sum}
+	v.MatterSteps, v.MatterUnread = matterRecord(d, unread)
+	return v, nil
 }
 
 // decide is the risk policy's decision on one call of a run, its input

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/seed-f6d3920e/warrant/pkg/bedrocktest"
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/reducer"
 	"github.com/seed-f6d3920e/warrant/pkg/toolpolicy"
 )
 
@@ -112,6 +114,68 @@ func TestPriorStepInTheMatter(t *testing.T) {
 		t.Fatalf("fired %v, matter steps %+v; want none fired and %+v", firedIDs(req.FiredRules), req.MatterSteps, want)
 	}
 
+	t.Run("counsel's edit and the resume decide on the same steps; the audit checks them in the other run's export", func(t *testing.T) {
+		edit, _ := json.Marshal(h.filing("Motion to Compel (as edited)"))
+		if _, err := h.decideEdit(held, warrant.CounselDecision{Decision: warrant.DecisionApproved, EditedInput: edit}); err != nil {
+			t.Fatalf("counsel's edit: %v", err)
+		}
+		res, err := h.resume(held)
+		if err != nil || res.State.Status != warrant.RunCompleted {
+			t.Fatalf("resume: %v, %+v", err, res.State)
+		}
+		lines := h.ledger(held.State.RunID)
+		for _, l := range lines {
+			switch e := l.Event.(type) {
+			case *contracts.ApprovalDecided:
+				if !slices.Equal(e.EditedMatterSteps, want) || slices.Contains(firedIDs(e.EditedFiredRules), ruleID) {
+					t.Fatalf("the edit's decision read %+v, fired %v", e.EditedMatterSteps, firedIDs(e.EditedFiredRules))
+				}
+			case *contracts.RunReleased:
+				if e.PolicyCheck == nil || !slices.Equal(e.PolicyCheck.MatterSteps, want) {
+					t.Fatalf("the resume's decision: %+v", e.PolicyCheck)
+				}
+			}
+		}
+		// Without the summary run's export the audit says what it needs.
+		_, err = reducer.Rederive(lines, p)
+		var missing *reducer.MatterStepError
+		if !errors.As(err, &missing) || !missing.Missing || missing.Step.RunID != summary.State.RunID ||
+			!strings.Contains(err.Error(), "give that run's export") {
+			t.Fatalf("audit without the other run's export: %v", err)
+		}
+		other := h.ledger(summary.State.RunID)
+		ds, err := reducer.RederiveWith(lines, reducer.RederiveOptions{Matter: map[string][]contracts.Line{summary.State.RunID: other}}, p)
+		if err != nil {
+			t.Fatalf("audit with it: %v", err)
+		}
+		checked := 0
+		for _, d := range ds {
+			if slices.Equal(d.MatterSteps, want) && !d.Sealed {
+				checked++
+			}
+		}
+		if checked != 3 { // the model's call, counsel's edit, the resume
+			t.Fatalf("%d decisions re-derived on the other run's step, want 3: %+v", checked, ds)
+		}
+		// An export of another run given as the summary run's, or one whose
+		// line differs, is refused, not passed.
+		_, err = reducer.RederiveWith(lines, reducer.RederiveOptions{Matter: map[string][]contracts.Line{summary.State.RunID: h.ledger(first.State.RunID)}}, p)
+		if !errors.As(err, &missing) || missing.Missing {
+			t.Fatalf("audit with another run's export: %v", err)
+		}
+		forged := slices.Clone(other)
+		for i, l := range forged {
+			if l.Seq == summarySeq {
+				l.Hash = strings.Repeat("0", 64)
+				forged[i] = l
+			}
+		}
+		_, err = reducer.RederiveWith(lines, reducer.RederiveOptions{Matter: map[string][]contracts.Line{summary.State.RunID: forged}}, p)
+		if !errors.As(err, &missing) || missing.Missing || !strings.Contains(err.Error(), "hash") {
+			t.Fatalf("audit with a line that differs: %v", err)
+		}
+	})
+
 	t.Run("another matter's or firm's summary does not count", func(t *testing.T) {
 		matter, firm := h.matter, h.firm
 		defer func() { h.matter, h.firm = matter, firm }()
@@ -137,6 +201,9 @@ func TestPriorStepInTheMatter(t *testing.T) {
 		if !req.MatterUnread || len(req.MatterSteps) != 0 || !strings.Contains(req.FiredRules[len(req.FiredRules)-1].Reason, "not known") {
 			t.Fatalf("unread %v, steps %+v, fired %+v", req.MatterUnread, req.MatterSteps, req.FiredRules)
 		}
+		if _, err := reducer.Rederive(h.ledger(res.State.RunID), p); err != nil {
+			t.Fatalf("audit: %v", err)
+		}
 	})
 
 	t.Run("the summary's content destroyed: fails closed", func(t *testing.T) {
@@ -149,6 +216,11 @@ func TestPriorStepInTheMatter(t *testing.T) {
 		}
 		if !strings.Contains(req.FiredRules[len(req.FiredRules)-1].Reason, "cannot be read") {
 			t.Fatalf("fired %+v", req.FiredRules)
+		}
+		// The audit re-derives it without the destroyed run's export: the
+		// step was recorded unread.
+		if _, err := reducer.Rederive(h.ledger(res.State.RunID), p); err != nil {
+			t.Fatalf("audit: %v", err)
 		}
 	})
 }

@@ -343,6 +343,10 @@ type ApprovalDecided struct {
 	EditedPolicyVersion        string          `json:"edited_policy_version,omitempty"`
 	EditedPolicyMetadata       json.RawMessage `json:"edited_policy_metadata,omitempty"`
 	EditedPolicyMetadataSHA256 string          `json:"edited_policy_metadata_sha256,omitempty"`
+	// EditedMatterSteps and EditedMatterUnread are what the decision on the
+	// edit read of the matter's other runs, as tool.requested records them.
+	EditedMatterSteps  []MatterStep `json:"edited_matter_steps,omitempty"`
+	EditedMatterUnread bool         `json:"edited_matter_unread,omitempty"`
 }
 
 // Separation of duties, as approval.decided records it (closed).
@@ -599,13 +603,27 @@ func (e *ToolRequested) validate() error {
 			return fieldErr(p, "must name a rule in fired_rules")
 		}
 	}
-	if err := checkMatterSteps("payload.matter_steps", e.MatterSteps); err != nil {
+	if err := checkMatterRead("payload", e.MatterSteps, e.MatterUnread); err != nil {
 		return err
 	}
-	if e.MatterUnread && len(e.MatterSteps) > 0 {
-		return fieldErr("payload.matter_unread", "a decision that could not read the matter's steps names none")
-	}
 	return checkMetadata("payload.policy_metadata", e.PolicyMetadata, e.PolicyMetadataSHA256)
+}
+
+// checkMatterRead validates a decision's record of the matter's other runs
+// (path.matter_steps, path.matter_unread; prefix "edited_" on
+// approval.decided).
+func checkMatterRead(path string, steps []MatterStep, unread bool) error {
+	return checkMatterReadAs(path, "", steps, unread)
+}
+
+func checkMatterReadAs(path, prefix string, steps []MatterStep, unread bool) error {
+	if err := checkMatterSteps(path+"."+prefix+"matter_steps", steps); err != nil {
+		return err
+	}
+	if unread && len(steps) > 0 {
+		return fieldErr(path+"."+prefix+"matter_unread", "a decision that could not read the matter's steps names none")
+	}
+	return nil
 }
 
 // checkMatterSteps validates the recorded steps of a matter's other runs.
@@ -841,6 +859,11 @@ func (e *ApprovalDecided) validate() error {
 		return fieldErr("payload.edited_risk_tier", "only an edit has a decision of its own")
 	} else if e.EditedPolicyVersion != "" || len(e.EditedPolicyMetadata) > 0 || e.EditedPolicyMetadataSHA256 != "" {
 		return fieldErr("payload.edited_policy_metadata", "only an edit has a decision of its own")
+	} else if len(e.EditedMatterSteps) > 0 || e.EditedMatterUnread {
+		return fieldErr("payload.edited_matter_steps", "only an edit has a decision of its own")
+	}
+	if err := checkMatterReadAs("payload", "edited_", e.EditedMatterSteps, e.EditedMatterUnread); err != nil {
+		return err
 	}
 	if err := checkFiredRules("payload.edited_fired_rules", e.EditedFiredRules); err != nil {
 		return err
