@@ -176,7 +176,8 @@ func TestPriorConditionInTheMatter(t *testing.T) {
 
 // docs/examples/history/policy.json, the example docs/DEPLOY.md shows for a
 // firm's own tools, loads and decides as the docs say: the engagement
-// letter is denied until a conflicts check found none, the portal upload
+// letter is denied until a conflicts check found none, a filing until one
+// in the run or an earlier run of the matter did, the portal upload
 // (medium, so it would run) is raised to counsel when its URL came from an
 // e-mail the agent read, and the wire's account from counsel's message
 // leaves the wire at its floor.
@@ -207,6 +208,18 @@ func TestHistoryExamplePolicy(t *testing.T) {
 		{"an upload to the client's own portal", toolpolicy.Call{Tool: "upload_to_portal", Input: json.RawMessage(`{"portal_url":"https://acme.example/upload","document_id":"D-1"}`),
 			Sources: &provenance.Sources{Counsel: "Upload it to the client's portal.", Results: []provenance.Result{inbox}}, History: []toolpolicy.Step{}},
 			toolpolicy.ActionAllow, nil},
+		{"a filing, no check in the matter", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{},
+			Matter: []toolpolicy.Step{}}, toolpolicy.ActionDeny, []string{"court.conflicts_in_matter"}},
+		{"a filing, the matter's steps not known", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{}},
+			toolpolicy.ActionDeny, []string{"court.conflicts_in_matter"}},
+		{"a filing after a clear check in an earlier run", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{},
+			Matter: []toolpolicy.Step{{RunID: "run-1", Seq: 5, Tool: "check_conflicts", Status: "success", Result: json.RawMessage(`{"conflict":false,"matches":[]}`)}}},
+			toolpolicy.ActionRequireApproval, nil},
+		{"a filing after a failed check in an earlier run", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{},
+			Matter: []toolpolicy.Step{{RunID: "run-1", Seq: 5, Tool: "check_conflicts", Status: "error", Result: json.RawMessage(`{"conflict":false}`)}}},
+			toolpolicy.ActionDeny, []string{"court.conflicts_in_matter"}},
+		{"a filing after a clear check in this run", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: checked,
+			Matter: []toolpolicy.Step{}}, toolpolicy.ActionRequireApproval, nil},
 		{"a wire to the account counsel gave", toolpolicy.Call{Tool: "wire_funds", Input: json.RawMessage(`{"beneficiary_account":"12345678","amount":"5000.00"}`),
 			Sources: &provenance.Sources{Counsel: "Wire the settlement to account 12-3456-78."}, History: []toolpolicy.Step{}},
 			toolpolicy.ActionRequireApproval, nil},
