@@ -104,6 +104,12 @@ func TestAuditMatterPrior(t *testing.T) {
 	if got.code != 0 || !strings.Contains(got.stdout, "read run "+checkRunID+"'s check_conflicts at seq 3 (checked in its export)") {
 		t.Fatalf("with it: %+v", got)
 	}
+	// A replay does not hold the other run: the call is not decided,
+	// rather than decided on nothing.
+	got = runCLI("", "policy", "check", "--ledger", ledger, "--policy", historyPolicy)
+	if got.code != 0 || !strings.Contains(got.stdout, "1 not decided") || !strings.Contains(got.stdout, "reads the matter's other runs") {
+		t.Fatalf("policy check: %+v", got)
+	}
 	elsewhere, _ := matterRuns(t, "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d")
 	got = runCLI("", "ledger", "audit", "--policy", historyPolicy, "--matter-ledger", writeTemp(t, "elsewhere.ndjson", []byte(elsewhere)), ledger)
 	if got.code != 1 || !strings.Contains(got.stderr, "not of this run's firm and matter") {
