@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -110,9 +113,70 @@ func TestAuditMatterPrior(t *testing.T) {
 	if got.code != 0 || !strings.Contains(got.stdout, "1 not decided") || !strings.Contains(got.stdout, "reads the matter's other runs") {
 		t.Fatalf("policy check: %+v", got)
 	}
+	got = runCLI("", "policy", "decide", "--ledger", ledger, "--seq", "2", "--policy", historyPolicy)
+	if got.code != 1 || !strings.Contains(got.stderr, "reads the matter's other runs") {
+		t.Fatalf("policy decide --ledger: %+v", got)
+	}
 	elsewhere, _ := matterRuns(t, "6b5a4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d")
 	got = runCLI("", "ledger", "audit", "--policy", historyPolicy, "--matter-ledger", writeTemp(t, "elsewhere.ndjson", []byte(elsewhere)), ledger)
 	if got.code != 1 || !strings.Contains(got.stderr, "not of this run's firm and matter") {
 		t.Fatalf("with another matter's run: %+v", got)
+	}
+}
+
+// DEPLOY.md's audit of a matter-scoped prior, read from the text and run as
+// written (from the repository's root, with the two exports it names):
+// it passes with the other run's export, and without it names the run and
+// seq it needs, as the text quotes.
+func TestAuditMatterPriorDocCommand(t *testing.T) {
+	b, err := os.ReadFile("../../docs/DEPLOY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?m)^go run ./cmd/warrant (ledger audit [^\n]*--matter-ledger[^\n]*)$").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/DEPLOY.md no longer has the `go run ./cmd/warrant ledger audit ... --matter-ledger ...` command")
+	}
+	check, file := matterRuns(t, matterID)
+	dir := t.TempDir()
+	files := map[string]string{"check-run.ndjson": check, "ledger.ndjson": file}
+	var argv, without []string
+	skip := false
+	for _, f := range strings.Fields(string(m[1])) {
+		if body, ok := files[f]; ok {
+			path := filepath.Join(dir, f)
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			delete(files, f)
+			f = path
+		} else if strings.HasPrefix(f, "docs/") {
+			f = "../../" + f // the command runs from the repository's root
+		}
+		argv = append(argv, f)
+		if f == "--matter-ledger" {
+			skip = true
+			continue
+		}
+		if !skip {
+			without = append(without, f)
+		}
+		skip = false
+	}
+	if len(files) != 0 {
+		t.Fatalf("the command names none of %v: %s", files, m[1])
+	}
+	got := runCLI("", argv...)
+	if got.code != 0 || !strings.Contains(got.stdout, "read run "+checkRunID+"'s check_conflicts at seq 3 (checked in its export)") {
+		t.Fatalf("%s: %+v", m[1], got)
+	}
+	quoted := regexp.MustCompile("(?s)Without it the audit exits 1 naming what it needs \\(`(seq 2: .*?)`\\)").FindSubmatch(b)
+	if quoted == nil {
+		t.Fatal("docs/DEPLOY.md no longer quotes what the audit says without the other run's export")
+	}
+	want := strings.ReplaceAll(strings.Join(strings.Fields(string(quoted[1])), " "), "<run_id>", checkRunID)
+	got = runCLI("", without...)
+	if got.code != 1 || !strings.Contains(got.stderr, want) {
+		t.Fatalf("without --matter-ledger: %+v, want %q", got, want)
 	}
 }
