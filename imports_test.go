@@ -35,7 +35,7 @@ var layers = []struct {
 	{"evidence", []string{"pkg/evidence", "pkg/notify"}},
 	{"sealing", []string{"pkg/seal"}},
 	{"tool calls", []string{"pkg/tools/serve"}},
-	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/eventbus", "pkg/eventbus/eventbustest", "pkg/secrets", "pkg/remote", "pkg/remote/remotetest", "pkg/timestamp/openssltsa", "pkg/tools/mcpserver", "pkg/tools/httpserver", "pkg/tools/lambdafn"}},
+	{"brain and adapters", []string{"pkg/agent", "pkg/dynamo", "pkg/bedrock", "pkg/bedrocktest", "pkg/anchor", "pkg/sqs", "pkg/sqs/sqstest", "pkg/eventbus", "pkg/eventbus/eventbustest", "pkg/secrets", "pkg/remote", "pkg/remote/remotetest", "pkg/timestamp/openssltsa", "pkg/tools/mcpserver", "pkg/tools/httpserver", "pkg/tools/lambdafn", "pkg/witness"}},
 	{"targets", []string{"pkg/mcp", "pkg/httpstarget", "pkg/lambdatarget"}},
 	{"edge", []string{"pkg/handlers", "pkg/dynamo/dynamotest", "internal/rie"}},
 	{"wiring", []string{"internal/wire", "internal/lambdalocal", "internal/walkthrough"}},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Offline validation of the AWS SAM deployment: no AWS account, no network.
 #   1. cfn-lint template.yaml            (CloudFormation + SAM schema, best practices),
-#                                         with the defaults and with PRIVATE_NETWORK
+#                                         with the defaults and with PRIVATE_NETWORK;
+#                                         and deploy/witness.yaml (the witness's stack)
 #   2. deploy/translate.py               (the SAM transform, then checks on its output),
 #                                         with the defaults, samconfig.toml's
 #                                         environments and PRIVATE_NETWORK
@@ -56,6 +57,9 @@ if command -v cfn-lint >/dev/null 2>&1; then
 	cfn-lint template.yaml || failed+=("cfn-lint")
 	echo "validate: cfn-lint template.yaml --parameters PRIVATE_NETWORK"
 	cfn-lint template.yaml --parameters "${PRIVATE_NETWORK[@]}" || failed+=("cfn-lint (private network)")
+	# The witness's own stack (cmd/witness), deployed by someone other than the firm.
+	echo "validate: cfn-lint deploy/witness.yaml"
+	cfn-lint deploy/witness.yaml || failed+=("cfn-lint (witness)")
 else
 	missing cfn-lint cfn-lint
 fi

@@ -39,11 +39,18 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs.Var(&pinned, "checkpoint", "a signed checkpoint `FILE` you hold; every bundle must end at it (repeatable)")
 	unanchored := fs.Bool("allow-unanchored-start", false,
 		"accept a run whose start has no receipt (started before starts were anchored); its log segment is checked the older, weaker way")
+	sinceFile := fs.String("since", "", "a signed checkpoint `FILE` you hold (or a bundle or firm log carrying one): every checkpoint checked must extend it (GET /v1/evidence/log?from=<its size + 1>); a fork is refused naming both")
 	prefix := fs.String("origin-prefix", evidence.DefaultOriginPrefix,
 		"the `PREFIX` of the origin your firm's log signs its checkpoint notes under (the origin is PREFIX/<firm id>; a deployment's CHECKPOINT_ORIGIN_PREFIX)")
+	var witnessKeys multiFlag
+	fs.Var(&witnessKeys, "witness", "a witness's cosignature verifier `VKEY` (or a file holding one): every checkpoint must carry its valid cosignature (repeatable)")
 	tsaCert := fs.String("tsa-cert", "",
 		"PEM `FILE` of your firm's time-stamping authority's certificate (or its CA's): every checkpoint must carry a timestamp that verifies under it")
 	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	witnesses, err := parseWitnesses(witnessKeys)
 	if err != nil {
 		return err
 	}
@@ -86,6 +93,14 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 			return fmt.Errorf("%s: checkpoint %d's signed note: %w", f, cp.Number, err)
 		}
 		held[s.Body] = true
+	}
+	var since *evidence.Held
+	if *sinceFile != "" {
+		h, err := readHeld(*sinceFile, keys, *prefix)
+		if err != nil {
+			return err
+		}
+		since = &h
 	}
 	if len(pos) == 0 {
 		pos = []string{"-"}
@@ -147,6 +162,8 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		// CheckpointNote: the checkpoint's signed note verified (absent
 		// when the checkpoint carries none).
 		CheckpointNote *noteOut `json:"checkpoint_note,omitempty"`
+		// Extends: the checkpoint extends the one --since names.
+		Extends *evidence.Extension `json:"extends,omitempty"`
 		// CheckpointTimestamp: the checkpoint's timestamp token (absent
 		// when it carries none and --tsa-cert was not given).
 		CheckpointTimestamp *timestampOut `json:"checkpoint_timestamp,omitempty"`
@@ -155,13 +172,24 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		Verified bool     `json:"verified"`
 		Runs     []runOut `json:"runs"`
 		Logs     []any    `json:"firm_logs,omitempty"`
+		// Witnesses cosigned every checkpoint verified (--witness).
+		Witnesses []string `json:"witnesses,omitempty"`
 	}{Verified: true, Runs: []runOut{}}
+	for _, w := range witnesses {
+		out.Witnesses = append(out.Witnesses, w.Name)
+	}
 	if err := evidence.CheckOrigin(evidence.Origin(*prefix, "firm")); err != nil {
 		return usageErr("--origin-prefix: %v", err)
 	}
-	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, TSACerts: tsaCerts}
+	opts := evidence.Options{AllowUnanchoredStart: *unanchored, Now: time.Now(), OriginPrefix: *prefix, Since: since, Witnesses: witnesses, TSACerts: tsaCerts}
+	// With a firm log, the log proves the extension of --since: its runs'
+	// bundles need not reach back before the held checkpoint's end.
+	bundleOpts := opts
+	if len(logs) > 0 {
+		bundleOpts.Since = nil
+	}
 	for i, b := range bundles {
-		rep, err := evidence.VerifyWith(b, keys, opts)
+		rep, err := evidence.VerifyWith(b, keys, bundleOpts)
 		if err != nil {
 			return fmt.Errorf("%s: run %s: %w", names[i], b.RunID, err)
 		}
@@ -171,7 +199,7 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		out.Runs = append(out.Runs, runOut{File: names[i], RunID: rep.RunID, Status: rep.Status, Complete: rep.Complete,
 			LastSeq: rep.LastSeq, Covered: rep.Covered, Checkpoint: rep.Checkpoint, Receipts: len(rep.Receipts),
 			StartAnchored: rep.StartAnchored, Pending: rep.Pending, CheckpointNote: noteReport(keys, *b.Checkpoint, rep.NoteOrigin),
-			CheckpointTimestamp: timestampReport(rep.Timestamp)})
+			Extends: rep.Extends, CheckpointTimestamp: timestampReport(rep.Timestamp)})
 	}
 	for _, l := range logs {
 		rep, err := evidence.VerifyLogWith(l, keys, bundles, opts)
@@ -186,12 +214,34 @@ func evidenceVerifyCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		if n := noteReport(keys, *l.Checkpoint, rep.NoteOrigin); n != nil {
 			lo["checkpoint_note"] = n
 		}
+		if rep.Extends != nil {
+			lo["extends"] = rep.Extends
+		}
 		if ts := timestampReport(rep.Timestamp); ts != nil {
 			lo["checkpoint_timestamp"] = ts
 		}
 		out.Logs = append(out.Logs, lo)
 	}
 	return writeJSON(stdout, out)
+}
+
+// parseWitnesses reads --witness values: each a vkey, or a file holding one.
+func parseWitnesses(vals []string) ([]evidence.WitnessKey, error) {
+	var out []evidence.WitnessKey
+	for _, v := range vals {
+		w, err := evidence.ParseWitnessKey(v)
+		if err != nil {
+			b, ferr := os.ReadFile(v)
+			if ferr != nil {
+				return nil, usageErr("--witness: %v", err)
+			}
+			if w, err = evidence.ParseWitnessKey(string(b)); err != nil {
+				return nil, usageErr("--witness %s: %v", v, err)
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
 }
 
 // noteOut is a verified checkpoint note as the output shows it: its origin,
@@ -282,4 +332,36 @@ func joinParts(bundles []evidence.Bundle, names []string) ([]evidence.Bundle, []
 		outB, outN = append(outB, whole), append(outN, strings.Join(files[run], "+"))
 	}
 	return outB, outN, nil
+}
+
+// readHeld reads the checkpoint a verifier holds from file: a signed
+// checkpoint ({"body", "signature", ...}: a bundle's .checkpoint), or a
+// bundle or firm log, whose checkpoint is taken. It must verify under keys,
+// with its note when it carries one.
+func readHeld(file string, keys evidence.KeySet, prefix string) (evidence.Held, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return evidence.Held{}, err
+	}
+	var doc struct {
+		Schema     string           `json:"schema"`
+		Checkpoint *evidence.Signed `json:"checkpoint"`
+	}
+	var s evidence.Signed
+	if json.Unmarshal(b, &doc) == nil && doc.Schema != "" {
+		if doc.Checkpoint == nil {
+			return evidence.Held{}, fmt.Errorf("--since %s: the %s document carries no checkpoint", file, doc.Schema)
+		}
+		s = *doc.Checkpoint
+	} else if err := contracts.DecodeStrict(bytes.TrimSpace(b), &s); err != nil {
+		return evidence.Held{}, fmt.Errorf("--since %s: not a signed checkpoint, bundle or firm log: %w", file, err)
+	}
+	h, err := evidence.OpenHeld(keys, s)
+	if err != nil {
+		return h, fmt.Errorf("--since %s: %w", file, err)
+	}
+	if _, err := evidence.OpenCheckpointNote(keys, s, h.Checkpoint, evidence.Origin(prefix, h.Checkpoint.FirmID)); err != nil {
+		return h, fmt.Errorf("--since %s: checkpoint %d's signed note: %w", file, h.Checkpoint.Number, err)
+	}
+	return h, nil
 }

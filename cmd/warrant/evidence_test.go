@@ -16,6 +16,12 @@ import (
 // (and, with origin, also signed as a note of that origin).
 func noteBundle(t *testing.T, k *evidence.P256, origin string) evidence.Bundle {
 	t.Helper()
+	return noteBundleAt(t, k, origin, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC))
+}
+
+// noteBundleAt is noteBundle with its receipts issued and logged at at.
+func noteBundleAt(t *testing.T, k *evidence.P256, origin string, issued time.Time) evidence.Bundle {
+	t.Helper()
 	ctx := context.Background()
 	raws := ledger(t)
 	lines := make([]contracts.Line, len(raws))
@@ -31,7 +37,7 @@ func noteBundle(t *testing.T, k *evidence.P256, origin string) evidence.Bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := contracts.FormatTime(time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC))
+	at := contracts.FormatTime(issued)
 	seg := evidence.Segment{From: 1, Prev: evidence.Genesis, Entries: []string{}}
 	head := evidence.Genesis
 	var receipts []evidence.Signed
@@ -113,4 +119,54 @@ func TestEvidenceVerifyCheckpointNote(t *testing.T) {
 	held, _ := json.Marshal(tampered.Checkpoint)
 	check(t, runCLI("", "evidence", "verify", "--public-key", keyFile, "--checkpoint", writeTemp(t, "cp.json", held), file(withNote)),
 		1, "", "signed note")
+}
+
+// Issue 30 item 2: a fork shown to two verifiers. The firm's key signs two
+// histories of one log (the same run's receipts, logged at different
+// times), and shows each to one verifier, who keeps its checkpoint. Each
+// bundle verifies alone; given the other's with --since the checkpoint it
+// kept, each verifier refuses it as a fork naming both checkpoints.
+func TestEvidenceVerifySinceFork(t *testing.T) {
+	k, err := evidence.GenerateP256()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := evidence.NewPublicKey(k.Public())
+	keyFile := writeTemp(t, "key.pem", []byte(pub.PEM()))
+	origin := evidence.Origin("", firmID)
+	a := noteBundleAt(t, k, origin, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC))
+	b := noteBundleAt(t, k, origin, time.Date(2026, 12, 2, 10, 0, 2, 0, time.UTC))
+	file := func(name string, v any) string {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return writeTemp(t, name, raw)
+	}
+	fileA, fileB := file("a.json", a), file("b.json", b)
+	heldA, heldB := file("held-a.json", a.Checkpoint), file("held-b.json", b.Checkpoint)
+	for _, c := range []struct{ held, doc string }{{heldA, fileA}, {heldB, fileB}} {
+		check(t, runCLI("", "evidence", "verify", "--public-key", keyFile, "--since", c.held, c.doc), 0, `"extends": {
+        "checkpoint": 1,
+        "linked": false
+      }`, "")
+	}
+	for _, c := range []struct {
+		held, doc string
+		mine, its evidence.Bundle
+	}{{heldA, fileB, a, b}, {heldB, fileA, b, a}} {
+		got := runCLI("", "evidence", "verify", "--public-key", keyFile, "--since", c.held, c.doc)
+		check(t, got, 1, "", "fork: checkpoint 1 (")
+		for _, cp := range []*evidence.Signed{c.mine.Checkpoint, c.its.Checkpoint} {
+			if !strings.Contains(got.stderr, "sha256 "+cp.SHA256()) {
+				t.Errorf("the refusal does not name checkpoint %s: %s", cp.SHA256(), got.stderr)
+			}
+		}
+	}
+	// What --since reads: a checkpoint, or a document carrying one; a held
+	// checkpoint another key signed is refused, naming the flag.
+	other, _ := evidence.GenerateP256()
+	forged := noteBundleAt(t, other, origin, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC))
+	check(t, runCLI("", "evidence", "verify", "--public-key", keyFile, "--since", file("forged.json", forged.Checkpoint), fileA), 1, "", "--since")
+	check(t, runCLI("", "evidence", "verify", "--public-key", keyFile, "--since", fileA, fileA), 0, `"extends"`, "")
 }

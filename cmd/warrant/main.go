@@ -42,7 +42,7 @@ const usage = `usage:
         /v1/runs/{id}/events?head=true) and the head's MAC must verify under KEY:
         "hmac:<hex>" (the local stack's key), "kms:<key ARN or alias>" (asks AWS KMS,
         with the usual AWS credentials), or "@FILE" holding either
-  warrant ledger audit [--key KEY] [--policy FILE]... [FILE]
+  warrant ledger audit [--key KEY] [--policy FILE]... [--matter-ledger FILE]... [FILE]
         verify the export as ledger verify does, then trace every executed effect to its
         provenance: the tool.requested whose input re-hashes to its input_sha256, the
         policy's decision, and for a warranted call counsel's approval (recorded as
@@ -52,10 +52,13 @@ const usage = `usage:
         approval.decided, the resume's policy_check) on the input and the metadata the
         line records (the firm's and the client's domains as they were), under the
         policy of the version the line names: the embedded policy, or the --policy
-        files (full or overlays; repeat it for a run that spans versions). Exit 1
-        naming the first effect without provenance, the first decision that does not
-        re-derive (seq, what differs), or a version no policy given is
-  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--allow-unanchored-start] [BUNDLE|LOG]...
+        files (full or overlays; repeat it for a run that spans versions). A decision
+        whose prior condition read another run of the matter (matter_steps) is decided
+        on that run's export, given with --matter-ledger (verified, the step found by
+        seq and hash, of the same firm and matter). Exit 1 naming the first effect
+        without provenance, the first decision that does not re-derive (seq, what
+        differs), the other run whose export it needs, or a version no policy given is
+  warrant evidence verify --public-key FILE [--checkpoint FILE]... [--since FILE] [--witness VKEY]... [--allow-unanchored-start] [BUNDLE|LOG]...
         check evidence offline, with nothing but the firm's public keys (GET /v1/keys;
         FILE may hold several PEM keys, --public-key may repeat): each BUNDLE is a run's
         evidence (GET /v1/runs/{id}/evidence): the checkpoint's signature, the firm log's
@@ -68,8 +71,16 @@ const usage = `usage:
         same way, and every run it records must be among the BUNDLEs (one missing was
         deleted or withheld). --checkpoint FILE is a checkpoint you already hold (the
         "checkpoint" member of a bundle or log, or an object of the checkpoint bucket):
-        the evidence must end exactly at it. Prints what was verified; exit 1 naming
-        the first check that failed
+        the evidence must end exactly at it. --since FILE is an older checkpoint you hold
+        (or a bundle or log carrying one): each LOG's checkpoint (each BUNDLE's when no LOG
+        is given) must extend it, its
+        log passing through the held head at the held size (fetch GET /v1/evidence/log
+        ?from=<held size + 1>, which also carries the checkpoints between, whose chain
+        must lead back to the held one); two checkpoints that do not extend each other
+        are refused as a fork, naming both. --witness VKEY (a
+        witness's cosignature key, or a file holding it; repeatable) requires every
+        checkpoint to carry that witness's valid cosignature (docs/EVIDENCE.md, "A
+        witness"). Prints what was verified; exit 1 naming the first check that failed
   warrant policy decide TOOL [--policy FILE] [--input FILE] [--metadata FILE]
         print the risk policy's decision, with the rules that fired, for a call of TOOL
         (default: the embedded policy; FILE may also be an overlay of it, {"extends":
@@ -523,9 +534,26 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 	var policyFiles []string
 	fs.Func("policy", "a policy `FILE` (full or an overlay) the ledger's decisions name by version; repeatable (default: the embedded policy)",
 		func(v string) error { policyFiles = append(policyFiles, v); return nil })
+	var matterFiles []string
+	fs.Func("matter-ledger", "the export `FILE` of another run of the matter whose step a decision's prior condition read (matter_steps); repeatable",
+		func(v string) error { matterFiles = append(matterFiles, v); return nil })
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if countStdin(matterFiles...) > 0 {
+		return usageErr("--matter-ledger: a file, not stdin")
+	}
+	// The matter's other runs, each verified as the ledger is, by run id.
+	matter := map[string][]contracts.Line{}
+	for _, f := range matterFiles {
+		ls, err := readVerifiedLedger(f, stdin)
+		if err != nil {
+			return err
+		}
+		if len(ls) > 0 {
+			matter[ls[0].RunID] = ls
+		}
 	}
 	var keys reducer.HeadVerifier
 	if *keySpec != "" {
@@ -613,7 +641,7 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		fmt.Fprintln(&out)
 	}
 	// Every decision, decided again from the record alone.
-	decisions, err := reducer.Rederive(lines, policies...)
+	decisions, err := reducer.RederiveWith(lines, reducer.RederiveOptions{Matter: matter}, policies...)
 	if err != nil {
 		return err
 	}
@@ -630,6 +658,13 @@ func auditCmd(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		if len(d.LimitsReached) > 0 {
 			fired += ", limits reached " + strings.Join(d.LimitsReached, " ")
+		}
+		for _, st := range d.MatterSteps {
+			how := "checked in its export"
+			if st.Unread {
+				how = "recorded unread"
+			}
+			fired += fmt.Sprintf(", read run %s's %s at seq %d (%s)", st.RunID, st.Tool, st.Seq, how)
 		}
 		verdict := "re-derived"
 		if d.Sealed {

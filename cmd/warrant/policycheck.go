@@ -256,8 +256,13 @@ func recordedCall(p *toolpolicy.Policy, l contracts.Line, e *contracts.ToolReque
 		call.Sources = s
 	}
 	// The run's steps before the call, which the policy's prior
-	// conditions read.
+	// conditions read. The matter's other runs are not in the export: a
+	// call whose rules read them is not decided rather than decided on
+	// nothing (ledger audit --matter-ledger checks what it read).
 	call.History = src.History()
+	if len(p.MatterPriorTools(e.ToolName)) > 0 {
+		return call, "a rule's prior condition reads the matter's other runs, which a replay of the export does not hold"
+	}
 	return call, ""
 }
 

@@ -73,6 +73,7 @@ type EffectStore interface {
 type PolicyStore interface {
 	GetFirmSettings(ctx context.Context, firm string) (warrant.FirmSettings, error)
 	GetMatter(ctx context.Context, firm, matter string) (warrant.Matter, error)
+	MatterStepStore
 }
 
 // BudgetStore holds firms to their monthly budgets (pkg/dynamo's budget.go).

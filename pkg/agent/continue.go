@@ -46,6 +46,9 @@ func (b *Brain) Continue(ctx context.Context, firm, runID, correlationID string)
 	// another worker or the sweeper takes the run over, nothing of it is
 	// this worker's to write (warrant.ErrLeaseHeld).
 	ctx = warrant.NewFenceContext(ctx, warrant.Fence{Owner: owner, Epoch: run.Lease.Epoch})
+	// The steps a matter-scoped prior asks about are recorded for the
+	// run's matter with the lines that complete them.
+	ctx = b.matterContext(ctx, firm, runID, run.MatterID)
 	rk := newRunKey(b.cfg.Keys)
 	defer rk.close()
 	folded, err := reducer.Fold(ctx, b.store, firm, runID, reducer.FoldOptions{KeepLines: true, Keys: b.cfg.Heads, Open: rk.open})
@@ -209,7 +212,8 @@ func (s *session) releasedCall(ctx context.Context, rel *contracts.RunReleased, 
 		if err != nil {
 			return nil, staged(failure.StageEffectClaim, err)
 		}
-		counters = s.counters(s.b.decideSigned(blocked.ToolName, input, meta, s.sources.History()).Limits, false)
+		matter, _ := s.b.matterSteps(ctx, s.meta.FirmID, s.meta.MatterID, s.meta.RunID, blocked.ToolName)
+		counters = s.counters(s.b.decideSigned(blocked.ToolName, input, meta, s.sources.History(), matter).Limits, false)
 	}
 	if err := s.b.store.TakeClaim(ctx, s.meta.FirmID, s.meta.RunID, key, s.owner, s.lease, counters...); err != nil {
 		if errors.Is(err, warrant.ErrEffectClaimed) {

@@ -128,7 +128,8 @@ func (dc Decider) Decide(ctx context.Context, firm, run, approvalID string, d wa
 		DecidedBy: d.DecidedBy, ToolInputHash: d.PresentedHash, Note: d.Note,
 		RequestedBy: folded.State.UserID, Separation: separation, DecidedAs: d.DecidedAs, DecidedByName: d.DecidedByName,
 		EditedInput: d.EditedInput, EditedInputSHA256: d.EditedHash, EditedRiskTier: verdict.RiskTier, EditedFiredRules: verdict.FiredRules,
-		EditedPolicyVersion: verdict.PolicyVersion, EditedPolicyMetadata: verdict.Metadata, EditedPolicyMetadataSHA256: verdict.MetadataSHA256})
+		EditedPolicyVersion: verdict.PolicyVersion, EditedPolicyMetadata: verdict.Metadata, EditedPolicyMetadataSHA256: verdict.MetadataSHA256,
+		EditedMatterSteps: verdict.MatterSteps, EditedMatterUnread: verdict.MatterUnread})
 	if err != nil {
 		return warrant.Warrant{}, failure.Wrap(failure.KindInvalidRequest, err.Error(), err)
 	}

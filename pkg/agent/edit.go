@@ -25,6 +25,10 @@ type EditVerdict struct {
 	PolicyVersion  string
 	Metadata       json.RawMessage
 	MetadataSHA256 string
+	// MatterSteps and MatterUnread: what it read of the matter's other
+	// runs (approval.decided's edited_matter_steps, edited_matter_unread).
+	MatterSteps  []contracts.MatterStep
+	MatterUnread bool
 }
 
 // CheckEdit decides counsel's edit of a held call before the approval is
@@ -57,7 +61,8 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, history []t
 	if err != nil {
 		return EditVerdict{}, err
 	}
-	d := b.decideSigned(tool, input, meta, history)
+	matter, unread := b.matterSteps(ctx, run.FirmID, run.MatterID, run.RunID, tool)
+	d := b.decideSigned(tool, input, meta, history, matter)
 	fired := firedRules(d.FiredRules)
 	if d.Action == toolpolicy.ActionDeny {
 		msg := "the risk policy denies the edited call"
@@ -83,7 +88,9 @@ func (b *Brain) CheckEdit(ctx context.Context, run reducer.RunState, history []t
 	if err != nil {
 		return EditVerdict{}, err
 	}
-	return EditVerdict{RiskTier: string(d.Tier), FiredRules: fired, PolicyVersion: d.PolicyVersion, Metadata: raw, MetadataSHA256: sum}, nil
+	v := EditVerdict{RiskTier: string(d.Tier), FiredRules: fired, PolicyVersion: d.PolicyVersion, Metadata: raw, MetadataSHA256: sum}
+	v.MatterSteps, v.MatterUnread = matterRecord(d, unread)
+	return v, nil
 }
 
 // decide is the risk policy's decision on one call of a run, its input
@@ -98,19 +105,24 @@ func (b *Brain) decide(tool string, input json.RawMessage, meta toolpolicy.Metad
 // decideSigned decides an input counsel signed (an edit, a warranted call
 // at dispatch): its destinations are counsel's, not traced
 // (toolpolicy.Call's Signed).
-func (b *Brain) decideSigned(tool string, input json.RawMessage, meta toolpolicy.Metadata, history []toolpolicy.Step) toolpolicy.Decision {
-	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Signed: true, History: history})
+// history and matter are the run's steps and the matter's other runs'
+// (matterSteps), as for the model's call.
+func (b *Brain) decideSigned(tool string, input json.RawMessage, meta toolpolicy.Metadata, history, matter []toolpolicy.Step) toolpolicy.Decision {
+	return b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Signed: true, History: history, Matter: matter})
 }
 
 // decide is the decision on a call the model proposed: its destinations
 // traced to the run's sources so far. A run with content the session has
-// not opened traces them to nothing (fail closed).
-func (s *session) decide(tool string, input json.RawMessage, meta toolpolicy.Metadata) toolpolicy.Decision {
+// not opened traces them to nothing (fail closed). The matter's other runs'
+// steps are read when a rule of the tool asks (matterSteps); unread: that
+// read failed.
+func (s *session) decide(ctx context.Context, tool string, input json.RawMessage, meta toolpolicy.Metadata) (d toolpolicy.Decision, unread bool) {
 	src, opened := s.sources.Sources()
 	if !opened {
 		src = nil
 	}
-	return s.b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Sources: src, History: s.sources.History()})
+	matter, unread := s.b.matterSteps(ctx, s.meta.FirmID, s.meta.MatterID, s.meta.RunID, tool)
+	return s.b.policy.DecideOrDeny(toolpolicy.Call{Tool: tool, Input: input, Meta: meta, Sources: src, History: s.sources.History(), Matter: matter}), unread
 }
 
 // recordMeta is the ledger's record of the metadata a decision was made on.

@@ -113,11 +113,13 @@ func (b *Brain) PrepareResume(ctx context.Context, r ResumeRequest) (Result, err
 		for _, l := range lines {
 			steps.Fold(l)
 		}
-		d := b.decideSigned(w.ToolName, execInput, pm, steps.History())
+		matter, unread := b.matterSteps(ctx, r.FirmID, run.MatterID, r.RunID, w.ToolName)
+		d := b.decideSigned(w.ToolName, execInput, pm, steps.History(), matter)
 		check, err := policyCheck(w.ToolName, execHash, d, pm)
 		if err != nil {
 			return Result{}, err
 		}
+		check.MatterSteps, check.MatterUnread = matterRecord(d, unread)
 		if d.Action == toolpolicy.ActionDeny {
 			return Result{}, s.refuse(ctx, w, d, check)
 		}

@@ -74,7 +74,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, err)
 	}
-	decision := s.decide(b.Name, input, meta)
+	decision, matterUnread := s.decide(ctx, b.Name, input, meta)
 	metaRaw, metaSum, err := recordMeta(meta)
 	if err != nil {
 		return nil, false, staged(failure.StageToolPolicy, err)
@@ -83,6 +83,7 @@ func (s *session) toolCall(ctx context.Context, turn int64, b contracts.ContentB
 		RiskTier: string(decision.Tier), Action: string(decision.Action), Reason: decision.Reason, MatchedPolicy: decision.MatchedPolicy,
 		PolicyVersion: decision.PolicyVersion, FiredRules: firedRules(decision.FiredRules),
 		PolicyMetadata: metaRaw, PolicyMetadataSHA256: metaSum, Provenance: decision.Provenance}
+	req.MatterSteps, req.MatterUnread = matterRecord(decision, matterUnread)
 	if t, ok := s.b.tools[b.Name]; ok {
 		req.ToolClass = string(t.Class)
 	}

@@ -195,6 +195,30 @@ type ToolRequested struct {
 	// is not in the ledger, so this is what an audit re-derives the
 	// decision from. Absent for every other call.
 	LimitsReached []string `json:"limits_reached,omitempty"`
+	// MatterSteps are the steps of the matter's other runs that decided a
+	// prior condition with scope "matter" (the one that satisfied it, and
+	// those whose result could not be read), read from the matter's record
+	// of completed steps: the run, the seq and the hash of each
+	// tool.completed line, which an audit checks in those runs' exports.
+	// MatterUnread: that record could not be read, so such a condition not
+	// satisfied by the run's own steps was undecided (fail closed). Absent
+	// for every other call.
+	MatterSteps  []MatterStep `json:"matter_steps,omitempty"`
+	MatterUnread bool         `json:"matter_unread,omitempty"`
+}
+
+// MatterStep names a tool.completed line of another run of the matter
+// that a decision's prior condition read (tool.requested's matter_steps):
+// its run, seq and hash, and its tool and status as the line records them.
+// Unread: its result could not be read as the condition needs (sealed and
+// not opened, destroyed, or not of the shape).
+type MatterStep struct {
+	RunID  string `json:"run_id"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	Unread bool   `json:"unread,omitempty"`
 }
 
 // A tool's class as tool.requested records it (closed).
@@ -319,6 +343,10 @@ type ApprovalDecided struct {
 	EditedPolicyVersion        string          `json:"edited_policy_version,omitempty"`
 	EditedPolicyMetadata       json.RawMessage `json:"edited_policy_metadata,omitempty"`
 	EditedPolicyMetadataSHA256 string          `json:"edited_policy_metadata_sha256,omitempty"`
+	// EditedMatterSteps and EditedMatterUnread are what the decision on the
+	// edit read of the matter's other runs, as tool.requested records them.
+	EditedMatterSteps  []MatterStep `json:"edited_matter_steps,omitempty"`
+	EditedMatterUnread bool         `json:"edited_matter_unread,omitempty"`
 }
 
 // Separation of duties, as approval.decided records it (closed).
@@ -575,7 +603,50 @@ func (e *ToolRequested) validate() error {
 			return fieldErr(p, "must name a rule in fired_rules")
 		}
 	}
+	if err := checkMatterRead("payload", e.MatterSteps, e.MatterUnread); err != nil {
+		return err
+	}
 	return checkMetadata("payload.policy_metadata", e.PolicyMetadata, e.PolicyMetadataSHA256)
+}
+
+// checkMatterRead validates a decision's record of the matter's other runs
+// (path.matter_steps, path.matter_unread; prefix "edited_" on
+// approval.decided).
+func checkMatterRead(path string, steps []MatterStep, unread bool) error {
+	return checkMatterReadAs(path, "", steps, unread)
+}
+
+func checkMatterReadAs(path, prefix string, steps []MatterStep, unread bool) error {
+	if err := checkMatterSteps(path+"."+prefix+"matter_steps", steps); err != nil {
+		return err
+	}
+	if unread && len(steps) > 0 {
+		return fieldErr(path+"."+prefix+"matter_unread", "a decision that could not read the matter's steps names none")
+	}
+	return nil
+}
+
+// checkMatterSteps validates the recorded steps of a matter's other runs.
+func checkMatterSteps(path string, steps []MatterStep) error {
+	for i, st := range steps {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if err := mustNotEmpty(p+".run_id", st.RunID); err != nil {
+			return err
+		}
+		if st.Seq < 1 {
+			return fieldErr(p+".seq", "must be at least 1")
+		}
+		if err := checkHash(p+".hash", st.Hash); err != nil {
+			return err
+		}
+		if err := mustNotEmpty(p+".tool", st.Tool); err != nil {
+			return err
+		}
+		if err := oneOf(p+".status", st.Status, ToolSuccess, ToolError, ToolDenied, ToolDeclined); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkFiredRules validates recorded rule firings.
@@ -788,6 +859,11 @@ func (e *ApprovalDecided) validate() error {
 		return fieldErr("payload.edited_risk_tier", "only an edit has a decision of its own")
 	} else if e.EditedPolicyVersion != "" || len(e.EditedPolicyMetadata) > 0 || e.EditedPolicyMetadataSHA256 != "" {
 		return fieldErr("payload.edited_policy_metadata", "only an edit has a decision of its own")
+	} else if len(e.EditedMatterSteps) > 0 || e.EditedMatterUnread {
+		return fieldErr("payload.edited_matter_steps", "only an edit has a decision of its own")
+	}
+	if err := checkMatterReadAs("payload", "edited_", e.EditedMatterSteps, e.EditedMatterUnread); err != nil {
+		return err
 	}
 	if err := checkFiredRules("payload.edited_fired_rules", e.EditedFiredRules); err != nil {
 		return err

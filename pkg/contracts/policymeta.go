@@ -84,6 +84,10 @@ type PolicyCheck struct {
 	FiredRules           []FiredRule     `json:"fired_rules,omitempty"`
 	PolicyMetadata       json.RawMessage `json:"policy_metadata"`
 	PolicyMetadataSHA256 string          `json:"policy_metadata_sha256"`
+	// MatterSteps and MatterUnread are what the decision read of the
+	// matter's other runs, as tool.requested records them.
+	MatterSteps  []MatterStep `json:"matter_steps,omitempty"`
+	MatterUnread bool         `json:"matter_unread,omitempty"`
 }
 
 func (c *PolicyCheck) validate(path string) error {
@@ -106,6 +110,9 @@ func (c *PolicyCheck) validate(path string) error {
 		return err
 	}
 	if err := checkFiredRules(path+".fired_rules", c.FiredRules); err != nil {
+		return err
+	}
+	if err := checkMatterRead(path, c.MatterSteps, c.MatterUnread); err != nil {
 		return err
 	}
 	if len(c.PolicyMetadata) == 0 {

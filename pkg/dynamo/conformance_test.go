@@ -41,6 +41,7 @@ var suite = []struct {
 	{"AppendAndReadLedger", testAppendAndReadLedger},
 	{"AppendSeqTaken", testAppendSeqTaken},
 	{"AppendManyChunks", testAppendManyChunks},
+	{"MatterSteps", testMatterSteps},
 	{"RejectsForeignLines", testRejectsForeignLines},
 	{"FinishRun", testFinishRun},
 	{"UpdateProjection", testUpdateProjection},

@@ -98,6 +98,7 @@ func (s *Store) ClaimToolEffectOnce(ctx context.Context, c warrant.ClaimInput, l
 		}
 		counters := len(items) // the index of the first counter
 		items = append(items, s.counterUpdates(c.FirmID, c.Counters)...)
+		items = append(items, s.stepPuts(ctx, c.FirmID, c.RunID, parsed)...) // last: no condition
 		err = s.transact(ctx, items)
 		cf, ok := firstFailedCondition(err)
 		switch {
@@ -191,6 +192,7 @@ func (s *Store) CompleteEffect(ctx context.Context, firm, run string, k warrant.
 			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 		}
 		items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
+		items = append(items, s.stepPuts(ctx, firm, run, parsed)...) // last: no condition
 		err = s.transact(ctx, items)
 		cf, ok := firstFailedCondition(err)
 		switch {

@@ -318,7 +318,33 @@ func (s *Store) Checkpoint(ctx context.Context, firm string, n int64) (evidence.
 	if err != nil {
 		return evidence.Signed{}, wrap("checkpoint", err)
 	}
-	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note, Timestamp: it.Timestamp}, nil
+	return it.signed(), nil
+}
+
+// signed is the checkpoint as stored.
+func (it checkpointItem) signed() evidence.Signed {
+	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note, Timestamp: it.Timestamp}
+}
+
+// Checkpoints reads a firm's checkpoints from..to by number, in order (one
+// query): all of them, or warrant.ErrNotFound.
+func (s *Store) Checkpoints(ctx context.Context, firm string, from, to int64) ([]evidence.Signed, error) {
+	if !idsOK(firm) || from < 1 || to < from {
+		return nil, invalid("checkpoints", "checkpoints %d to %d", from, to)
+	}
+	var out []evidence.Signed
+	err := s.queryRange(ctx, logPK(firm), ckpSK(from), ckpSK(to), func(m map[string]types.AttributeValue) error {
+		it, err := unmarshal[checkpointItem](m)
+		if err != nil {
+			return err
+		}
+		out = append(out, it.signed())
+		return nil
+	})
+	if err == nil && int64(len(out)) != to-from+1 {
+		err = fail(warrant.ErrNotFound, nil, "checkpoints %d to %d: %d found", from, to, len(out))
+	}
+	return out, wrap("checkpoints", err)
 }
 
 // PutCheckpoint stores checkpoint cp (signed) after the head h it was made

@@ -119,8 +119,18 @@ func (s *Store) AppendEvents(ctx context.Context, firm, run string, lines ...con
 		return err
 	}
 	pk := runPK(firm, run)
-	for start := 0; start < len(parsed); start += maxTxItems - 1 {
-		chunk := parsed[start:min(start+maxTxItems-1, len(parsed))]
+	for start, end := 0, 0; start < len(parsed); start = end {
+		// Lines, the head and the matter's record of the completed steps
+		// among them (stepPuts) fit one transaction.
+		var steps []types.TransactWriteItem
+		for end = start; end < len(parsed); end++ {
+			more := s.stepPuts(ctx, firm, run, parsed[end:end+1])
+			if end-start+1+len(steps)+len(more)+1 > maxTxItems {
+				break
+			}
+			steps = append(steps, more...)
+		}
+		chunk := parsed[start:end]
 		h, err := s.headOf(ctx, firm, run, chunk)
 		if err != nil {
 			return wrap(op, err)
@@ -132,6 +142,7 @@ func (s *Store) AppendEvents(ctx context.Context, firm, run string, lines ...con
 			items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 		}
 		items = append(items, types.TransactWriteItem{Update: s.headUpdate(pk, h)})
+		items = append(items, steps...) // last: they have no condition
 		err = s.transact(ctx, items)
 		c, ok := firstFailedCondition(err)
 		switch {
@@ -224,6 +235,7 @@ func (s *Store) FinishRun(ctx context.Context, firm, run string, to warrant.RunS
 	for _, l := range parsed {
 		items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 	}
+	items = append(items, s.stepPuts(ctx, firm, run, parsed)...)
 	err = s.transact(ctx, items)
 	if c, ok := firstFailedCondition(err); ok {
 		if s.committed(ctx, pk, parsed) {

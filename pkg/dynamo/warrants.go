@@ -101,6 +101,7 @@ func (s *Store) CreateWarrantRequest(ctx context.Context, w warrant.Warrant, lin
 	for _, l := range parsed {
 		items = append(items, types.TransactWriteItem{Put: s.linePut(pk, l)})
 	}
+	items = append(items, s.stepPuts(ctx, w.FirmID, w.RunID, parsed)...) // last: no condition
 	err = s.transact(ctx, items)
 	if c, ok := firstFailedCondition(err); ok {
 		if s.committed(ctx, pk, parsed) {

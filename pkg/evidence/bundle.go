@@ -40,6 +40,14 @@ type Options struct {
 	// checkpoint that carries a note is refused unless the note is of
 	// exactly that origin.
 	OriginPrefix string
+	// Since is a checkpoint the verifier already holds (OpenHeld): every
+	// checkpoint verified must extend it (Extends), or is refused as a
+	// fork or as unable to show it.
+	Since *Held
+	// Witnesses must each have cosigned every checkpoint verified: the
+	// checkpoint carries a signed note and, among its Cosignatures, a
+	// valid one by each (ParseWitnessKey; VerifyCosignature).
+	Witnesses []WitnessKey
 	// TSACerts are the certificate of the time-stamping authority the firm
 	// configured, or the CA that issued it. With them, a checkpoint is
 	// refused unless it carries an RFC 3161 timestamp token that verifies
@@ -186,6 +194,11 @@ type LogBundle struct {
 	Log        Segment  `json:"log"`
 	Checkpoint *Signed  `json:"checkpoint"`
 	KeyIDs     []string `json:"key_ids"`
+	// Checkpoints are, when the log starts after entry 1, the checkpoints
+	// signed before Checkpoint that cover at least the entries before the
+	// log (Log.From-1), oldest first: they link a checkpoint a verifier
+	// already holds to Checkpoint (Extends).
+	Checkpoints []Signed `json:"checkpoints,omitempty"`
 }
 
 // Problem is a failed check: what was checked, and what is wrong.
@@ -222,6 +235,8 @@ type Report struct {
 	// NoteOrigin is the origin of the checkpoint's signed note, which
 	// verified; empty when the checkpoint carries none.
 	NoteOrigin string
+	// Extends is what was proved of Options.Since (nil without it).
+	Extends *Extension
 	// Timestamp is the checkpoint's timestamp (Options.TSACerts).
 	Timestamp TimestampReport
 }
@@ -296,6 +311,9 @@ func VerifyWith(b Bundle, keys KeySet, opts Options) (Report, error) {
 	entries, err := b.Log.check(cp)
 	if err != nil {
 		return rep, problem("firm log", "%v", err)
+	}
+	if rep.Extends, err = since(keys, opts, cp, *b.Checkpoint, b.Log, nil); err != nil {
+		return rep, err
 	}
 	if !opts.Now.IsZero() {
 		for _, l := range lines {
@@ -436,6 +454,19 @@ func VerifyWith(b Bundle, keys KeySet, opts Options) (Report, error) {
 	return rep, nil
 }
 
+// since checks, when opts name a held checkpoint, that cp (signed s,
+// reached by seg, linked by links) extends it.
+func since(keys KeySet, opts Options, cp Checkpoint, s Signed, seg Segment, links []Signed) (*Extension, error) {
+	if opts.Since == nil {
+		return nil, nil
+	}
+	ext, err := Extends(keys, *opts.Since, cp, s.SHA256(), seg, links)
+	if err != nil {
+		return nil, err
+	}
+	return &ext, nil
+}
+
 // checkNote checks the signed note a bundle's checkpoint carries, if any
 // (OpenCheckpointNote), under the origin opts name for cp's firm: the
 // origin, when it verified ("" when there is no note).
@@ -446,9 +477,9 @@ func checkNote(s Signed, cp Checkpoint, keys KeySet, opts Options) (string, erro
 	case err != nil:
 		return "", problem("checkpoint note", "checkpoint %d's signed note: %v", cp.Number, err)
 	case !has:
-		return "", nil
+		return "", checkWitnesses(s, cp.Number, opts)
 	}
-	return origin, nil
+	return origin, checkWitnesses(s, cp.Number, opts)
 }
 
 // checkTimestamp checks the RFC 3161 timestamp token checkpoint s carries
@@ -550,8 +581,9 @@ type LogReport struct {
 	Checkpoint, LogSize int64
 	From                int64
 	Runs                map[string][]Entry
-	// NoteOrigin, Timestamp: as Report's.
+	// NoteOrigin, Extends, Timestamp: as Report's.
 	NoteOrigin string
+	Extends    *Extension
 	Timestamp  TimestampReport
 }
 
@@ -590,9 +622,16 @@ func VerifyLogWith(l LogBundle, keys KeySet, bundles []Bundle, opts Options) (Lo
 	if err != nil {
 		return rep, problem("firm log", "%v", err)
 	}
+	if rep.Extends, err = since(keys, opts, cp, *l.Checkpoint, l.Log, l.Checkpoints); err != nil {
+		return rep, err
+	}
 	for _, e := range entries {
 		rep.Runs[e.RunID] = append(rep.Runs[e.RunID], e)
 	}
+	// The log proves it extends a held checkpoint (Since); its runs'
+	// bundles need not start before the held checkpoint's end.
+	runOpts := opts
+	runOpts.Since = nil
 	byRun := map[string]Bundle{}
 	for _, b := range bundles {
 		byRun[b.RunID] = b
@@ -612,7 +651,7 @@ func VerifyLogWith(l LogBundle, keys KeySet, bundles []Bundle, opts Options) (Lo
 		if b.FirmID != l.FirmID {
 			return rep, problem("bundle", "run %s's bundle is firm %s's", run, b.FirmID)
 		}
-		if _, err := VerifyWith(b, keys, opts); err != nil {
+		if _, err := VerifyWith(b, keys, runOpts); err != nil {
 			return rep, problem("bundle", "run %s: %v", run, err)
 		}
 		have := map[string]bool{}

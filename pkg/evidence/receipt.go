@@ -276,6 +276,9 @@ func OpenReceipt(keys KeySet, s Signed) (Receipt, error) {
 	if s.Note != "" {
 		return r, errors.New("a receipt carries no note")
 	}
+	if len(s.Cosignatures) > 0 {
+		return r, errors.New("a receipt carries no cosignatures")
+	}
 	if err := open(keys, s, &r, func() string { return r.KeyID }); err != nil {
 		return r, err
 	}

@@ -23,6 +23,7 @@ type EvidenceStore interface {
 	LogSegment(ctx context.Context, firm string, from, to int64) (evidence.Segment, error)
 	LogIndexBefore(ctx context.Context, firm string, t time.Time, size int64) (int64, error)
 	Checkpoint(ctx context.Context, firm string, n int64) (evidence.Signed, error)
+	Checkpoints(ctx context.Context, firm string, from, to int64) ([]evidence.Signed, error)
 	PutCheckpoint(ctx context.Context, firm string, h evidence.LogHead, cp evidence.Checkpoint, signed evidence.Signed) error
 	DueLogs(ctx context.Context, limit int) ([]string, error)
 	// PutCheckpointTimestamp keeps checkpoint n's timestamp token (base64),
@@ -451,6 +452,48 @@ func (e *Evidence) LogBundle(ctx context.Context, firm string, from, at int64) (
 			fmt.Sprintf("from: at most %d entries an answer; ask from=%d, or an earlier checkpoint", MaxLogEntries, cp.Size-MaxLogEntries+1)))
 	}
 	lb.Checkpoint = &signed
-	lb.Log, err = e.Store.LogSegment(ctx, firm, from, cp.Size)
+	if lb.Log, err = e.Store.LogSegment(ctx, firm, from, cp.Size); err != nil || from == 1 {
+		return lb, err
+	}
+	// The checkpoints that link one a verifier holds, covering at least
+	// the entries before from, to this one (evidence.Extends).
+	first, err := e.firstCovering(ctx, firm, from-1, n)
+	if err != nil || first == n {
+		return lb, err
+	}
+	if n-first > MaxLogCheckpoints {
+		return lb, inRequest(failure.New(failure.KindInvalidRequest,
+			fmt.Sprintf("from: %d checkpoints were signed after entry %d; at most %d an answer: ask with checkpoint=%d, then from the entry after it",
+				n-first, from-1, MaxLogCheckpoints, first+MaxLogCheckpoints)))
+	}
+	lb.Checkpoints, err = e.Store.Checkpoints(ctx, firm, first, n-1)
 	return lb, err
+}
+
+// MaxLogCheckpoints bounds the checkpoints one GET /v1/evidence/log answer
+// carries to link a held checkpoint to its last (one is about 1 KB).
+const MaxLogCheckpoints = 2000
+
+// firstCovering is the first of firm's checkpoints 1..n that covers at
+// least size entries (n covers them), found by bisecting: checkpoints
+// cover more entries as their numbers grow.
+func (e *Evidence) firstCovering(ctx context.Context, firm string, size, n int64) (int64, error) {
+	lo, hi := int64(1), n
+	for lo < hi {
+		mid := (lo + hi) / 2
+		s, err := e.Store.Checkpoint(ctx, firm, mid)
+		if err != nil {
+			return 0, err
+		}
+		var c evidence.Checkpoint
+		if err := contracts.DecodeStrict([]byte(s.Body), &c); err != nil {
+			return 0, failure.Wrap(failure.KindLedgerCorrupt, "", err)
+		}
+		if c.Size >= size {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo, nil
 }

@@ -27,6 +27,10 @@ type Redecision struct {
 	// their bound (tool.requested's limits_reached): the decision was made
 	// again with them reached.
 	LimitsReached []string
+	// MatterSteps are the steps of the matter's other runs the decision
+	// read (tool.requested's matter_steps), each checked in its run's
+	// export (RederiveOptions.Matter) unless recorded unread.
+	MatterSteps []contracts.MatterStep
 	// Sealed: the call's input is sealed (issue 26: not opened, or its key
 	// destroyed), so the decision was not made again; the fields are the
 	// recorded decision, whose metadata was checked against the run and
@@ -88,6 +92,45 @@ func (e *RederiveError) Error() string {
 // their metadata cannot be re-derived and is an error too: the audit proves
 // nothing about it.
 func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecision, error) {
+	return RederiveWith(lines, RederiveOptions{}, policies...)
+}
+
+// RederiveOptions is what a re-derivation reads beyond the run's ledger.
+type RederiveOptions struct {
+	// Matter holds exports of the matter's other runs (verified by the
+	// caller), by run id. A decision whose prior condition with scope
+	// "matter" read their steps (tool.requested's matter_steps) is decided
+	// again on the same lines, found there by seq and hash; a step whose
+	// run's export is not given is a *MatterStepError (Missing), never
+	// passed over.
+	Matter map[string][]contracts.Line
+}
+
+// MatterStepError is a decision that rests on a step of another run of the
+// matter (tool.requested's matter_steps) which the audit could not check:
+// that run's export was not given (Missing), or it does not hold the step
+// as recorded (of the run's firm and matter, at the seq, with the hash,
+// tool and status).
+type MatterStepError struct {
+	Seq      int64
+	Type     contracts.EventType
+	ToolName string
+	Step     contracts.MatterStep
+	Missing  bool
+	Reason   string
+}
+
+func (e *MatterStepError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("seq %d: %s of %s rests on run %s's %s (%s) at seq %d, a step of another run of the matter: "+
+			"give that run's export (--matter-ledger FILE) to check it", e.Seq, e.Type, e.ToolName, e.Step.RunID, e.Step.Tool, e.Step.Status, e.Step.Seq)
+	}
+	return fmt.Sprintf("seq %d: %s of %s rests on run %s's step at seq %d, which its export does not hold as recorded: %s",
+		e.Seq, e.Type, e.ToolName, e.Step.RunID, e.Step.Seq, e.Reason)
+}
+
+// RederiveWith is Rederive reading o beyond the run's ledger.
+func RederiveWith(lines []contracts.Line, o RederiveOptions, policies ...*toolpolicy.Policy) ([]Redecision, error) {
 	byVersion := map[string]*toolpolicy.Policy{}
 	var versions []string
 	for _, p := range policies {
@@ -96,7 +139,7 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 			versions = append(versions, p.Version())
 		}
 	}
-	rd := rederiver{policies: byVersion, versions: versions, inputs: map[string]json.RawMessage{}, sealed: map[string]bool{},
+	rd := rederiver{policies: byVersion, versions: versions, matter: o.Matter, inputs: map[string]json.RawMessage{}, sealed: map[string]bool{},
 		blocked: map[string]*contracts.BlockedApproval{}, edits: map[string]*contracts.ApprovalDecided{}}
 	var out []Redecision
 	for _, l := range lines {
@@ -113,7 +156,7 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 			got, err = rd.redo(l, recordedDecision{tool: e.ToolName, input: e.Input, inputSHA256: e.InputSHA256, version: e.PolicyVersion,
 				meta: e.PolicyMetadata, metaSHA256: e.PolicyMetadataSHA256, tier: e.RiskTier, action: e.Action, reason: &e.Reason,
 				matched: &e.MatchedPolicy, fired: e.FiredRules, sealed: l.Sealed, traced: true, provenance: e.Provenance,
-				reached: e.LimitsReached})
+				reached: e.LimitsReached, matterSteps: e.MatterSteps, matterUnread: e.MatterUnread})
 		case *contracts.RunBlocked:
 			a := e.Approval
 			rd.blocked[a.ApprovalRequestID] = &a
@@ -130,7 +173,7 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 			}
 			got, err = rd.redo(l, recordedDecision{tool: tool, input: e.EditedInput, inputSHA256: e.EditedInputSHA256, version: e.EditedPolicyVersion,
 				meta: e.EditedPolicyMetadata, metaSHA256: e.EditedPolicyMetadataSHA256, tier: e.EditedRiskTier, fired: e.EditedFiredRules, edit: true,
-				sealed: l.Sealed})
+				sealed: l.Sealed, matterSteps: e.EditedMatterSteps, matterUnread: e.EditedMatterUnread})
 		case *contracts.RunReleased:
 			if e.Decision != warrant.DecisionApproved {
 				continue
@@ -166,6 +209,7 @@ func Rederive(lines []contracts.Line, policies ...*toolpolicy.Policy) ([]Redecis
 type rederiver struct {
 	policies map[string]*toolpolicy.Policy
 	versions []string
+	matter   map[string][]contracts.Line // the matter's other runs' exports, by run id
 	started  *contracts.RunStarted
 	inputs   map[string]json.RawMessage            // every call the ledger holds, by input hash
 	sealed   map[string]bool                       // input hashes held only sealed
@@ -204,7 +248,7 @@ func (rd *rederiver) check(l contracts.Line, c *contracts.PolicyCheck) (*Redecis
 	}
 	return rd.redo(l, recordedDecision{tool: c.ToolName, input: input, inputSHA256: c.InputSHA256, version: c.PolicyVersion,
 		meta: c.PolicyMetadata, metaSHA256: c.PolicyMetadataSHA256, tier: c.RiskTier, action: c.Action, reason: &c.Reason,
-		matched: &c.MatchedPolicy, fired: c.FiredRules, sealed: rd.sealed[c.InputSHA256]})
+		matched: &c.MatchedPolicy, fired: c.FiredRules, sealed: rd.sealed[c.InputSHA256], matterSteps: c.MatterSteps, matterUnread: c.MatterUnread})
 }
 
 // recordedDecision is a decision as a line records it. reason and matched
@@ -231,6 +275,10 @@ type recordedDecision struct {
 	provenance []contracts.ProvenanceFinding
 	// reached: the limits the call found at their bound (tool.requested).
 	reached []string
+	// matterSteps and matterUnread: what the decision read of the
+	// matter's other runs (tool.requested's matter_steps, matter_unread).
+	matterSteps  []contracts.MatterStep
+	matterUnread bool
 }
 
 func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, error) {
@@ -268,15 +316,27 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 		}
 		return &got, nil
 	}
+	matter, sealedStep, err := rd.matterOf(l, p, r)
+	if err != nil {
+		return nil, err
+	}
+	if sealedStep {
+		got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: r.version,
+			RiskTier: r.tier, Action: r.action, MetadataSHA256: r.metaSHA256, Sealed: true, LimitsReached: r.reached, MatterSteps: r.matterSteps}
+		for _, f := range r.fired {
+			got.FiredRules = append(got.FiredRules, f.ID)
+		}
+		return &got, nil
+	}
 	d := p.DecideOrDeny(toolpolicy.Call{Tool: r.tool, Input: r.input, Meta: meta, Sources: src, Signed: !r.traced,
-		History: rd.src.History()})
+		History: rd.src.History(), Matter: matter})
 	if len(r.reached) > 0 {
 		if d, err = d.LimitsReached(r.reached); err != nil {
 			return nil, fail(" does not re-derive: it records limits_reached %v, and %v", r.reached, err)
 		}
 	}
 	got := Redecision{Seq: l.Seq, Type: l.Type, ToolName: r.tool, InputSHA256: r.inputSHA256, PolicyVersion: d.PolicyVersion,
-		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256, LimitsReached: r.reached}
+		RiskTier: string(d.Tier), Action: string(d.Action), MetadataSHA256: r.metaSHA256, LimitsReached: r.reached, MatterSteps: r.matterSteps}
 	for _, f := range d.FiredRules {
 		got.FiredRules = append(got.FiredRules, f.ID)
 	}
@@ -308,6 +368,65 @@ func (rd *rederiver) redo(l contracts.Line, r recordedDecision) (*Redecision, er
 		return nil, fail(" does not re-derive: traced again over the ledger before it, %v", err)
 	}
 	return &got, nil
+}
+
+// matterOf is toolpolicy.Call.Matter of a decision re-derived: nil where
+// the policy's rules for the tool read no other run of the matter, or the
+// decision recorded that it could not (matter_unread); otherwise the steps
+// it recorded reading (matter_steps), each found in its run's export
+// (RederiveOptions.Matter) and held to the record, its result as the export
+// holds it (none for a step recorded unread, which needs no export). A
+// step whose export is sealed leaves the decision checked as recorded
+// (sealed true), as a sealed input does.
+func (rd *rederiver) matterOf(l contracts.Line, p *toolpolicy.Policy, r recordedDecision) ([]toolpolicy.Step, bool, error) {
+	if len(p.MatterPriorTools(r.tool)) == 0 || r.matterUnread {
+		return nil, false, nil
+	}
+	out := []toolpolicy.Step{}
+	sealed := false
+	for _, ms := range r.matterSteps {
+		st := toolpolicy.Step{RunID: ms.RunID, Seq: ms.Seq, Hash: ms.Hash, Tool: ms.Tool, Status: ms.Status}
+		if ms.Unread {
+			out = append(out, st)
+			continue
+		}
+		fail := func(missing bool, format string, args ...any) error {
+			return &MatterStepError{Seq: l.Seq, Type: l.Type, ToolName: r.tool, Step: ms, Missing: missing, Reason: fmt.Sprintf(format, args...)}
+		}
+		export, ok := rd.matter[ms.RunID]
+		if !ok {
+			return nil, false, fail(true, "")
+		}
+		var started *contracts.RunStarted
+		if len(export) > 0 {
+			started, _ = export[0].Event.(*contracts.RunStarted)
+		}
+		switch {
+		case started == nil || export[0].RunID != ms.RunID:
+			return nil, false, fail(false, "the export given for it does not start with that run's run.started")
+		case export[0].FirmID != l.FirmID || rd.started == nil || started.MatterID != rd.started.MatterID:
+			return nil, false, fail(false, "that run is not of this run's firm and matter")
+		}
+		i := slices.IndexFunc(export, func(x contracts.Line) bool { return x.Seq == ms.Seq })
+		if i < 0 {
+			return nil, false, fail(false, "its export has no line at that seq")
+		}
+		x := export[i]
+		tc, ok := x.Event.(*contracts.ToolCompleted)
+		switch {
+		case x.Hash != ms.Hash:
+			return nil, false, fail(false, "the line's hash is %s, not the %s recorded", x.Hash, ms.Hash)
+		case !ok || tc.ToolName != ms.Tool || tc.Status != ms.Status:
+			return nil, false, fail(false, "the line is not the %s %s recorded", ms.Tool, ms.Status)
+		}
+		if x.Sealed {
+			sealed = true
+		} else {
+			st.Result = tc.Result
+		}
+		out = append(out, st)
+	}
+	return out, sealed, nil
 }
 
 // theRuns names the first member of meta that is not the run's own (its

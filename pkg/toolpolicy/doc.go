@@ -105,9 +105,17 @@
 // the run's ledger (each tool.completed line before the decision), so a
 // decision that read them is decided again from the ledger alone. Not known
 // (nil), a prior condition is undecided, as is a matching step whose result
-// cannot be read (sealed, not an object): fail-closed. "scope": "run" is the
-// only scope yet; Load refuses "matter" (the matter's earlier runs), an
-// unlisted tool, an unknown status and a prior inside a prior's where.
+// cannot be read (sealed, not an object): fail-closed.
+//
+// "scope": "matter" also looks in the matter's other runs: Call.Matter, the
+// steps the store's per-matter record holds (the agent reads it once per
+// decision, for the tools MatterPriorTools names; the worker records the
+// tools MatterStepTools names). Not known (nil) is undecided where the
+// run's own steps do not satisfy the condition. Decision.MatterSteps names
+// the other runs' steps a decision rested on (run, seq, line hash), which
+// tool.requested records and the audit checks in those runs' exports.
+// Load refuses an unknown scope, an unlisted tool, an unknown status and a
+// prior inside a prior's where.
 //
 // # Destinations: where a call's values came from
 //

@@ -2,6 +2,7 @@ package toolpolicy
 
 import (
 	"cmp"
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -39,6 +40,7 @@ const (
 	causeMeta
 	causeHistory
 	causePriorResult
+	causeMatterSteps
 	causeNotEvaluable
 	numCauses
 )
@@ -52,6 +54,7 @@ var causeText = [numCauses]string{
 	causeMeta:         "metadata the rule compares with is not known",
 	causeHistory:      "the run's earlier steps are not known",
 	causePriorResult:  "an earlier step's result cannot be read as the condition needs",
+	causeMatterSteps:  "the steps of the matter's other runs are not known",
 	causeNotEvaluable: "the condition cannot be evaluated",
 }
 
@@ -92,6 +95,10 @@ type evaluator struct {
 	// tabs the policy's tables, for a prior condition's where.
 	hist []Step
 	tabs tables
+	// matter is the matter's other runs' steps (Call.Matter; nil: not
+	// known), and matterHits those that satisfied a matter-scoped prior.
+	matter     []Step
+	matterHits []PriorStep
 }
 
 // selection is what a pointer selected in this decision: e.sel[start:end],
@@ -116,7 +123,7 @@ var evaluators = sync.Pool{New: func() any {
 func newEvaluator(c *Call, t tables) *evaluator {
 	e := evaluators.Get().(*evaluator)
 	e.in, e.meta, e.input, e.cause, e.sentBuilt = c.Input, c.Meta, 0, causeNone, false
-	e.hist, e.tabs = c.History, t
+	e.hist, e.tabs, e.matter, e.matterHits = c.History, t, c.Matter, e.matterHits[:0]
 	if cap(e.memo) < t.leaves {
 		e.memo, e.causes = make([]tri, t.leaves), make([]cause, t.leaves)
 	}
@@ -140,7 +147,8 @@ func newEvaluator(c *Call, t tables) *evaluator {
 const maxPooled = 1 << 16
 
 func (e *evaluator) release() {
-	e.in, e.meta, e.firsts, e.hist, e.tabs = nil, Metadata{}, nil, nil, tables{}
+	e.in, e.meta, e.firsts, e.hist, e.tabs, e.matter = nil, Metadata{}, nil, nil, tables{}, nil
+	e.matterHits = e.matterHits[:0]
 	if cap(e.tape) > maxPooled/16 || cap(e.textAt) > maxPooled/16 || cap(e.domAt) > maxPooled/16 || cap(e.scratch) > maxPooled {
 		return
 	}
@@ -233,36 +241,67 @@ func (e *evaluator) evalNode(c *cond) tri {
 	return r
 }
 
-// priorLeaf reports whether an earlier step of the run is the prior
-// condition's tool, completed with its status, its result satisfying
-// where. Not known (no history given): undecided. A matching step whose
-// result cannot be read as where needs, and none that satisfies it:
-// undecided (fail-closed, as for the input).
+// priorLeaf reports whether an earlier step of the run (and, for scope
+// "matter", of the matter's other runs) is the prior condition's tool,
+// completed with its status, its result satisfying where. Not known (no
+// history given): undecided. A matching step whose result cannot be read
+// as where needs, and none that satisfies it: undecided (fail-closed, as
+// for the input). A step of another run that satisfies it is recorded
+// (Decision.MatterSteps).
 func (e *evaluator) priorLeaf(p *prior) tri {
 	if e.hist == nil {
 		return e.unknown(causeHistory)
 	}
+	res := e.priorIn(p, e.hist, false)
+	if res == tTrue || !p.matter {
+		if res == tUnknown {
+			return e.unknown(causePriorResult)
+		}
+		return res
+	}
+	if e.matter == nil {
+		return e.unknown(causeMatterSteps)
+	}
+	switch e.priorIn(p, e.matter, true) {
+	case tTrue:
+		return tTrue
+	case tUnknown:
+		res = tUnknown
+	}
+	if res == tUnknown {
+		return e.unknown(causePriorResult)
+	}
+	return res
+}
+
+// priorIn looks for the prior in steps; other: they are other runs'
+// (the first that satisfies it, and those read before it that could not
+// be, are recorded).
+func (e *evaluator) priorIn(p *prior, steps []Step, other bool) tri {
 	res := tFalse
-	for i := range e.hist {
-		st := &e.hist[i]
+	for i := range steps {
+		st := &steps[i]
 		if st.Tool != p.tool || st.Status != p.status {
 			continue
 		}
-		if len(p.where) == 0 {
-			return tTrue
+		r := tTrue
+		if len(p.where) > 0 {
+			sub := newEvaluator(&Call{Input: st.Result, Meta: e.meta}, e.tabs)
+			r = sub.all(p.where)
+			sub.release()
 		}
-		sub := newEvaluator(&Call{Input: st.Result, Meta: e.meta}, e.tabs)
-		r := sub.all(p.where)
-		sub.release()
+		if other && r != tFalse {
+			hit := PriorStep{RunID: st.RunID, Seq: st.Seq, Hash: st.Hash, Tool: st.Tool, Status: st.Status, Unread: r == tUnknown}
+			if !slices.Contains(e.matterHits, hit) {
+				e.matterHits = append(e.matterHits, hit)
+			}
+		}
 		switch r {
 		case tTrue:
 			return tTrue
 		case tUnknown:
 			res = tUnknown
 		}
-	}
-	if res == tUnknown {
-		return e.unknown(causePriorResult)
 	}
 	return res
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -80,6 +81,12 @@ type Call struct {
 	// prior conditions read. nil: not known, and a prior condition cannot
 	// be evaluated (fail closed); empty: the run has none.
 	History []Step
+	// Matter is the steps of the matter's other runs (their tool.completed
+	// lines, as the store's per-matter record holds them), which a prior
+	// condition with scope "matter" reads after History. nil: not known
+	// (not read, or the read failed), and such a condition that History
+	// does not satisfy cannot be evaluated (fail closed); empty: none.
+	Matter []Step
 	// Signed: the input is one counsel signed (counsel's edit of a held
 	// call, or a warranted call re-decided at dispatch). Counsel's
 	// signature over the exact bytes is the trusted source of every value
@@ -90,7 +97,13 @@ type Call struct {
 // Step is one earlier tool call of the run as its tool.completed line
 // records it.
 type Step struct {
-	Seq    int64
+	// RunID is the run of a step of Call.Matter (another run of the
+	// matter); empty for a step of the run's own History.
+	RunID string
+	Seq   int64
+	// Hash is the tool.completed line's hash (Call.Matter's steps): a
+	// decision records it beside the run and the seq (MatterSteps).
+	Hash   string
 	Tool   string
 	Status string // tool.completed's: success, error, denied, declined, unknown
 	// Result is the result the model saw (JSON); nil where it is sealed.
@@ -136,6 +149,28 @@ type Decision struct {
 	// Limits are the limits that count the call (limits.go), in the
 	// policy's order; they do not change the tier (see LimitsReached).
 	Limits []LimitCharge `json:"limits,omitempty"`
+	// MatterSteps are the steps of the matter's other runs (Call.Matter)
+	// that decided a prior condition with scope "matter" in this decision,
+	// in the order they were read: the one that satisfied it, and those
+	// before it whose result could not be read as its where needs (Unread).
+	// A step that did not match decides nothing and is not listed. It is
+	// what an audit asks those runs' exports for (tool.requested's
+	// matter_steps).
+	MatterSteps []PriorStep `json:"matter_steps,omitempty"`
+}
+
+// PriorStep names a tool.completed line of another run of the matter: the
+// run, the seq, the line's hash, and its tool and status (in the clear).
+type PriorStep struct {
+	RunID  string `json:"run_id"`
+	Seq    int64  `json:"seq"`
+	Hash   string `json:"hash"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	// Unread: its result could not be read as the condition needs (sealed
+	// and not opened, its content destroyed, or not of the shape): the
+	// condition was undecided on it.
+	Unread bool `json:"unread,omitempty"`
 }
 
 var (
@@ -368,6 +403,46 @@ func (p *Policy) TracesDestinations(name string) bool {
 	return ok && len(t.dests) > 0
 }
 
+// MatterPriorTools lists the tools that the prior conditions with scope
+// "matter" of the rules deciding tool ask about (sorted, once each): the
+// steps of the matter's other runs a decision on tool reads (Call.Matter).
+// Empty when none of its rules looks beyond the run.
+func (p *Policy) MatterPriorTools(tool string) []string {
+	t, ok := p.tools[tool]
+	if !ok {
+		t = &p.def
+	}
+	var out []string
+	for _, r := range t.rules {
+		out = matterTools(r.when, out)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// MatterStepTools lists every tool some rule's prior condition with scope
+// "matter" asks about (sorted, once each): the tools whose completed steps
+// the store records for the matter (warrant.MatterSteps).
+func (p *Policy) MatterStepTools() []string {
+	var out []string
+	for _, r := range p.rules {
+		out = matterTools(r.when, out)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func matterTools(cs []cond, out []string) []string {
+	for i := range cs {
+		c := &cs[i]
+		if c.kind == condPrior && c.prior.matter {
+			out = append(out, c.prior.tool)
+		}
+		out = matterTools(c.kids, out)
+	}
+	return out
+}
+
 // RuleIDs lists the policy's rules in file order.
 func (p *Policy) RuleIDs() []string {
 	ids := make([]string, len(p.rules))
@@ -509,6 +584,9 @@ func (p *Policy) decide(c Call, aside *[]FiredRule) (Decision, error) {
 			if r.kind != effectRecord && rank(r.tier) > rank(d.Tier) {
 				d.Tier, d.Reason = r.tier, tierReason
 			}
+		}
+		if len(e.matterHits) > 0 {
+			d.MatterSteps = slices.Clone(e.matterHits)
 		}
 		e.release()
 	}

@@ -28,8 +28,8 @@ func TestLoadRejectsPriorConditions(t *testing.T) {
 		{"unknown tool", rule(`{"tool":"check_conflicts"}`), "rules[0].when[0].not.prior.tool", `tool "check_conflicts" is not listed`},
 		{"no tool", rule(`{}`), "rules[0].when[0].not.prior.tool", "missing"},
 		{"unknown status", rule(`{"tool":"read","status":"ok"}`), "rules[0].when[0].not.prior.status", `unknown status "ok"`},
-		{"the matter's runs", rule(`{"tool":"read","scope":"matter"}`), "rules[0].when[0].not.prior.scope", "not read yet"},
-		{"unknown scope", rule(`{"tool":"read","scope":"firm"}`), "rules[0].when[0].not.prior.scope", `unknown scope "firm"`},
+		{"unknown scope", rule(`{"tool":"read","scope":"firm"}`), "rules[0].when[0].not.prior.scope", `unknown scope "firm" (want "run" or "matter")`},
+		{"a matter prior's unknown tool", rule(`{"tool":"check_conflicts","scope":"matter"}`), "rules[0].when[0].not.prior.tool", `tool "check_conflicts" is not listed`},
 		{"bad pointer in where", rule(`{"tool":"read","where":[{"input":"clear","op":"exists"}]}`), "rules[0].when[0].not.prior.where[0].input", "RFC 6901"},
 		{"unknown op in where", rule(`{"tool":"read","where":[{"input":"/clear","op":"eq","value":true}]}`), "rules[0].when[0].not.prior.where[0].op", "unknown operator"},
 		{"a prior in a prior", rule(`{"tool":"read","where":[{"prior":{"tool":"draft"}}]}`), "rules[0].when[0].not.prior.where[0].prior", "cannot hold another prior"},
@@ -99,9 +99,85 @@ func TestPriorCondition(t *testing.T) {
 	}
 }
 
+// matterRule denies send unless read returned {"clear": true} before it in
+// the run or in another run of the matter.
+const matterRule = `[{"id":"send.checked_in_matter","tools":["send"],"then":"deny","reason":"checked in the matter",
+	"when":[{"not":{"prior":{"tool":"read","scope":"matter","where":[{"input":"/clear","op":"equals","value":true}]}}}]}]`
+
+// Issue 29 item 2, the matter's runs: a prior with scope "matter" reads the
+// run's steps, then the matter's other runs' (Call.Matter), and the
+// decision names the other run's step that satisfied it; the matter's
+// steps not known, or a result there that cannot be read, fail closed.
+func TestPriorConditionInTheMatter(t *testing.T) {
+	p, err := toolpolicy.Load([]byte(rulesDoc(matterRule)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.MatterPriorTools("send"); !slices.Equal(got, []string{"read"}) {
+		t.Fatalf("MatterPriorTools(send) = %v", got)
+	}
+	if got := p.MatterPriorTools("draft"); len(got) != 0 {
+		t.Fatalf("MatterPriorTools(draft) = %v", got)
+	}
+	if got := p.MatterStepTools(); !slices.Equal(got, []string{"read"}) {
+		t.Fatalf("MatterStepTools = %v", got)
+	}
+	clear := `{"clear":true}`
+	other := func(run string, seq int64, status, result string) toolpolicy.Step {
+		return toolpolicy.Step{RunID: run, Seq: seq, Hash: strings.Repeat("a", 64), Tool: "read", Status: status, Result: json.RawMessage(result)}
+	}
+	for _, tc := range []struct {
+		name    string
+		history []toolpolicy.Step
+		matter  []toolpolicy.Step
+		fires   bool
+		note    string
+		steps   []toolpolicy.PriorStep
+	}{
+		{"the matter not known", []toolpolicy.Step{}, nil, true, "the steps of the matter's other runs are not known", nil},
+		{"the matter not known, the run checked", []toolpolicy.Step{{Seq: 3, Tool: "read", Status: "success", Result: json.RawMessage(clear)}}, nil, false, "", nil},
+		{"nothing in the matter", []toolpolicy.Step{}, []toolpolicy.Step{}, true, "", nil},
+		{"checked in another run", []toolpolicy.Step{}, []toolpolicy.Step{other("run-0", 6, "success", `{"clear":false}`), other("run-1", 4, "success", clear)}, false, "",
+			[]toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Hash: strings.Repeat("a", 64), Tool: "read", Status: "success"}}},
+		{"a failed check in another run", []toolpolicy.Step{}, []toolpolicy.Step{other("run-1", 4, "error", clear)}, true, "", nil},
+		{"a sealed result in another run", []toolpolicy.Step{}, []toolpolicy.Step{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success"}}, true,
+			"an earlier step's result cannot be read", []toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success", Unread: true}}},
+		{"a sealed result, then a clear check", []toolpolicy.Step{}, []toolpolicy.Step{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success"}, other("run-2", 9, "success", clear)}, false, "",
+			[]toolpolicy.PriorStep{{RunID: "run-1", Seq: 4, Tool: "read", Status: "success", Unread: true},
+				{RunID: "run-2", Seq: 9, Hash: strings.Repeat("a", 64), Tool: "read", Status: "success"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := p.Decide(toolpolicy.Call{Tool: "send", Input: json.RawMessage(`{}`), History: tc.history, Matter: tc.matter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired := slices.ContainsFunc(d.FiredRules, func(r toolpolicy.FiredRule) bool { return r.ID == "send.checked_in_matter" })
+			if fired != tc.fires || fired != (d.Action == toolpolicy.ActionDeny) {
+				t.Fatalf("fired %v, action %s; want fired %v", fired, d.Action, tc.fires)
+			}
+			if tc.note != "" && (len(d.FiredRules) == 0 || !strings.Contains(d.FiredRules[0].Reason, tc.note)) {
+				t.Fatalf("fired %+v, want the reason to say %q", d.FiredRules, tc.note)
+			}
+			if !slices.Equal(d.MatterSteps, tc.steps) {
+				t.Fatalf("matter steps %+v, want %+v", d.MatterSteps, tc.steps)
+			}
+		})
+	}
+	// A run-scoped prior never reads the matter's steps.
+	q, err := toolpolicy.Load([]byte(rulesDoc(priorRule)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := q.Decide(toolpolicy.Call{Tool: "send", Input: json.RawMessage(`{}`), History: []toolpolicy.Step{}, Matter: []toolpolicy.Step{other("run-1", 4, "success", clear)}})
+	if d.Action != toolpolicy.ActionDeny || len(d.MatterSteps) != 0 || len(q.MatterStepTools()) != 0 {
+		t.Fatalf("a run-scoped prior: %s, matter steps %v", d.Action, d.MatterSteps)
+	}
+}
+
 // docs/examples/history/policy.json, the example docs/DEPLOY.md shows for a
 // firm's own tools, loads and decides as the docs say: the engagement
-// letter is denied until a conflicts check found none, the portal upload
+// letter is denied until a conflicts check found none, a filing until one
+// in the run or an earlier run of the matter did, the portal upload
 // (medium, so it would run) is raised to counsel when its URL came from an
 // e-mail the agent read, and the wire's account from counsel's message
 // leaves the wire at its floor.
@@ -132,6 +208,18 @@ func TestHistoryExamplePolicy(t *testing.T) {
 		{"an upload to the client's own portal", toolpolicy.Call{Tool: "upload_to_portal", Input: json.RawMessage(`{"portal_url":"https://acme.example/upload","document_id":"D-1"}`),
 			Sources: &provenance.Sources{Counsel: "Upload it to the client's portal.", Results: []provenance.Result{inbox}}, History: []toolpolicy.Step{}},
 			toolpolicy.ActionAllow, nil},
+		{"a filing, no check in the matter", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{},
+			Matter: []toolpolicy.Step{}}, toolpolicy.ActionDeny, []string{"court.conflicts_in_matter"}},
+		{"a filing, the matter's steps not known", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{}},
+			toolpolicy.ActionDeny, []string{"court.conflicts_in_matter"}},
+		{"a filing after a clear check in an earlier run", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{},
+			Matter: []toolpolicy.Step{{RunID: "run-1", Seq: 5, Tool: "check_conflicts", Status: "success", Result: json.RawMessage(`{"conflict":false,"matches":[]}`)}}},
+			toolpolicy.ActionRequireApproval, nil},
+		{"a filing after a failed check in an earlier run", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: []toolpolicy.Step{},
+			Matter: []toolpolicy.Step{{RunID: "run-1", Seq: 5, Tool: "check_conflicts", Status: "error", Result: json.RawMessage(`{"conflict":false}`)}}},
+			toolpolicy.ActionDeny, []string{"court.conflicts_in_matter"}},
+		{"a filing after a clear check in this run", toolpolicy.Call{Tool: "file_court_document", Input: json.RawMessage(`{"title":"Motion"}`), History: checked,
+			Matter: []toolpolicy.Step{}}, toolpolicy.ActionRequireApproval, nil},
 		{"a wire to the account counsel gave", toolpolicy.Call{Tool: "wire_funds", Input: json.RawMessage(`{"beneficiary_account":"12345678","amount":"5000.00"}`),
 			Sources: &provenance.Sources{Counsel: "Wire the settlement to account 12-3456-78."}, History: []toolpolicy.Step{}},
 			toolpolicy.ActionRequireApproval, nil},

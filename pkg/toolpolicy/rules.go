@@ -57,7 +57,8 @@ type condFile struct {
 type priorFile struct {
 	Tool   string `json:"tool"`
 	Status string `json:"status,omitempty"`
-	// Scope is where the earlier call is looked for: "run" (the default).
+	// Scope is where the earlier call is looked for: "run" (the default),
+	// or "matter" (this run, or another run of the run's matter).
 	Scope string `json:"scope,omitempty"`
 	// Where are conditions over the earlier call's result: their "input"
 	// pointers read the result, as a rule's read the call's input.
@@ -231,7 +232,10 @@ type cond struct {
 // prior is a compiled prior condition.
 type prior struct {
 	tool, status string
-	where        []cond
+	// matter: the earlier call may be of another run of the matter
+	// (Call.Matter), not only of this run (Call.History).
+	matter bool
+	where  []cond
 }
 
 // compileRules validates and compiles the rules of a document against its
@@ -489,7 +493,7 @@ func (c *compiler) cond(f *condFile, path string, depth int) (cond, error) {
 var priorStatuses = []string{contracts.ToolSuccess, contracts.ToolError, contracts.ToolDenied, contracts.ToolDeclined}
 
 // prior compiles a prior condition: the tool must be one the policy lists,
-// the status one tool.completed records, the scope the run; where is
+// the status one tool.completed records, the scope the run or the matter; where is
 // compiled as a rule's conditions (its pointers read the earlier result),
 // without a prior inside it.
 func (c *compiler) prior(f *condFile, path string, depth int) (cond, error) {
@@ -504,14 +508,15 @@ func (c *compiler) prior(f *condFile, path string, depth int) (cond, error) {
 	if !slices.Contains(priorStatuses, status) {
 		return cond{}, invalid(path+".status", "unknown status %q (want %s)", p.Status, strings.Join(priorStatuses, ", "))
 	}
+	var matter bool
 	switch p.Scope {
 	case "", "run":
 	case "matter":
-		// The run's ledger holds the run's steps, which the audit decides
-		// again; a matter's steps span runs (docs/DECISIONS.md, issue 29).
-		return cond{}, invalid(path+".scope", `a prior step is looked for in the run ("run"); the matter's earlier runs are not read yet`)
+		// The matter's other runs' steps are Call.Matter (docs/DECISIONS.md,
+		// issue 29: the matter's runs).
+		matter = true
 	default:
-		return cond{}, invalid(path+".scope", `unknown scope %q (want "run")`, p.Scope)
+		return cond{}, invalid(path+".scope", `unknown scope %q (want "run" or "matter")`, p.Scope)
 	}
 	sub := *c
 	sub.outbound, sub.inPrior = "", true
@@ -522,14 +527,15 @@ func (c *compiler) prior(f *condFile, path string, depth int) (cond, error) {
 	}
 	key, _ := json.Marshal(struct {
 		Tool, Status string
+		Matter       bool
 		Where        []condFile
-	}{p.Tool, status, p.Where})
+	}{p.Tool, status, matter, p.Where})
 	id, ok := c.leaves["prior "+string(key)]
 	if !ok {
 		id = len(c.leaves)
 		c.leaves["prior "+string(key)] = id
 	}
-	return cond{kind: condPrior, id: id, prior: &prior{tool: p.Tool, status: status, where: where}}, nil
+	return cond{kind: condPrior, id: id, prior: &prior{tool: p.Tool, status: status, matter: matter, where: where}}, nil
 }
 
 // leafKey identifies a leaf by what it says. Two leaves written alike get
