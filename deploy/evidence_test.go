@@ -44,6 +44,7 @@ var wantReceiptEnv = map[string]any{
 		object{"Ref": "TimestampAuthorityUrl"}, object{"Ref": "AWS::NoValue"}}},
 	"TIMESTAMP_AUTHORITY_CERTIFICATE": object{"Fn::If": []any{"HasTimestampAuthority",
 		object{"Ref": "TimestampAuthorityCertificate"}, object{"Ref": "AWS::NoValue"}}},
+	"WITNESSES": object{"Fn::If": []any{"HasWitnesses", object{"Ref": "Witnesses"}, object{"Ref": "AWS::NoValue"}}},
 }
 
 // TestReceiptKey: ReceiptKeyArn takes a key ARN (empty: the stack creates
@@ -56,7 +57,7 @@ var wantReceiptEnv = map[string]any{
 func TestReceiptKey(t *testing.T) {
 	raw := rawTemplate(t)
 	for name, typ := range map[string]string{"ReceiptKeyArn": "String", "RetiredReceiptKeys": "String",
-		"TimestampAuthorityUrl": "String", "TimestampAuthorityCertificate": "String"} {
+		"TimestampAuthorityUrl": "String", "TimestampAuthorityCertificate": "String", "Witnesses": "String"} {
 		p, _ := get(raw, "Parameters", name).(object)
 		if p == nil || p["Type"] != typ || p["Default"] != "" {
 			t.Fatalf("parameter %s: %v; want a %s, empty by default", name, p, typ)
@@ -171,7 +172,7 @@ func TestReceiptKey(t *testing.T) {
 	}
 	// Only the sweeper asks the TSA (issue 30 item 3); the URL's pattern
 	// takes https only.
-	for _, name := range []string{"TIMESTAMP_AUTHORITY_URL", "TIMESTAMP_AUTHORITY_CERTIFICATE"} {
+	for _, name := range []string{"TIMESTAMP_AUTHORITY_URL", "TIMESTAMP_AUTHORITY_CERTIFICATE", "WITNESSES"} {
 		for pkg, vars := range config.FunctionVars {
 			if slices.Contains(vars, name) != (pkg == "sweeper") {
 				t.Errorf("config.FunctionVars[%q]: reads %s %v, want only the sweeper", pkg, name, slices.Contains(vars, name))

@@ -85,6 +85,12 @@ func TestDemoHeadless(t *testing.T) {
 	if !strings.Contains(stderr, "timestamps: a TSA on http://127.0.0.1:") {
 		t.Errorf("the stack started no TSA:\n%s", stderr)
 	}
+	// And its witness on loopback cosigns them; the walk required each
+	// run's evidence to be cosigned, and the firm log's latest checkpoint
+	// to extend the first one it kept (issue 30 items 2 and 4).
+	if !strings.Contains(stderr, "witness: localhost/witness on http://127.0.0.1:") {
+		t.Errorf("the stack started no witness:\n%s", stderr)
+	}
 }
 
 // TestDemoHeadlessStreams runs the demo against moto_server

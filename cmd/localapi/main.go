@@ -436,7 +436,7 @@ func serveStack(ctx context.Context, stopSignals func(), o options, st *Stack, l
 		go func() {
 			fmt.Fprintln(stdout)
 			wc := walkthrough.Config{BaseURL: base, LogDir: logDir, Out: stdout, LedgerKey: st.LedgerKey(), RawItems: st.RawItems,
-				RawTable: st.RawTable, RetentionDay: o.retentionDay, KMS: st.RehearsalKMS(), TSACerts: st.TSACerts()}
+				RawTable: st.RawTable, RetentionDay: o.retentionDay, KMS: st.RehearsalKMS(), TSACerts: st.TSACerts(), Witnesses: st.WitnessKeys()}
 			if st.cfg.Rehearsal != nil {
 				wc.RetentionDay = 0
 				wc.LeftOut = map[string]string{walkthrough.StepRetention: "a retention day is 24 hours on AWS: RETENTION_DAY, the local stack's short day, " +

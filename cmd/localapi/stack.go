@@ -145,6 +145,9 @@ type Stack struct {
 	// the sweeper timestamps each latest checkpoint at, as a public one on
 	// AWS (TIMESTAMP_AUTHORITY_URL); nil without openssl.
 	tsa *openssltsa.TSA
+	// witness is the witness on loopback the sweeper submits checkpoints
+	// to (WITNESSES); nil when the receipt key is not local.
+	witness *localWitness
 
 	// SQS serves the template's queues (sqstest), each named by its logical
 	// id: <SQS.URL>/000000000000/WorkerQueue.
@@ -267,6 +270,14 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	} else {
 		locals["TIMESTAMP_AUTHORITY_URL"], locals["TIMESTAMP_AUTHORITY_CERTIFICATE"] = s.tsa.URL, string(s.tsa.CACertPEM)
 		s.say("timestamps: a TSA on %s (openssl ts -reply), its CA in %s", s.tsa.URL, s.tsa.CAFile)
+	}
+	// A witness on loopback stands in for the client's or insurer's: the
+	// sweeper submits each latest checkpoint to it (WITNESSES).
+	if s.witness, err = startWitness(filepath.Join(s.checkpoints, "witness"), cfg.ReceiptKey); err != nil {
+		s.say("witness: off (%v)", err)
+	} else {
+		locals["WITNESSES"] = s.witness.witnesses()
+		s.say("witness: %s on %s, its verifier key in %s", s.witness.Key.Name, s.witness.URL, s.witness.VKeyFile)
 	}
 	if err := s.startQueues(locals); err != nil {
 		return nil, err
@@ -799,6 +810,11 @@ func (s *Stack) Stop() error {
 			errs = append(errs, err)
 		}
 	}
+	if s.witness != nil {
+		if err := s.witness.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.tempCheckpoints {
 		// The files are read-only; the directory is not.
 		if err := os.RemoveAll(s.checkpoints); err != nil {
@@ -821,6 +837,14 @@ func (s *Stack) TSACerts() []*x509.Certificate {
 	}
 	certs, _ := timestamp.ParseCertificates(s.tsa.CACertPEM) // made by openssltsa: always one
 	return certs
+}
+
+// WitnessKeys are the keys of the stack's witness, nil when it runs none.
+func (s *Stack) WitnessKeys() []evidence.WitnessKey {
+	if s.witness == nil {
+		return nil
+	}
+	return []evidence.WitnessKey{s.witness.Key}
 }
 
 // startTSA starts the time-stamping authority on loopback in dir.

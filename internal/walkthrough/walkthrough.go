@@ -32,6 +32,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -131,6 +132,10 @@ type Config struct {
 	// local stack's TSA on loopback): a run's evidence must then carry a
 	// checkpoint timestamp from it (issue 30 item 3).
 	TSACerts []*x509.Certificate
+	// Witnesses, when set, are the stack's witnesses' keys (the local
+	// stack's witness on loopback): a run's evidence must then carry each
+	// one's cosignature of its checkpoint (issue 30 item 4).
+	Witnesses []evidence.WitnessKey
 }
 
 // Steps a stack may leave out (Config.LeftOut).
@@ -152,6 +157,10 @@ type walk struct {
 	checks int
 	start  time.Time
 	extra  map[string]string // callWith's headers
+	// held is the checkpoint of the walk's first verified evidence, kept
+	// as a verifier keeps one: the walk's last step checks the firm log
+	// extends it.
+	held *evidence.Signed
 }
 
 // Run walks the scenario; the error names the first failed expectation.
@@ -356,6 +365,9 @@ func (w *walk) run(ctx context.Context) error {
 		return err
 	}
 	if err := w.retention(ctx); err != nil {
+		return err
+	}
+	if err := w.logSince(ctx); err != nil {
 		return err
 	}
 	return w.scanAtRest(ctx)
@@ -710,27 +722,9 @@ func (w *walk) filing(ctx context.Context) error {
 // kind last ("": any).
 func (w *walk) evidence(ctx context.Context, runID, last string) error {
 	const step = "evidence"
-	a, err := w.call(ctx, associate, http.MethodGet, "/v1/keys", nil)
+	keys, err := w.publicKeys(ctx, step)
 	if err != nil {
 		return err
-	}
-	if err := w.expect(step, a, http.StatusOK); err != nil {
-		return err
-	}
-	var keyList struct {
-		Keys []struct {
-			PEM string `json:"public_key_pem"`
-		} `json:"keys"`
-	}
-	var pems []byte
-	if json.Unmarshal(a.body, &keyList) == nil {
-		for _, k := range keyList.Keys {
-			pems = append(pems, k.PEM...)
-		}
-	}
-	keys, err := evidence.ParsePEM(pems)
-	if err != nil {
-		return &StepError{step, "the public keys (GET /v1/keys)", err.Error()}
 	}
 	t0 := time.Now()
 	// A liveness bound, not a measure: the receipts wait on stream-reduce
@@ -749,18 +743,18 @@ func (w *walk) evidence(ctx context.Context, runID, last string) error {
 		if err := contracts.DecodeStrict(a.body, &b); err != nil {
 			return &StepError{step, "an evidence bundle", err.Error()}
 		}
-		rep, verr := evidence.VerifyWith(b, keys, evidence.Options{TSACerts: w.TSACerts})
+		rep, verr := evidence.VerifyWith(b, keys, evidence.Options{TSACerts: w.TSACerts, Witnesses: w.Witnesses})
 		if verr == nil && rep.Complete && (last == "" || (len(rep.Receipts) > 0 && rep.Receipts[len(rep.Receipts)-1].Kind == last)) {
 			what := ""
 			if last != "" {
 				what = ", the last a " + last + " receipt"
 			}
-			stamped := ""
-			if rep.Timestamp.Checked {
-				stamped = ", timestamped " + rep.Timestamp.At + " by the TSA"
-			}
 			w.ok("evidence: %d receipts signed by %s%s, verified offline against firm log checkpoint %d (%d entries)%s in %.1fs",
-				len(rep.Receipts), keys.IDs()[0][:19]+"…", what, rep.Checkpoint, rep.LogSize, stamped, time.Since(t0).Seconds())
+				len(rep.Receipts), keys.IDs()[0][:19]+"…", what, rep.Checkpoint, rep.LogSize, w.attested(rep.Timestamp), time.Since(t0).Seconds())
+			if w.held == nil {
+				c := *b.Checkpoint
+				w.held = &c
+			}
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -776,6 +770,129 @@ func (w *walk) evidence(ctx context.Context, runID, last string) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// attested says what vouched for a verified checkpoint beyond the firm's
+// key: the TSA's timestamp (ts), the witnesses' cosignatures.
+func (w *walk) attested(ts evidence.TimestampReport) string {
+	out := ""
+	if ts.Checked {
+		out = ", timestamped " + ts.At + " by the TSA"
+	}
+	for _, k := range w.Witnesses {
+		out += ", cosigned by witness " + k.Name
+	}
+	return out
+}
+
+// logSince checks, as a verifier who kept the walk's first checkpoint
+// would, that the firm log's latest checkpoint extends it: the log from
+// the entry after it (GET /v1/evidence/log?from=), every run it records by
+// its bundle, the latest checkpoint timestamped and cosigned as the stack's
+// TSA and witnesses require, all verified offline.
+func (w *walk) logSince(ctx context.Context) error {
+	const step = "the firm log since the first checkpoint"
+	if w.held == nil {
+		return nil
+	}
+	keys, err := w.publicKeys(ctx, step)
+	if err != nil {
+		return err
+	}
+	held, err := evidence.OpenHeld(keys, *w.held)
+	if err != nil {
+		return &StepError{step, "the kept checkpoint, verified", err.Error()}
+	}
+	opts := evidence.Options{Since: &held, TSACerts: w.TSACerts, Witnesses: w.Witnesses}
+	deadline := time.Now().Add(3 * w.RunWait)
+	for {
+		rep, verr := w.verifyLogSince(ctx, keys, held, opts)
+		if verr == nil {
+			w.ok("firm log: checkpoint %d (%d entries, %d runs since) extends checkpoint %d (%d entries) kept at the first run, entry by entry and checkpoint by checkpoint%s; every run's bundle verified",
+				rep.Checkpoint, rep.LogSize, len(rep.Runs), held.Checkpoint.Number, held.Checkpoint.Size, w.attested(rep.Timestamp))
+			return nil
+		}
+		var se *StepError
+		if errors.As(verr, &se) || time.Now().After(deadline) {
+			return &StepError{step, "the latest checkpoint extending the kept one, its log and runs verified", verr.Error()}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// verifyLogSince fetches and verifies the log since held once (a
+// *StepError: an answer that was not what it should be; another error: not
+// verified yet).
+func (w *walk) verifyLogSince(ctx context.Context, keys evidence.KeySet, held evidence.Held, opts evidence.Options) (evidence.LogReport, error) {
+	const step = "the firm log since the first checkpoint"
+	a, err := w.call(ctx, associate, http.MethodGet, fmt.Sprintf("/v1/evidence/log?from=%d", held.Checkpoint.Size+1), nil)
+	if err != nil {
+		return evidence.LogReport{}, &StepError{step, "an answer", err.Error()}
+	}
+	if err := w.expect(step, a, http.StatusOK); err != nil {
+		return evidence.LogReport{}, err
+	}
+	var l evidence.LogBundle
+	if err := contracts.DecodeStrict(a.body, &l); err != nil {
+		return evidence.LogReport{}, &StepError{step, "a firm log", err.Error()}
+	}
+	runs := map[string]bool{}
+	for _, line := range l.Log.Entries {
+		if e, err := evidence.ParseEntry(line); err == nil {
+			runs[e.RunID] = true
+		}
+	}
+	var bundles []evidence.Bundle
+	for run := range runs {
+		a, err := w.call(ctx, associate, http.MethodGet, "/v1/runs/"+run+"/evidence", nil)
+		if err != nil {
+			return evidence.LogReport{}, &StepError{step, "an answer", err.Error()}
+		}
+		if err := w.expect(step, a, http.StatusOK); err != nil {
+			return evidence.LogReport{}, err
+		}
+		var b evidence.Bundle
+		if err := contracts.DecodeStrict(a.body, &b); err != nil {
+			return evidence.LogReport{}, &StepError{step, "an evidence bundle", err.Error()}
+		}
+		bundles = append(bundles, b)
+	}
+	rep, err := evidence.VerifyLogWith(l, keys, bundles, opts)
+	if err == nil && (rep.Extends == nil || !rep.Extends.Linked || rep.Checkpoint <= held.Checkpoint.Number) {
+		err = fmt.Errorf("checkpoint %d, extends %+v", rep.Checkpoint, rep.Extends)
+	}
+	return rep, err
+}
+
+// publicKeys are the keys GET /v1/keys publishes.
+func (w *walk) publicKeys(ctx context.Context, step string) (evidence.KeySet, error) {
+	a, err := w.call(ctx, associate, http.MethodGet, "/v1/keys", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.expect(step, a, http.StatusOK); err != nil {
+		return nil, err
+	}
+	var keyList struct {
+		Keys []struct {
+			PEM string `json:"public_key_pem"`
+		} `json:"keys"`
+	}
+	var pems []byte
+	if json.Unmarshal(a.body, &keyList) == nil {
+		for _, k := range keyList.Keys {
+			pems = append(pems, k.PEM...)
+		}
+	}
+	keys, err := evidence.ParsePEM(pems)
+	if err != nil {
+		return nil, &StepError{step, "the public keys (GET /v1/keys)", err.Error()}
+	}
+	return keys, nil
 }
 
 // email: the assistant e-mails the demo matter's client and copies someone

@@ -2,6 +2,9 @@ package wire
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/anchor"
 	"github.com/seed-f6d3920e/warrant/pkg/config"
@@ -25,6 +28,9 @@ type EvidenceKeys struct {
 	// checkpoint's token (TIMESTAMP_AUTHORITY_URL and _CERTIFICATE; nil:
 	// none configured).
 	TSA handlers.Stamper
+	// Witnesses cosign each latest checkpoint (WITNESSES; none: none
+	// configured).
+	Witnesses []handlers.Witness
 }
 
 // LoadEvidenceKeys reads cfg's receipt keys; newKMS and newS3 supply the
@@ -51,6 +57,13 @@ func LoadEvidenceKeys(ctx context.Context, cfg config.Config, newKMS func() anch
 		}
 		k.TSA = &timestamp.Client{URL: cfg.TimestampURL, Certs: certs}
 	}
+	for i, w := range cfg.Witnesses {
+		key, err := evidence.ParseWitnessKey(w.VKey)
+		if err != nil {
+			return nil, failure.Wrap(failure.KindConfigInvalid, fmt.Sprintf("environment variable WITNESSES: [%d].vkey is not a witness's cosignature verifier key", i), err)
+		}
+		k.Witnesses = append(k.Witnesses, handlers.Witness{URL: w.URL, Key: key})
+	}
 	switch {
 	case cfg.CheckpointBucket != "":
 		if newS3 == nil {
@@ -72,7 +85,8 @@ func (d Deps) evidence(sign bool) *handlers.Evidence {
 	e := &handlers.Evidence{Store: d.Store, Keys: d.Evidence.Keys, Current: d.Evidence.Signer.KeyID(), Logger: d.Logger, Now: d.Now,
 		OriginPrefix: d.Evidence.OriginPrefix}
 	if sign {
-		e.Signer, e.Sink, e.TSA = d.Evidence.Signer, d.Evidence.Sink, d.Evidence.TSA
+		e.Signer, e.Sink, e.TSA, e.Witnesses = d.Evidence.Signer, d.Evidence.Sink, d.Evidence.TSA, d.Evidence.Witnesses
+		e.WitnessClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	return e
 }

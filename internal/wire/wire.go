@@ -152,8 +152,8 @@ func Load(ctx context.Context, function string, lookup func(string) (string, boo
 		return Deps{}, err
 	}
 	storeOpts := []dynamo.Option{dynamo.WithHeadSigner(keys)}
-	if cfg.TimestampURL != "" {
-		storeOpts = append(storeOpts, dynamo.WithTimestamps())
+	if cfg.TimestampURL != "" || len(cfg.Witnesses) > 0 {
+		storeOpts = append(storeOpts, dynamo.WithAttestations())
 	}
 	d := Deps{
 		DataKeys: dataKeys,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -59,6 +60,10 @@ var (
 	// 3161 token over each latest checkpoint (its URL, and its certificate
 	// or the CA that issued it, PEM); unset: no timestamps.
 	timestamps = []string{"TIMESTAMP_AUTHORITY_URL", "TIMESTAMP_AUTHORITY_CERTIFICATE"}
+	// witnesses: the witnesses the sweeper submits each latest checkpoint
+	// to (a JSON array of {"url", "vkey"}: the witness's submission prefix,
+	// https, and its cosignature verifier key); unset or empty: none.
+	witnesses = []string{"WITNESSES"}
 	// retention: the function that destroys content whose retention passed
 	// (the sweeper). RETENTION_DAY is the local stack's short day (its
 	// schedules run faster too); unset, a day is 24 hours, and only the
@@ -82,7 +87,7 @@ var FunctionVars = map[string][]string{
 	Approve:      slices.Concat(base, policy, catalogVars, data),
 	Runs:         slices.Concat(base, budget, desk, receipts, data),
 	StreamReduce: slices.Concat(base, receipts, notify),
-	Sweeper:      slices.Concat(base, queue, catalogVars, receipts, checkpoints, timestamps, notify, retention),
+	Sweeper:      slices.Concat(base, queue, catalogVars, receipts, checkpoints, timestamps, witnesses, notify, retention),
 }
 
 // Optional variables may be left unset in the template. DATA_KEY is among
@@ -91,7 +96,7 @@ var FunctionVars = map[string][]string{
 var Optional = map[string]bool{"PRICING_FILE": true, "TOOL_POLICY": true, "TOOL_CATALOG": true, "AGENTS": true,
 	"DESK_CLIENT_ID": true, "DESK_AUTHORIZE_URL": true, "DESK_TOKEN_URL": true, "DESK_SCOPES": true, "USER_CLAIM": true,
 	"RECEIPT_RETIRED_KEYS": true, "CHECKPOINT_BUCKET": true, "CHECKPOINT_DIR": true, "CHECKPOINT_ORIGIN_PREFIX": true, "DATA_KEY": true,
-	"RETENTION_DAY": true, "TIMESTAMP_AUTHORITY_URL": true, "TIMESTAMP_AUTHORITY_CERTIFICATE": true}
+	"RETENTION_DAY": true, "TIMESTAMP_AUTHORITY_URL": true, "TIMESTAMP_AUTHORITY_CERTIFICATE": true, "WITNESSES": true}
 
 var deskScopes = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E ]{1,512}$`) // RFC 6749 scope-token characters
 
@@ -149,6 +154,10 @@ type Config struct {
 	// base64 DER on one line):
 	// both set, or neither (no timestamps). pkg/timestamp parses the PEM.
 	TimestampURL, TimestampCert string
+	// Witnesses are the witnesses the sweeper submits each latest
+	// checkpoint to (WITNESSES); their keys are read by the caller
+	// (evidence.ParseWitnessKey).
+	Witnesses []Witness
 	// RetentionDay is how long a day of a retention lasts (the sweeper's):
 	// 24 hours, or on the local stack only, RETENTION_DAY (at least 1s).
 	RetentionDay time.Duration
@@ -285,6 +294,13 @@ func Load(function string, lookup func(string) (string, bool)) (c Config, err er
 		case !strings.Contains(c.TimestampCert, "-----BEGIN CERTIFICATE-----") && !base64Line.MatchString(c.TimestampCert):
 			return Config{}, invalid("TIMESTAMP_AUTHORITY_CERTIFICATE", "must be the authority's certificate or its CA's: PEM, or the base64 of its DER on one line")
 		}
+	}
+	if slices.Contains(vars, "WITNESSES") {
+		ws, err := parseWitnesses(get("WITNESSES", ""))
+		if err != nil {
+			return Config{}, invalid("WITNESSES", err.Error())
+		}
+		c.Witnesses = ws
 	}
 	if slices.Contains(vars, "RETENTION_DAY") {
 		c.RetentionDay = 24 * time.Hour
@@ -440,4 +456,46 @@ func (c Config) CostCap(requested string) (string, error) {
 func Fatal(function string, err error) {
 	failure.NewLogger(os.Stdout).Log(context.Background(), failure.Build(err, failure.StageConfig, function, failure.Identity{}))
 	os.Exit(1)
+}
+
+// Witness is a witness the sweeper submits checkpoints to: URL its
+// submission prefix (POST URL/add-checkpoint), VKey its cosignature
+// verifier key.
+type Witness struct {
+	URL  string `json:"url"`
+	VKey string `json:"vkey"`
+}
+
+// MaxWitnesses bounds WITNESSES (each is asked in turn, each sweep).
+const MaxWitnesses = 8
+
+// parseWitnesses reads WITNESSES: empty, or a JSON array of witnesses.
+func parseWitnesses(raw string) ([]Witness, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var ws []Witness
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ws); err != nil {
+		return nil, fmt.Errorf(`must be a JSON array of {"url": ..., "vkey": ...}: %v`, err)
+	}
+	if len(ws) > MaxWitnesses {
+		return nil, fmt.Errorf("names %d witnesses, at most %d", len(ws), MaxWitnesses)
+	}
+	seen := map[string]bool{}
+	for i, w := range ws {
+		u, err := url.Parse(w.URL)
+		if err != nil || u.Host == "" || u.Fragment != "" || u.RawQuery != "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+			return nil, fmt.Errorf("[%d].url must be the witness's https submission prefix (http only on loopback)", i)
+		}
+		if w.VKey == "" || strings.ContainsAny(w.VKey, " \t\n") {
+			return nil, fmt.Errorf("[%d].vkey must be the witness's cosignature verifier key (<name>+<hex id>+<base64>)", i)
+		}
+		if seen[w.VKey] {
+			return nil, fmt.Errorf("[%d].vkey names a witness twice", i)
+		}
+		seen[w.VKey] = true
+	}
+	return ws, nil
 }

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -330,7 +331,7 @@ func TestFunctionVarsAreWhatLoadReads(t *testing.T) {
 	full := map[string]string{
 		"TABLE_NAME": "t", "LOG_LEVEL": "WARN", "FIRM_CLAIM": "firm_id", "USER_CLAIM": "oid", "ROLES_CLAIM": "roles", "LEDGER_KEY": testLedgerKey, "QUEUE_URL": testQueueURL,
 		"RECEIPT_KEY": testReceiptKey, "RECEIPT_RETIRED_KEYS": "spki:MFkw", "CHECKPOINT_BUCKET": "warrant-checkpoints", "CHECKPOINT_DIR": "", "CHECKPOINT_ORIGIN_PREFIX": "evidence.example.com/warrant", "RETENTION_DAY": "",
-		"TIMESTAMP_AUTHORITY_URL": "https://tsa.example.com/", "TIMESTAMP_AUTHORITY_CERTIFICATE": testTSACert,
+		"TIMESTAMP_AUTHORITY_URL": "https://tsa.example.com/", "TIMESTAMP_AUTHORITY_CERTIFICATE": testTSACert, "WITNESSES": "",
 		"EVENT_BUS_NAME": "warrant-prod-notifications", "DESK_URL": "https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/desk",
 		"MODEL_ID": model, "DEFAULT_COST_CAP_USD": "1.00", "MAX_COST_CAP_USD": "10.00", "WARRANT_TTL": "24h",
 		"MAX_TOKENS": "1024", "STEP_LIMIT": "12", "BEDROCK_STREAMING": "false", "PRICING_FILE": prices,
@@ -632,6 +633,47 @@ func TestTimestampAuthority(t *testing.T) {
 			t.Errorf("%q: %+v %v", tc.url, c.TimestampURL, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%q %q: %v, want an error naming %s", tc.url, tc.cert, err, tc.want)
+		}
+	}
+}
+
+// TestWitnesses (issue 30 item 4): the sweeper's witnesses are optional, a
+// JSON array of {"url", "vkey"}, each https (http on loopback), at most
+// MaxWitnesses, none twice; a bad one is refused naming its member.
+func TestWitnesses(t *testing.T) {
+	const vkey = "witness.example/w1+5c16c451+BFt7AI/cyY6r0iBbyfOmDdcMfFgcAWWV5HM+GiYPK5sf"
+	many := "["
+	for i := range config.MaxWitnesses + 1 {
+		if i > 0 {
+			many += ","
+		}
+		many += fmt.Sprintf(`{"url":"https://w%d.example/","vkey":"w%d+1+AA"}`, i, i)
+	}
+	many += "]"
+	for _, tc := range []struct {
+		raw  string
+		n    int
+		want string // what the error names; "" ok
+	}{
+		{"", 0, ""}, {"[]", 0, ""},
+		{`[{"url":"https://witness.example/w1","vkey":"` + vkey + `"}]`, 1, ""},
+		{`[{"url":"http://127.0.0.1:8090","vkey":"` + vkey + `"}]`, 1, ""},
+		{`{"url":"https://witness.example/"}`, 0, "JSON array"},
+		{`[{"url":"https://witness.example/","vkey":"` + vkey + `","name":"x"}]`, 0, "JSON array"},
+		{`[{"url":"http://witness.example/","vkey":"` + vkey + `"}]`, 0, "[0].url"},
+		{`[{"url":"https://witness.example/?a=b","vkey":"` + vkey + `"}]`, 0, "[0].url"},
+		{`[{"url":"https://witness.example/","vkey":""}]`, 0, "[0].vkey"},
+		{`[{"url":"https://a.example/","vkey":"` + vkey + `"},{"url":"https://b.example/","vkey":"` + vkey + `"}]`, 0, "[1].vkey names a witness twice"},
+		{many, 0, "at most 8"},
+	} {
+		env := minimal(config.Sweeper)
+		env["CHECKPOINT_BUCKET"], env["WITNESSES"] = "warrant-checkpoints", tc.raw
+		c, err := config.Load(config.Sweeper, lookup(env))
+		switch {
+		case tc.want == "" && (err != nil || len(c.Witnesses) != tc.n):
+			t.Errorf("%s: %+v %v", tc.raw, c.Witnesses, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "WITNESSES") || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error naming WITNESSES and %s", tc.raw, err, tc.want)
 		}
 	}
 }

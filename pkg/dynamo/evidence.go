@@ -82,6 +82,9 @@ type checkpointItem struct {
 	// Timestamp: the RFC 3161 token over the body (base64), set once,
 	// after the checkpoint (absent until the TSA answered).
 	Timestamp string `dynamodbav:"timestamp,omitempty"`
+	// Cosignatures: witnesses' signature lines over the note, appended
+	// as each witness answers (absent until one did).
+	Cosignatures []string `dynamodbav:"cosignatures,omitempty"`
 }
 
 type logHeadItem struct {
@@ -323,7 +326,7 @@ func (s *Store) Checkpoint(ctx context.Context, firm string, n int64) (evidence.
 
 // signed is the checkpoint as stored.
 func (it checkpointItem) signed() evidence.Signed {
-	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note, Timestamp: it.Timestamp}
+	return evidence.Signed{Body: it.Body, Signature: it.Signature, Note: it.Note, Timestamp: it.Timestamp, Cosignatures: it.Cosignatures}
 }
 
 // Checkpoints reads a firm's checkpoints from..to by number, in order (one
@@ -363,7 +366,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHe
 	}
 	u := newUpdate().set("ckpt_number", num(cp.Number)).setStr("ckpt_sha256", signed.SHA256()).
 		set("ckpt_size", num(cp.Size))
-	if cp.Size == h.Size && (!s.timestamps || signed.Timestamp != "") {
+	if cp.Size == h.Size && !s.attested {
 		u = u.set(AttrGSI2PK, str(logDone))
 	}
 	const cond = "#size = :size AND #ckpt_number = :prev"
@@ -382,8 +385,8 @@ func (s *Store) PutCheckpoint(ctx context.Context, firm string, h evidence.LogHe
 // PutCheckpointTimestamp stores checkpoint n's timestamp token (base64
 // DER), once: evidence.ErrTimestampExists when it holds one already (the
 // first stands), warrant.ErrNotFound when there is no such checkpoint. The
-// log's head then leaves GSI2's due shards if n is its latest checkpoint and
-// covers every entry (CheckpointSettled).
+// sweeper settles the head (CheckpointSettled) once every attestation is
+// kept; this does not.
 func (s *Store) PutCheckpointTimestamp(ctx context.Context, firm string, n int64, token string) error {
 	if !idsOK(firm) || n < 1 || token == "" {
 		return invalid("put checkpoint timestamp", "checkpoint %d", n)
@@ -398,10 +401,29 @@ func (s *Store) PutCheckpointTimestamp(ctx context.Context, firm string, n int64
 		}
 		return fmt.Errorf("checkpoint %d: %w", n, evidence.ErrTimestampExists)
 	}
-	if err != nil {
-		return wrap("put checkpoint timestamp", err)
+	return wrap("put checkpoint timestamp", err)
+}
+
+// AddCheckpointCosignatures appends witnesses' signature lines to checkpoint
+// n (warrant.ErrNotFound when there is none). Lines are not deduplicated: a
+// witness asked twice (two sweepers) signs twice, and each line verifies.
+func (s *Store) AddCheckpointCosignatures(ctx context.Context, firm string, n int64, lines []string) error {
+	if !idsOK(firm) || n < 1 || len(lines) == 0 {
+		return invalid("add checkpoint cosignatures", "checkpoint %d", n)
 	}
-	return s.CheckpointSettled(ctx, firm, n)
+	list := make([]types.AttributeValue, len(lines))
+	for i, l := range lines {
+		list[i] = str(l)
+	}
+	const cond = "attribute_exists(#SK)"
+	u := newUpdate().setExpr("cosignatures", "list_append(if_not_exists(#cosignatures, :empty), :lines)",
+		map[string]types.AttributeValue{":empty": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+			":lines": &types.AttributeValueMemberL{Value: list}})
+	err := s.updateItem(ctx, s.txUpdate(key(logPK(firm), ckpSK(n)), u, cond, nil))
+	if _, ok := conditionFailed(err); ok {
+		return fail(warrant.ErrNotFound, err, "checkpoint %d", n)
+	}
+	return wrap("add checkpoint cosignatures", err)
 }
 
 // CheckpointSettled takes the log's head out of GSI2's due shards when

@@ -29,9 +29,9 @@ type Store struct {
 	table  string
 	now    func() time.Time
 	signer HeadSigner
-	// timestamps: a checkpoint leaves its log's head due until its
-	// timestamp token is stored (WithTimestamps).
-	timestamps bool
+	// attested: a checkpoint leaves its log's head due until the sweeper
+	// settles it, its attestations kept (WithAttestations).
+	attested bool
 }
 
 // Option configures a Store.
@@ -40,12 +40,14 @@ type Option func(*Store)
 // WithClock sets the clock used for timestamps and warrant expiry.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
-// WithTimestamps is the sweeper's when the firm configured a time-stamping
-// authority: a checkpoint that covers its whole log leaves the head due
-// (GSI2 LOGDUE) until PutCheckpointTimestamp stores the checkpoint's token,
-// so a sweep that could not reach the TSA visits the log again, although it
-// did not grow.
-func WithTimestamps() Option { return func(s *Store) { s.timestamps = true } }
+// WithAttestations is the sweeper's when the firm configured a
+// time-stamping authority or witnesses: a checkpoint that covers its whole
+// log leaves the head due (GSI2 LOGDUE) until CheckpointSettled, which the
+// sweeper calls once the checkpoint holds its timestamp token
+// (PutCheckpointTimestamp) and every witness's cosignature
+// (AddCheckpointCosignatures), so a sweep that could not reach the TSA or a
+// witness visits the log again, although it did not grow.
+func WithAttestations() Option { return func(s *Store) { s.attested = true } }
 
 // New returns a store on table.
 func New(client *dynamodb.Client, table string, opts ...Option) *Store {
@@ -291,6 +293,15 @@ func (u *update) set(attr string, v types.AttributeValue) *update {
 	ph := ":set_" + attr
 	u.sets = append(u.sets, "#"+attr+" = "+ph)
 	u.values[ph] = v
+	return u
+}
+
+// setExpr sets attr to an expression (its #names and :values its own).
+func (u *update) setExpr(attr, expr string, values map[string]types.AttributeValue) *update {
+	u.sets = append(u.sets, "#"+attr+" = "+expr)
+	for k, v := range values {
+		u.values[k] = v
+	}
 	return u
 }
 

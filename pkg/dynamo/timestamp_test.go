@@ -12,14 +12,14 @@ import (
 	"github.com/seed-f6d3920e/warrant"
 )
 
-// testCheckpointTimestamps (issue 30 item 3): with WithTimestamps a
+// testCheckpointTimestamps (issue 30 item 3): with WithAttestations a
 // checkpoint that covers the whole log leaves its head due until its token
 // is stored; the token is stored once, on an existing checkpoint only, and
 // served with it; a head that grew since stays due. Without the option a
 // checkpoint settles its head as before.
 func testCheckpointTimestamps(t *testing.T, ep *dynamotest.Endpoint) {
 	e := newEnv(t, ep)
-	stamped := dynamo.New(ep.Client, e.table, dynamo.WithClock(e.clock.Now), dynamo.WithTimestamps())
+	stamped := dynamo.New(ep.Client, e.table, dynamo.WithClock(e.clock.Now), dynamo.WithAttestations())
 	due := func(firm string) bool {
 		t.Helper()
 		firms, err := e.store.DueLogs(e.ctx, 0)
@@ -39,7 +39,7 @@ func testCheckpointTimestamps(t *testing.T, ep *dynamotest.Endpoint) {
 	plain := id()
 	checkpoint(e.store, plain)
 	if due(plain) {
-		t.Error("without WithTimestamps a checkpoint of the whole log left it due")
+		t.Error("without WithAttestations a checkpoint of the whole log left it due")
 	}
 
 	firm := id()
@@ -51,15 +51,24 @@ func testCheckpointTimestamps(t *testing.T, ep *dynamotest.Endpoint) {
 		t.Errorf("a token for no checkpoint: %v, want ErrNotFound", err)
 	}
 	must(t, stamped.PutCheckpointTimestamp(e.ctx, firm, 1, "dG9rZW4="))
+	if !due(firm) {
+		t.Error("a token settled the log: the sweeper settles it once every attestation is kept")
+	}
+	if err := stamped.AddCheckpointCosignatures(e.ctx, firm, 2, []string{"— w AAAA"}); !errors.Is(err, warrant.ErrNotFound) {
+		t.Errorf("cosignatures for no checkpoint: %v, want ErrNotFound", err)
+	}
+	must(t, stamped.AddCheckpointCosignatures(e.ctx, firm, 1, []string{"— w1 AAAA"}))
+	must(t, stamped.AddCheckpointCosignatures(e.ctx, firm, 1, []string{"— w2 BBBB", "— w3 CCCC"}))
+	must(t, stamped.CheckpointSettled(e.ctx, firm, 1))
 	if due(firm) {
-		t.Error("the timestamped log is still due")
+		t.Error("the settled log is still due")
 	}
 	if err := stamped.PutCheckpointTimestamp(e.ctx, firm, 1, "b3RoZXI="); !errors.Is(err, evidence.ErrTimestampExists) {
 		t.Errorf("a second token: %v, want ErrTimestampExists", err)
 	}
 	got, err := stamped.Checkpoint(e.ctx, firm, 1)
 	must(t, err)
-	if got.Timestamp != "dG9rZW4=" || got.Body != `{"cp":1}` {
+	if got.Timestamp != "dG9rZW4=" || got.Body != `{"cp":1}` || !slices.Equal(got.Cosignatures, []string{"— w1 AAAA", "— w2 BBBB", "— w3 CCCC"}) {
 		t.Errorf("checkpoint 1 reads back %+v, want the first token", got)
 	}
 

@@ -5,9 +5,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 
+	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
 	"github.com/seed-f6d3920e/warrant/pkg/failure"
+	"github.com/seed-f6d3920e/warrant/pkg/witness"
 )
 
 // Stamper obtains an RFC 3161 timestamp token (DER) over the SHA-256 of
@@ -18,49 +22,99 @@ type Stamper interface {
 	Stamp(ctx context.Context, doc []byte) ([]byte, error)
 }
 
+// Witness is a witness the sweeper submits each firm's latest checkpoint
+// to (WITNESSES): URL its submission prefix, Key its cosignature key.
+type Witness struct {
+	URL string
+	Key evidence.WitnessKey
+}
+
+// attesters is what is left to ask this sweep: the TSA and each witness,
+// until one fails (a TSA or witness that hangs costs one request's timeout
+// a sweep, not one per firm).
+type attesters struct {
+	tsa       bool
+	witnesses []bool
+}
+
+func (e *Evidence) attesters() *attesters {
+	a := &attesters{tsa: e.TSA != nil, witnesses: make([]bool, len(e.Witnesses))}
+	for i := range a.witnesses {
+		a.witnesses[i] = true
+	}
+	return a
+}
+
+// any: something is configured and still reachable this sweep.
+func (a *attesters) any() bool { return a.tsa || slices.Contains(a.witnesses, true) }
+
 // attest gets firm's latest checkpoint what vouches for it beyond the
-// firm's own key: a timestamp token from the TSA (Evidence.TSA). The sweep
-// calls it for each firm it visits, after Checkpoint. Only the latest
-// checkpoint needs a token: through the chain it commits to every one
-// before it. A failure is logged (no content) and left to the next sweep,
-// which visits the log again while its latest checkpoint lacks a token
-// (dynamo.WithTimestamps): it never fails the sweep or the checkpoint.
-// reachable is false when the TSA gave no token: the sweep asks it nothing
-// more this pass, so a TSA that hangs costs one request's timeout, not one
-// per firm.
-func (e *Evidence) attest(ctx context.Context, firm string) (reachable bool) {
-	if e.TSA == nil {
-		return false
+// firm's own key: a timestamp token from the TSA (Evidence.TSA) and a
+// cosignature from each witness (Evidence.Witnesses). The sweep calls it
+// for each firm it visits, after Checkpoint. Only the latest checkpoint
+// needs them: through the chain it commits to every one before it, and a
+// witness that cosigns it has checked the log from the last one it
+// cosigned. A failure is logged (no content) and left to the next sweep,
+// which visits the log again until its latest checkpoint holds them all
+// (dynamo.WithAttestations; CheckpointSettled once it does): it never fails
+// the sweep or the checkpoint. An attester that failed is asked nothing
+// more this sweep (a).
+func (e *Evidence) attest(ctx context.Context, firm string, a *attesters) {
+	h, err := e.Store.LogHead(ctx, firm)
+	if err == nil && h.Checkpoint == 0 {
+		return
 	}
-	err := e.timestamp(ctx, firm)
+	var signed evidence.Signed
+	if err == nil {
+		signed, err = e.Store.Checkpoint(ctx, firm, h.Checkpoint)
+	}
 	if err != nil {
-		e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "timestamp", failure.Identity{FirmID: firm}))
+		e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "attest", failure.Identity{FirmID: firm}))
+		return
 	}
-	return !errors.Is(err, errNoToken)
+	pending := false // an attestation is still missing
+	if e.TSA != nil && signed.Timestamp == "" {
+		pending = true
+		if a.tsa {
+			if err := e.timestamp(ctx, firm, h.Checkpoint, signed); err != nil {
+				e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "timestamp", failure.Identity{FirmID: firm}))
+				a.tsa = !errors.Is(err, errNoToken)
+			} else {
+				pending = false
+			}
+		}
+	}
+	for i, w := range e.Witnesses {
+		if signed.Note == "" || evidence.VerifyCosignature(signed.Note, signed.Cosignatures, w.Key) == nil {
+			continue // cosigned (or a checkpoint from before notes, which no witness can read)
+		}
+		if !a.witnesses[i] {
+			pending = true
+			continue
+		}
+		if err := e.cosign(ctx, firm, h.Checkpoint, signed, w); err != nil {
+			e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "witness", failure.Identity{FirmID: firm}))
+			pending, a.witnesses[i] = true, !errors.Is(err, errUnreachable)
+		}
+	}
+	if !pending {
+		if err := e.Store.CheckpointSettled(ctx, firm, h.Checkpoint); err != nil {
+			e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "attest", failure.Identity{FirmID: firm}))
+		}
+	}
 }
 
 // errNoToken marks the TSA's failure to give a token (unreachable, slow,
 // refusing, or answering one that does not verify).
 var errNoToken = errors.New("no timestamp token")
 
-// timestamp obtains and keeps the token of firm's latest checkpoint when it
-// has none: outside the table first (the sink: written once, as the
-// checkpoint), then on the table's checkpoint item, whence bundles and the
-// log serve it.
-func (e *Evidence) timestamp(ctx context.Context, firm string) error {
-	h, err := e.Store.LogHead(ctx, firm)
-	if err != nil || h.Checkpoint == 0 {
-		return err
-	}
-	signed, err := e.Store.Checkpoint(ctx, firm, h.Checkpoint)
-	if err != nil {
-		return err
-	}
-	if signed.Timestamp != "" {
-		// Stamped by an earlier pass that stopped before it settled the
-		// head.
-		return e.Store.CheckpointSettled(ctx, firm, h.Checkpoint)
-	}
+// errUnreachable marks a witness that gave no answer (or a 5xx).
+var errUnreachable = errors.New("the witness did not answer")
+
+// timestamp obtains and keeps the token of firm's checkpoint n (signed):
+// outside the table first (the sink: written once, as the checkpoint), then
+// on the table's checkpoint item, whence bundles and the log serve it.
+func (e *Evidence) timestamp(ctx context.Context, firm string, n int64, signed evidence.Signed) error {
 	token, err := e.TSA.Stamp(ctx, []byte(signed.Body))
 	if err != nil {
 		return failure.Wrap(failure.KindTimeout, "the time-stamping authority gave no timestamp; the next sweep asks again",
@@ -69,12 +123,59 @@ func (e *Evidence) timestamp(ctx context.Context, firm string) error {
 	// A token kept outside the table by a pass that stopped before the
 	// table's write stands there; the table takes this one (both are over
 	// the same body).
-	if err := e.Sink.PutTimestamp(ctx, firm, h.Checkpoint, token); err != nil && !errors.Is(err, evidence.ErrTimestampExists) {
+	if err := e.Sink.PutTimestamp(ctx, firm, n, token); err != nil && !errors.Is(err, evidence.ErrTimestampExists) {
 		return err
 	}
-	err = e.Store.PutCheckpointTimestamp(ctx, firm, h.Checkpoint, base64.StdEncoding.EncodeToString(token))
+	err = e.Store.PutCheckpointTimestamp(ctx, firm, n, base64.StdEncoding.EncodeToString(token))
 	if errors.Is(err, evidence.ErrTimestampExists) {
-		return e.Store.CheckpointSettled(ctx, firm, h.Checkpoint) // another sweeper got there first
+		return nil // another sweeper got there first
 	}
 	return err
+}
+
+// cosign submits firm's checkpoint n (signed) to witness w, from the size
+// of checkpoint n-1 (the last the witness cosigned when it answered every
+// sweep; a witness that missed some answers 409 with its own size, and
+// witness.Cosign sends the entries from there), and keeps its cosignature
+// on the checkpoint. A witness's refusal to extend what it holds (422, or it
+// holds more entries than the checkpoint) is the firm log diverging from
+// what an outsider saw: failure.KindLogDiverged, an alarm.
+func (e *Evidence) cosign(ctx context.Context, firm string, n int64, signed evidence.Signed, w Witness) error {
+	var cp evidence.Checkpoint
+	if err := contracts.DecodeStrict([]byte(signed.Body), &cp); err != nil {
+		return failure.Wrap(failure.KindLedgerCorrupt, "", err)
+	}
+	var old int64
+	if n > 1 {
+		prev, err := e.Store.Checkpoint(ctx, firm, n-1)
+		if err != nil {
+			return err
+		}
+		var pc evidence.Checkpoint
+		if err := contracts.DecodeStrict([]byte(prev.Body), &pc); err != nil {
+			return failure.Wrap(failure.KindLedgerCorrupt, "", err)
+		}
+		old = pc.Size
+	}
+	entries := func(ctx context.Context, from, to int64) ([]string, error) {
+		seg, err := e.Store.LogSegment(ctx, firm, from+1, to)
+		return seg.Entries, err
+	}
+	hc := e.WitnessClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	lines, held, err := witness.Cosign(ctx, hc, w.URL, w.Key, []byte(signed.Note), cp.Size, old, entries)
+	var rf *witness.Refused
+	switch {
+	case err == nil:
+	case held > cp.Size || errors.As(err, &rf) && rf.Status == http.StatusUnprocessableEntity:
+		return failure.New(failure.KindLogDiverged, fmt.Sprintf("witness %s refused checkpoint %d of %d entries: %v", w.Key.Name, n, cp.Size, err))
+	case errors.As(err, &rf) && rf.Status < 500:
+		return failure.New(failure.KindConfigInvalid, fmt.Sprintf("witness %s refused checkpoint %d: %v (is the firm's log, with its note key, configured there?)", w.Key.Name, n, err))
+	default:
+		return failure.Wrap(failure.KindTimeout, fmt.Sprintf("witness %s gave no cosignature; the next sweep asks again", w.Key.Name),
+			fmt.Errorf("%w: %w", errUnreachable, err))
+	}
+	return e.Store.AddCheckpointCosignatures(ctx, firm, n, lines)
 }

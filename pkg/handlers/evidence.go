@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
@@ -27,9 +28,11 @@ type EvidenceStore interface {
 	PutCheckpoint(ctx context.Context, firm string, h evidence.LogHead, cp evidence.Checkpoint, signed evidence.Signed) error
 	DueLogs(ctx context.Context, limit int) ([]string, error)
 	// PutCheckpointTimestamp keeps checkpoint n's timestamp token (base64),
-	// once (evidence.ErrTimestampExists), and settles the head as
-	// CheckpointSettled does.
+	// once (evidence.ErrTimestampExists).
 	PutCheckpointTimestamp(ctx context.Context, firm string, n int64, token string) error
+	// AddCheckpointCosignatures appends witnesses' signature lines to
+	// checkpoint n.
+	AddCheckpointCosignatures(ctx context.Context, firm string, n int64, lines []string) error
 	// CheckpointSettled takes the head off the due logs when checkpoint n
 	// is its latest and covers every entry.
 	CheckpointSettled(ctx context.Context, firm string, n int64) error
@@ -73,9 +76,13 @@ type Evidence struct {
 	OriginPrefix string
 	// TSA timestamps each latest checkpoint (attest.go; nil: the firm
 	// configured no time-stamping authority).
-	TSA    Stamper
-	Now    func() time.Time
-	Logger *failure.Logger
+	TSA Stamper
+	// Witnesses each cosign each latest checkpoint (attest.go; none: the
+	// firm configured none), asked with WitnessClient (nil: the default).
+	Witnesses     []Witness
+	WitnessClient *http.Client
+	Now           func() time.Time
+	Logger        *failure.Logger
 }
 
 func (e *Evidence) now() time.Time {
@@ -301,15 +308,16 @@ func (e *Evidence) walk(ctx context.Context, firm string, base signedCheckpoint,
 }
 
 // CheckpointDue checkpoints every firm log with entries no checkpoint
-// covers (at most limit firms), timestamps each one's latest checkpoint
-// (attest), and answers how many checkpoints it made and how many failed
-// (each failure logged, no content; a timestamp's failure is only logged).
+// covers (at most limit firms), has each one's latest checkpoint timestamped
+// and cosigned by the firm's witnesses (attest), and answers how many
+// checkpoints it made and how many failed (each failure logged, no content;
+// a timestamp's or a witness's failure is only logged).
 func (e *Evidence) CheckpointDue(ctx context.Context, limit int) (made, failed int, err error) {
 	firms, err := e.Store.DueLogs(ctx, limit)
 	if err != nil {
 		return 0, 0, err
 	}
-	tsa := e.TSA != nil
+	a := e.attesters()
 	for _, firm := range firms {
 		_, ok, err := e.Checkpoint(ctx, firm)
 		switch {
@@ -320,8 +328,8 @@ func (e *Evidence) CheckpointDue(ctx context.Context, limit int) (made, failed i
 		case ok:
 			made++
 		}
-		if tsa {
-			tsa = e.attest(ctx, firm)
+		if a.any() {
+			e.attest(ctx, firm, a)
 		}
 	}
 	return made, failed, nil

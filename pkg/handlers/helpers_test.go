@@ -331,8 +331,8 @@ func newStack(t *testing.T, opt stackOptions) *stack {
 		heads = countingHeads{keys, &opt.signs.heads}
 	}
 	storeOpts := []dynamo.Option{dynamo.WithClock(clk.Now)}
-	if env["TIMESTAMP_AUTHORITY_URL"] != "" { // as wire.Load makes the sweeper's
-		storeOpts = append(storeOpts, dynamo.WithTimestamps())
+	if env["TIMESTAMP_AUTHORITY_URL"] != "" || env["WITNESSES"] != "" { // as wire.Load makes the sweeper's
+		storeOpts = append(storeOpts, dynamo.WithAttestations())
 	}
 	store := dynamo.New(ep.Client, cfg.TableName, append(storeOpts, dynamo.WithHeadSigner(heads))...)
 	script := bedrocktest.DemoScript()
