@@ -187,17 +187,25 @@ func (d DirSink) PutCheckpoint(_ context.Context, firm string, number int64, sig
 	if err != nil {
 		return err
 	}
-	p := d.path(firm, number)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, fs.ErrExist) {
+	if err := createOnce(d.path(firm, number), body); errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrCheckpointExists)
 	} else if err != nil {
 		return err
 	}
-	if _, err := f.Write(body); err != nil {
+	return nil
+}
+
+// createOnce creates the read-only file p (and its folder) holding data;
+// fs.ErrExist when it exists.
+func createOnce(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
 	}
@@ -210,21 +218,12 @@ func (d DirSink) PutTimestamp(_ context.Context, firm string, number int64, toke
 	if contracts.CheckUUID("firm", firm) != nil {
 		return fmt.Errorf("anchor: firm %q is not a UUID", firm)
 	}
-	p := filepath.Join(d.Dir, filepath.FromSlash(TimestampKey(firm, number)))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, fs.ErrExist) {
+	if err := createOnce(filepath.Join(d.Dir, filepath.FromSlash(TimestampKey(firm, number))), token); errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrTimestampExists)
 	} else if err != nil {
 		return err
 	}
-	if _, err := f.Write(token); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // Checkpoint reads checkpoint number back.
