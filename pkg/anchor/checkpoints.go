@@ -92,12 +92,18 @@ func (s *S3Sink) PutCheckpoint(ctx context.Context, firm string, number int64, s
 		// checksum (Content-MD5 or a flexible checksum).
 		ChecksumAlgorithm: s3types.ChecksumAlgorithmSha256,
 	})
+	return putOnce(err, number, evidence.ErrCheckpointExists)
+}
+
+// putOnce is the error of a write-once PutObject (If-None-Match: *) of
+// checkpoint number's object: exists when an object was kept already.
+func putOnce(err error, number int64, exists error) error {
 	var ae smithy.APIError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict"):
-		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrCheckpointExists)
+		return fmt.Errorf("checkpoint %d: %w", number, exists)
 	}
 	return classifyS3(err)
 }
@@ -110,14 +116,7 @@ func (s *S3Sink) PutTimestamp(ctx context.Context, firm string, number int64, to
 		ContentType: aws.String("application/octet-stream"), IfNoneMatch: aws.String("*"),
 		ChecksumAlgorithm: s3types.ChecksumAlgorithmSha256,
 	})
-	var ae smithy.APIError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict"):
-		return fmt.Errorf("checkpoint %d: %w", number, evidence.ErrTimestampExists)
-	}
-	return classifyS3(err)
+	return putOnce(err, number, evidence.ErrTimestampExists)
 }
 
 // Checkpoint reads checkpoint number back (evidence.ErrCheckpointNotKept
