@@ -108,6 +108,11 @@ func (e *Evidence) attest(ctx context.Context, firm string, a *attesters) {
 // refusing, or answering one that does not verify).
 var errNoToken = errors.New("no timestamp token")
 
+// WitnessProofEntries bounds the entries one submission to a witness
+// carries (a variable so tests can lower it): within witness.MaxBodyBytes,
+// an entry line being about 200 bytes, 280 in base64.
+var WitnessProofEntries int64 = 15000
+
 // errUnreachable marks a witness that gave no answer (or a 5xx).
 var errUnreachable = errors.New("the witness did not answer")
 
@@ -137,27 +142,27 @@ func (e *Evidence) timestamp(ctx context.Context, firm string, n int64, signed e
 // of checkpoint n-1 (the last the witness cosigned when it answered every
 // sweep; a witness that missed some answers 409 with its own size, and
 // witness.Cosign sends the entries from there), and keeps its cosignature
-// on the checkpoint. A witness's refusal to extend what it holds (422, or it
-// holds more entries than the checkpoint) is the firm log diverging from
-// what an outsider saw: failure.KindLogDiverged, an alarm.
+// on the checkpoint. A witness too far behind for one submission
+// (WitnessProofEntries) is brought up through the checkpoints between: the
+// last one within its reach first, each cosignature kept on its
+// checkpoint. A witness's refusal to extend what it holds (422, or it holds
+// more entries than the checkpoint) is the firm log diverging from what an
+// outsider saw: failure.KindLogDiverged, an alarm.
 func (e *Evidence) cosign(ctx context.Context, firm string, n int64, signed evidence.Signed, w Witness) error {
-	var cp evidence.Checkpoint
-	if err := contracts.DecodeStrict([]byte(signed.Body), &cp); err != nil {
-		return failure.Wrap(failure.KindLedgerCorrupt, "", err)
+	cp, err := decodeCheckpoint(signed)
+	if err != nil {
+		return err
 	}
 	var old int64
 	if n > 1 {
-		prev, err := e.Store.Checkpoint(ctx, firm, n-1)
-		if err != nil {
+		if old, err = e.checkpointSize(ctx, firm, n-1); err != nil {
 			return err
 		}
-		var pc evidence.Checkpoint
-		if err := contracts.DecodeStrict([]byte(prev.Body), &pc); err != nil {
-			return failure.Wrap(failure.KindLedgerCorrupt, "", err)
-		}
-		old = pc.Size
 	}
 	entries := func(ctx context.Context, from, to int64) ([]string, error) {
+		if to-from > WitnessProofEntries {
+			return nil, &tooFar{from: from}
+		}
 		seg, err := e.Store.LogSegment(ctx, firm, from+1, to)
 		return seg.Entries, err
 	}
@@ -165,17 +170,96 @@ func (e *Evidence) cosign(ctx context.Context, firm string, n int64, signed evid
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	lines, held, err := witness.Cosign(ctx, hc, w.URL, w.Key, []byte(signed.Note), cp.Size, old, entries)
-	var rf *witness.Refused
-	switch {
-	case err == nil:
-	case held > cp.Size || errors.As(err, &rf) && rf.Status == http.StatusUnprocessableEntity:
-		return failure.New(failure.KindLogDiverged, fmt.Sprintf("witness %s refused checkpoint %d of %d entries: %v", w.Key.Name, n, cp.Size, err))
-	case errors.As(err, &rf) && rf.Status < 500:
-		return failure.New(failure.KindConfigInvalid, fmt.Sprintf("witness %s refused checkpoint %d: %v (is the firm's log, with its note key, configured there?)", w.Key.Name, n, err))
-	default:
-		return failure.Wrap(failure.KindTimeout, fmt.Sprintf("witness %s gave no cosignature; the next sweep asks again", w.Key.Name),
-			fmt.Errorf("%w: %w", errUnreachable, err))
+	target, note := cp, signed.Note
+	for range 8 { // each step covers WitnessProofEntries: a bound, not an expectation
+		lines, held, err := witness.Cosign(ctx, hc, w.URL, w.Key, []byte(note), target.Size, old, entries)
+		var rf *witness.Refused
+		var far *tooFar
+		switch {
+		case errors.As(err, &far):
+			// The last checkpoint within the witness's reach, first.
+			k, err := e.lastWithin(ctx, firm, far.from, far.from+WitnessProofEntries, target.Number)
+			if err != nil {
+				return err
+			}
+			if k == 0 {
+				return failure.New(failure.KindConfigInvalid, fmt.Sprintf("witness %s holds %d entries; no checkpoint lies within %d entries after it", w.Key.Name, far.from, WitnessProofEntries))
+			}
+			s, err := e.Store.Checkpoint(ctx, firm, k)
+			if err != nil {
+				return err
+			}
+			if target, err = decodeCheckpoint(s); err != nil {
+				return err
+			}
+			note, old = s.Note, far.from
+			continue
+		case err == nil:
+		case held > target.Size || errors.As(err, &rf) && rf.Status == http.StatusUnprocessableEntity:
+			return failure.New(failure.KindLogDiverged, fmt.Sprintf("witness %s refused checkpoint %d of %d entries: %v", w.Key.Name, target.Number, target.Size, err))
+		case errors.As(err, &rf) && rf.Status < 500:
+			return failure.New(failure.KindConfigInvalid, fmt.Sprintf("witness %s refused checkpoint %d: %v (is the firm's log, with its note key, configured there?)", w.Key.Name, target.Number, err))
+		default:
+			return failure.Wrap(failure.KindTimeout, fmt.Sprintf("witness %s gave no cosignature; the next sweep asks again", w.Key.Name),
+				fmt.Errorf("%w: %w", errUnreachable, err))
+		}
+		if err := e.Store.AddCheckpointCosignatures(ctx, firm, target.Number, lines); err != nil || target.Number == n {
+			return err
+		}
+		// A checkpoint between, cosigned: now the latest, from it.
+		target, note, old = cp, signed.Note, target.Size
 	}
-	return e.Store.AddCheckpointCosignatures(ctx, firm, n, lines)
+	return failure.Wrap(failure.KindTimeout, fmt.Sprintf("witness %s is still catching up; the next sweep goes on", w.Key.Name), errUnreachable)
+}
+
+// tooFar: a witness holds a size too far behind for one submission.
+type tooFar struct{ from int64 }
+
+func (t *tooFar) Error() string {
+	return fmt.Sprintf("the witness holds %d entries: more than %d since", t.from, WitnessProofEntries)
+}
+
+func decodeCheckpoint(s evidence.Signed) (evidence.Checkpoint, error) {
+	var c evidence.Checkpoint
+	if err := contracts.DecodeStrict([]byte(s.Body), &c); err != nil {
+		return c, failure.Wrap(failure.KindLedgerCorrupt, "", err)
+	}
+	return c, nil
+}
+
+// checkpointSize is the number of entries firm's checkpoint n covers.
+func (e *Evidence) checkpointSize(ctx context.Context, firm string, n int64) (int64, error) {
+	s, err := e.Store.Checkpoint(ctx, firm, n)
+	if err != nil {
+		return 0, err
+	}
+	c, err := decodeCheckpoint(s)
+	return c.Size, err
+}
+
+// lastWithin is the last of firm's checkpoints before before whose size
+// lies in (from, to] (0: none), found by bisecting: checkpoints cover more
+// entries as their numbers grow.
+func (e *Evidence) lastWithin(ctx context.Context, firm string, from, to, before int64) (int64, error) {
+	lo, hi := int64(0), before-1 // checkpoint lo covers at most to (0: none); those past hi cover more
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		size, err := e.checkpointSize(ctx, firm, mid)
+		if err != nil {
+			return 0, err
+		}
+		if size <= to {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo == 0 {
+		return 0, nil
+	}
+	size, err := e.checkpointSize(ctx, firm, lo)
+	if err != nil || size <= from {
+		return 0, err
+	}
+	return lo, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-f6d3920e/warrant/pkg/contracts"
 	"github.com/seed-f6d3920e/warrant/pkg/evidence"
+	"github.com/seed-f6d3920e/warrant/pkg/handlers"
 	"github.com/seed-f6d3920e/warrant/pkg/witness"
 )
 
@@ -179,5 +180,42 @@ func TestWitnessRefusesASecondHistory(t *testing.T) {
 	logs := s.logs.String()
 	if !strings.Contains(logs, `"failed_component":"witness"`) || !strings.Contains(logs, `"failure_kind":"firm_log_diverged"`) {
 		t.Errorf("the witness's refusal was not logged as the log diverging:\n%s", logs)
+	}
+}
+
+// A witness that was down while the log grew past what one submission
+// carries (handlers.WitnessProofEntries, lowered here from its ~5 MiB
+// bound) catches up through the checkpoints between: the sweeper submits
+// the last one within reach of the witness's size first, then the latest,
+// and both are cosigned in one sweep.
+func TestWitnessCatchesUpThroughCheckpointsBetween(t *testing.T) {
+	ws := newWitnessStack(t)
+	s := ws.stack
+	req := evidence.Options{Witnesses: []evidence.WitnessKey{ws.key}}
+	first := s.completedFiling(t)
+	s.settle(first.runID)
+	b1 := s.bundle(first.runID, nil)
+	if _, err := evidence.VerifyWith(b1, s.trusted(), req); err != nil {
+		t.Fatal(err)
+	}
+	perRun := int64(len(b1.Log.Entries)) // the entries one filing run appends
+
+	ws.down.Store(true)
+	second := s.completedFiling(t)
+	s.settle(second.runID)
+	third := s.completedFiling(t)
+	s.settle(third.runID)
+
+	defer func(n int64) { handlers.WitnessProofEntries = n }(handlers.WitnessProofEntries)
+	handlers.WitnessProofEntries = perRun + 1 // the witness is two runs behind: out of one submission's reach
+	ws.down.Store(false)
+	s.sweep()
+	b3 := s.bundle(third.runID, nil)
+	if _, err := evidence.VerifyWith(b3, s.trusted(), req); err != nil {
+		t.Fatalf("the latest checkpoint, after the witness came back two runs behind: %v\n%s", err, s.logs.String())
+	}
+	b2 := s.bundle(second.runID, map[string]string{"checkpoint": "2"})
+	if _, err := evidence.VerifyWith(b2, s.trusted(), req); err != nil {
+		t.Fatalf("the checkpoint between, submitted first: %v", err)
 	}
 }
