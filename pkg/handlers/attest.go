@@ -35,6 +35,8 @@ type Witness struct {
 type attesters struct {
 	tsa       bool
 	witnesses []bool
+	// What this sweep obtained, and the attempts that failed.
+	timestamps, cosignatures, failed int
 }
 
 func (e *Evidence) attesters() *attesters {
@@ -79,8 +81,10 @@ func (e *Evidence) attest(ctx context.Context, firm string, a *attesters) {
 			if err := e.timestamp(ctx, firm, h.Checkpoint, signed); err != nil {
 				e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "timestamp", failure.Identity{FirmID: firm}))
 				a.tsa = !errors.Is(err, errNoToken)
+				a.failed++
 			} else {
 				pending = false
+				a.timestamps++
 			}
 		}
 	}
@@ -95,6 +99,9 @@ func (e *Evidence) attest(ctx context.Context, firm string, a *attesters) {
 		if err := e.cosign(ctx, firm, h.Checkpoint, signed, w); err != nil {
 			e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "witness", failure.Identity{FirmID: firm}))
 			pending, a.witnesses[i] = true, !errors.Is(err, errUnreachable)
+			a.failed++
+		} else {
+			a.cosignatures++
 		}
 	}
 	if !pending {

@@ -307,32 +307,41 @@ func (e *Evidence) walk(ctx context.Context, firm string, base signedCheckpoint,
 	return h, nil
 }
 
+// CheckpointPass is what a sweep's CheckpointDue did: checkpoints made
+// and failed (each failure logged, no content), and of the attestations
+// (attest) the timestamp tokens and cosignatures kept and the attempts that
+// failed (logged, asked again next sweep).
+type CheckpointPass struct {
+	Made, Failed                         int
+	Timestamps, Cosignatures, Unattested int
+}
+
 // CheckpointDue checkpoints every firm log with entries no checkpoint
-// covers (at most limit firms), has each one's latest checkpoint timestamped
-// and cosigned by the firm's witnesses (attest), and answers how many
-// checkpoints it made and how many failed (each failure logged, no content;
-// a timestamp's or a witness's failure is only logged).
-func (e *Evidence) CheckpointDue(ctx context.Context, limit int) (made, failed int, err error) {
+// covers (at most limit firms) and has each one's latest checkpoint
+// timestamped and cosigned by the firm's witnesses (attest).
+func (e *Evidence) CheckpointDue(ctx context.Context, limit int) (CheckpointPass, error) {
+	var p CheckpointPass
 	firms, err := e.Store.DueLogs(ctx, limit)
 	if err != nil {
-		return 0, 0, err
+		return p, err
 	}
 	a := e.attesters()
 	for _, firm := range firms {
 		_, ok, err := e.Checkpoint(ctx, firm)
 		switch {
 		case err != nil:
-			failed++
+			p.Failed++
 			e.Logger.Log(ctx, failure.Build(err, failure.StageProjection, "checkpoint", failure.Identity{FirmID: firm}))
 			continue
 		case ok:
-			made++
+			p.Made++
 		}
 		if a.any() {
 			e.attest(ctx, firm, a)
 		}
 	}
-	return made, failed, nil
+	p.Timestamps, p.Cosignatures, p.Unattested = a.timestamps, a.cosignatures, a.failed
+	return p, nil
 }
 
 // Bundle assembles a run's evidence as the table holds it, judging nothing

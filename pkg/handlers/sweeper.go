@@ -105,6 +105,12 @@ type SweepReport struct {
 	// tried again on the next pass).
 	Checkpoints      int `json:"checkpoints"`
 	CheckpointErrors int `json:"checkpoint_errors"`
+	// Timestamps and Cosignatures were obtained for firms' latest
+	// checkpoints; AttestErrors are the attempts that failed (logged, and
+	// asked again on the next pass; the checkpoints stand).
+	Timestamps   int `json:"timestamps"`
+	Cosignatures int `json:"cosignatures"`
+	AttestErrors int `json:"attest_errors"`
 	// ExpiringNotices were sent (warrant.expiring); NoticeErrors could not
 	// be (tried again on the next pass).
 	ExpiringNotices int `json:"expiring_notices"`
@@ -390,15 +396,17 @@ func (h *Sweeper) Handle(ctx context.Context, _ json.RawMessage) (SweepReport, e
 	if h.Evidence != nil {
 		// A firm log's checkpoint commits to the receipts of the runs just
 		// settled too.
-		made, failed, err := h.Evidence.CheckpointDue(ctx, limit)
+		p, err := h.Evidence.CheckpointDue(ctx, limit)
 		if err != nil {
 			h.log(ctx, err, failure.Identity{})
-			failed++
+			p.Failed++
 		}
-		rep.Checkpoints, rep.CheckpointErrors = made, failed
+		rep.Checkpoints, rep.CheckpointErrors = p.Made, p.Failed
+		rep.Timestamps, rep.Cosignatures, rep.AttestErrors = p.Timestamps, p.Cosignatures, p.Unattested
 	}
 	if h.Logger != nil {
 		h.Logger.Info(ctx, "sweep", "checkpoints", rep.Checkpoints, "checkpoint_errors", rep.CheckpointErrors,
+			"timestamps", rep.Timestamps, "cosignatures", rep.Cosignatures, "attest_errors", rep.AttestErrors,
 			"expiring_notices", rep.ExpiringNotices, "notice_errors", rep.NoticeErrors, "expired_reservations", rep.ExpiredReservations, "reservations_released", rep.Released,
 			"expired_leases", rep.Expired, "restarted", rep.Restarted, "worker_lost", rep.WorkerLost,
 			"effect_outcome_unknown", rep.OutcomeUnknown, "warrant_expired", rep.WarrantExpired, "unchanged", rep.Unchanged,

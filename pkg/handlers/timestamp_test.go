@@ -75,16 +75,16 @@ func TestTimestampDownDelaysOnlyTheTimestamp(t *testing.T) {
 	if !strings.Contains(s.logs.String(), `"failed_component":"timestamp"`) {
 		t.Errorf("the TSA's failure was not logged:\n%s", s.logs.String())
 	}
-	if rep := s.sweep(); rep.Checkpoints != 0 || rep.CheckpointErrors != 0 {
-		t.Fatalf("a second sweep with the TSA down: %+v", rep)
+	if rep := s.sweep(); rep.Checkpoints != 0 || rep.CheckpointErrors != 0 || rep.Timestamps != 0 || rep.AttestErrors != 1 {
+		t.Fatalf("a second sweep with the TSA down: %+v, want the TSA asked again and failing", rep)
 	}
 	if due, err := s.store.DueLogs(t.Context(), 0); err != nil || len(due) != 1 || due[0] != fixFirm {
 		t.Fatalf("the log awaiting its timestamp is not due: %v %v", due, err)
 	}
 
 	tsa.SetDown(false)
-	if rep := s.sweep(); rep.Checkpoints != 0 || rep.CheckpointErrors != 0 {
-		t.Fatalf("the sweep after the TSA is up: %+v", rep)
+	if rep := s.sweep(); rep.Checkpoints != 0 || rep.CheckpointErrors != 0 || rep.Timestamps != 1 || rep.AttestErrors != 0 {
+		t.Fatalf("the sweep after the TSA is up: %+v, want one timestamp", rep)
 	}
 	b = s.bundle(h.runID, nil)
 	rep, err := evidence.VerifyWith(b, s.trusted(), evidence.Options{TSACerts: certs})

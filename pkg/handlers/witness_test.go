@@ -95,11 +95,16 @@ func TestWitnessCosignsEachCheckpoint(t *testing.T) {
 	if !strings.Contains(s.logs.String(), `"failed_component":"witness"`) {
 		t.Errorf("the witness's failure was not logged:\n%s", s.logs.String())
 	}
-	if rep := s.sweep(); rep.Checkpoints != 0 || rep.CheckpointErrors != 0 {
-		t.Fatalf("a second sweep with the witness down: %+v", rep)
+	if rep := s.sweep(); rep.Checkpoints != 0 || rep.CheckpointErrors != 0 || rep.Cosignatures != 0 || rep.AttestErrors != 1 {
+		t.Fatalf("a second sweep with the witness down: %+v, want the witness asked again and failing", rep)
 	}
 	ws.down.Store(false)
-	s.sweep()
+	if rep := s.sweep(); rep.Cosignatures != 1 || rep.AttestErrors != 0 {
+		t.Fatalf("the sweep after the witness came up: %+v, want one cosignature", rep)
+	}
+	if rep := s.sweep(); rep.Cosignatures != 0 || rep.AttestErrors != 0 {
+		t.Fatalf("a sweep after the cosignature: %+v, want the log settled (nothing asked)", rep)
+	}
 	b = s.bundle(first.runID, nil)
 	rep, err := evidence.VerifyWith(b, s.trusted(), req)
 	if err != nil || len(b.Checkpoint.Cosignatures) != 1 {
