@@ -71,12 +71,7 @@ func noteBundleAt(t *testing.T, k *evidence.P256, origin string, issued time.Tim
 // note verifies as before; a note that does not verify, or is of another
 // origin than --origin-prefix makes, is refused naming the checkpoint note.
 func TestEvidenceVerifyCheckpointNote(t *testing.T) {
-	k, err := evidence.GenerateP256()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := evidence.NewPublicKey(k.Public())
-	keyFile := writeTemp(t, "key.pem", []byte(pub.PEM()))
+	k, keyFile := firmKey(t)
 	origin := evidence.Origin("", firmID)
 	file := func(b evidence.Bundle) string {
 		raw, err := json.Marshal(b)
@@ -127,12 +122,7 @@ func TestEvidenceVerifyCheckpointNote(t *testing.T) {
 // bundle verifies alone; given the other's with --since the checkpoint it
 // kept, each verifier refuses it as a fork naming both checkpoints.
 func TestEvidenceVerifySinceFork(t *testing.T) {
-	k, err := evidence.GenerateP256()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := evidence.NewPublicKey(k.Public())
-	keyFile := writeTemp(t, "key.pem", []byte(pub.PEM()))
+	k, keyFile := firmKey(t)
 	origin := evidence.Origin("", firmID)
 	a := noteBundleAt(t, k, origin, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC))
 	b := noteBundleAt(t, k, origin, time.Date(2026, 12, 2, 10, 0, 2, 0, time.UTC))
@@ -169,4 +159,16 @@ func TestEvidenceVerifySinceFork(t *testing.T) {
 	forged := noteBundleAt(t, other, origin, time.Date(2026, 12, 2, 10, 0, 1, 0, time.UTC))
 	check(t, runCLI("", "evidence", "verify", "--public-key", keyFile, "--since", file("forged.json", forged.Checkpoint), fileA), 1, "", "--since")
 	check(t, runCLI("", "evidence", "verify", "--public-key", keyFile, "--since", fileA, fileA), 0, `"extends"`, "")
+}
+
+// firmKey is a fresh firm receipt key and the file of its public half, as
+// --public-key takes it.
+func firmKey(t *testing.T) (*evidence.P256, string) {
+	t.Helper()
+	k, err := evidence.GenerateP256()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := evidence.NewPublicKey(k.Public())
+	return k, writeTemp(t, "key.pem", []byte(pub.PEM()))
 }

@@ -72,12 +72,7 @@ func historyBundle(t *testing.T, k *evidence.P256, origin string, before, after 
 // not verify over it. The real bundle verifies with --witness (a vkey or a
 // file holding it).
 func TestEvidenceVerifyWitness(t *testing.T) {
-	k, err := evidence.GenerateP256()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := evidence.NewPublicKey(k.Public())
-	keyFile := writeTemp(t, "key.pem", []byte(pub.PEM()))
+	k, keyFile := firmKey(t)
 	origin := evidence.Origin("", firmID)
 	logVKey, _ := evidence.VerifierKey(origin, k.Public())
 	skey, vkey, err := witness.GenerateKey("witness.example/w1")
