@@ -201,7 +201,7 @@ func VerifyCheckpointNote(note []byte, origin string, pub *ecdsa.PublicKey) (Che
 	if lines[0] != origin {
 		return c, fmt.Errorf("the note's origin is %q, not %q", lines[0], origin)
 	}
-	if !isDecimal(lines[1]) {
+	if !IsDecimal(lines[1]) {
 		return c, fmt.Errorf("the note's size %q is not a decimal number without leading zeros", lines[1])
 	}
 	size, err := strconv.ParseInt(lines[1], 10, 64)
@@ -295,7 +295,9 @@ func parseNoteSigs(block []byte) ([]noteSig, error) {
 	return out, nil
 }
 
-func isDecimal(s string) bool {
+// IsDecimal: s is a size as the note formats write it (c2sp.org): decimal
+// digits, no sign, no leading zero.
+func IsDecimal(s string) bool {
 	if s == "" || (len(s) > 1 && s[0] == '0') {
 		return false
 	}

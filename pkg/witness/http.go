@@ -131,7 +131,7 @@ func FormatRequest(oldSize int64, entries []string, signedNote []byte) []byte {
 func ParseRequest(body []byte) (old int64, entries []string, signedNote []byte, err error) {
 	line, rest, ok := bytes.Cut(body, []byte("\n"))
 	sz, isOld := strings.CutPrefix(string(line), "old ")
-	if !ok || !isOld || !decimal(sz) {
+	if !ok || !isOld || !evidence.IsDecimal(sz) {
 		return 0, nil, nil, errors.New("the first line is not an old size line (old <decimal>)")
 	}
 	if old, err = strconv.ParseInt(sz, 10, 64); err != nil {
@@ -158,18 +158,6 @@ func ParseRequest(body []byte) (old int64, entries []string, signedNote []byte, 
 		return 0, nil, nil, errors.New("no checkpoint after the blank line")
 	}
 	return old, entries, rest, nil
-}
-
-func decimal(s string) bool {
-	if s == "" || (len(s) > 1 && s[0] == '0') {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // Submit sends a checkpoint to the witness at url (its submission prefix):
@@ -227,7 +215,7 @@ func Submit(ctx context.Context, hc *http.Client, url string, oldSize int64, ent
 	case http.StatusConflict:
 		s := strings.TrimSuffix(string(raw), "\n")
 		size, err := strconv.ParseInt(s, 10, 64)
-		if ct := resp.Header.Get("Content-Type"); ct != "text/x.tlog.size" || err != nil || !decimal(s) {
+		if ct := resp.Header.Get("Content-Type"); ct != "text/x.tlog.size" || err != nil || !evidence.IsDecimal(s) {
 			return nil, -1, fmt.Errorf("witness: a 409 that is not a tlog size (%s)", ct)
 		}
 		return nil, size, &Refused{Status: http.StatusConflict, Size: size, Reason: "old size mismatch"}
