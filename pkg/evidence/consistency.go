@@ -48,8 +48,9 @@ type Extension struct {
 	// Held is the number of the held checkpoint the bundle's extends.
 	Held int64 `json:"checkpoint"`
 	// Linked: the checkpoints' own chain was followed from the bundle's
-	// checkpoint back to the held one (false when the document carries no
-	// checkpoints between them: a run's bundle; the entries alone prove it).
+	// checkpoint back to the held one (false when there are checkpoints
+	// between them and the document carries none: a run's bundle; the
+	// entries alone prove it).
 	Linked bool `json:"linked"`
 }
 
@@ -103,13 +104,13 @@ func Extends(keys KeySet, held Held, cp Checkpoint, sha string, seg Segment, lin
 		}
 		byNumber[c.Number] = s
 	}
-	if len(links) == 0 {
-		return ext, nil
-	}
 	cur := cp
 	for cur.Number > h.Number+1 {
 		s, ok := byNumber[cur.Number-1]
-		if !ok {
+		switch {
+		case !ok && len(links) == 0:
+			return ext, nil // a run's bundle: the entries alone prove it
+		case !ok:
 			return ext, problem("checkpoints", "the document carries no checkpoint %d, between checkpoint %d you hold and checkpoint %d", cur.Number-1, h.Number, cp.Number)
 		}
 		prev, _ := OpenCheckpoint(keys, s) // opened above

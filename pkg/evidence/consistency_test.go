@@ -124,6 +124,20 @@ func TestExtends(t *testing.T) {
 			t.Fatalf("ext %+v, err %v", ext, err)
 		}
 	})
+	t.Run("the next checkpoint links to the held one by itself", func(t *testing.T) {
+		var next history
+		next.lines, next.checkpoints = h.lines[:6], h.checkpoints[:3]
+		cp, s, seg, _ := next.since(t, 5)
+		if ext, err := evidence.Extends(keys, held(t, keys, c2), cp, s.SHA256(), seg, nil); err != nil || !ext.Linked {
+			t.Fatalf("checkpoint 3 after the held 2, no links: %+v %v", ext, err)
+		}
+		// Re-signed to name another checkpoint before it: the entries
+		// agree, its own chain does not.
+		other := resign(t, k, s, func(c *evidence.Checkpoint) { c.Prev = strings.Repeat("0", 64) })
+		if _, err := evidence.Extends(keys, held(t, keys, c2), open(t, other), other.SHA256(), seg, nil); err == nil || !strings.Contains(err.Error(), "as the checkpoint before it") {
+			t.Fatalf("checkpoint 3 naming another checkpoint 2: %v", err)
+		}
+	})
 	t.Run("the same checkpoint", func(t *testing.T) {
 		if _, err := evidence.Extends(keys, held(t, keys, c2), open(t, c2), c2.SHA256(), evidence.Segment{From: 5, Prev: open(t, c2).Head, Entries: []string{}}, nil); err != nil {
 			t.Fatal(err)
